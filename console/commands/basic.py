@@ -1,0 +1,108 @@
+"""check, hosts, run: the foundation subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.markup import escape
+from rich.table import Table
+
+from console import config
+from console.cli import command, config_path, run_async, stderr, stdout
+from console.remote.ssh import Fleet
+
+
+@command("check", "validate hosts.yaml (exit 0, or 2 with file:line: field: problem)")
+def _check(parser: argparse.ArgumentParser):
+    def handle(args: argparse.Namespace) -> int:
+        cfg = config.load(config_path(args))
+        servers = sum(len(h.servers) for h in cfg.hosts.values())
+        stdout().print(
+            f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers, {len(cfg.profiles)} profiles)"
+        )
+        for name, host in cfg.hosts.items():
+            if host.known_hosts == "none":
+                stderr().print(f"[yellow]warning:[/yellow] {escape(name)}: host key checking is disabled (known_hosts: none)")
+        return 0
+
+    return handle
+
+
+@command("hosts", "show the hosts, servers and profiles in hosts.yaml")
+def _hosts(parser: argparse.ArgumentParser):
+    def handle(args: argparse.Namespace) -> int:
+        cfg = config.load(config_path(args))
+        out = stdout()
+        out.print(hosts_table(cfg))
+        out.print(profiles_table(cfg))
+        return 0
+
+    return handle
+
+
+def hosts_table(cfg: config.Config) -> Table:
+    table = Table(title=f"hosts ({escape(str(cfg.path))})", title_justify="left")
+    for column in ("host", "ssh", "via", "server", "profile", "gpus", "launcher", "log"):
+        table.add_column(column)
+    for name, host in cfg.hosts.items():
+        ssh = f"{host.user + '@' if host.user else ''}{host.address}:{host.port}"
+        via = " ".join(filter(None, [f"jump {host.jump}" if host.jump else "", " ".join(host.exec_prefix)]))
+        rows = host.servers or [None]
+        for index, server in enumerate(rows):
+            first = index == 0
+            table.add_row(
+                escape(name) if first else "",
+                escape(ssh) if first else "",
+                escape(via) if first else "",
+                str(server.port) if server else "-",
+                escape(server.profile) if server else "",
+                ",".join(map(str, server.gpus)) if server else "",
+                escape(server.launcher) if server else "",
+                escape(server.log or "") if server else "",
+            )
+    return table
+
+
+def profiles_table(cfg: config.Config) -> Table:
+    table = Table(title="profiles", title_justify="left")
+    for column in ("profile", "python", "sglang", "baseline tok/s", "args"):
+        table.add_column(column, overflow="fold")
+    for name, profile in cfg.profiles.items():
+        baseline = profile.baseline.gen_throughput if profile.baseline else None
+        table.add_row(
+            escape(name),
+            escape(profile.python),
+            escape(profile.requires_sglang or "any"),
+            f"{baseline:g}" if baseline else "-",
+            escape(" ".join(profile.args)),
+        )
+    return table
+
+
+@command("run", "run a command on a host through its SSH + exec_prefix: run HOST -- CMD...")
+def _run(parser: argparse.ArgumentParser):
+    parser.add_argument("host")
+    parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD")
+    parser.add_argument("--timeout", type=float, default=60)
+
+    def handle(args: argparse.Namespace) -> int:
+        argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        if not argv:
+            parser.error("give the command after --, e.g. sglconsole run gpu1 -- nvidia-smi")
+        cfg = config.load(config_path(args))
+        cfg.host(args.host)
+        return run_async(_run_remote(cfg, args.host, argv, args.timeout))
+
+    return handle
+
+
+async def _run_remote(cfg: config.Config, name: str, argv: list[str], timeout: float) -> int:
+    fleet = Fleet(cfg.hosts)
+    try:
+        result = await fleet[name].run(argv, timeout=timeout)
+    finally:
+        await fleet.close()
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    return 124 if result.exit_status is None else result.exit_status

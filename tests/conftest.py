@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.sshd import SSHD, Keys, Sshd
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def ssh_keys(tmp_path_factory) -> Keys:
+    return Keys(tmp_path_factory.mktemp("ssh-keys"))
+
+
+@pytest.fixture(scope="session")
+def sshd_factory(tmp_path_factory, ssh_keys):
+    """Start real OpenSSH servers on 127.0.0.2, 127.0.0.3, ... (one address each)."""
+    if not os.path.exists(SSHD):
+        pytest.fail(f"{SSHD} is missing: install openssh-server (.ci/run does)")
+    started: list[Sshd] = []
+    counter = iter(range(2, 250))
+
+    def start(extra_config: str = "", trust: bool = True, address: str | None = None) -> Sshd:
+        address = address or f"127.0.0.{next(counter)}"
+        server = Sshd(address, ssh_keys, tmp_path_factory.mktemp(f"sshd-{address}"), extra_config)
+        started.append(server.start(trust=trust))
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def sshd(sshd_factory) -> Sshd:
+    return sshd_factory()

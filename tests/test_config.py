@@ -1,0 +1,212 @@
+"""hosts.yaml: the example validates; each broken variant names file, line and field."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from console import config
+from console.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = (REPO / "hosts.yaml").read_text()
+
+
+def line_of(text: str, needle: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in text")
+
+
+def test_example_is_valid_and_uses_every_option():
+    cfg = config.load(REPO / "hosts.yaml")
+    ct = cfg.hosts["ct129"]
+    assert ct.exec_prefix == ["pct", "exec", "129", "--"]
+    assert ct.user == "root"  # from defaults
+    assert cfg.hosts["gpu4"].user == "ubuntu"  # a host's own key wins
+    assert [s.port for s in cfg.hosts["gpu4"].servers] == [30000, 30001, 30002, 30003]
+    assert [s.gpus for s in cfg.hosts["gpu4"].servers] == [[0], [1], [2], [3]]
+    profile = cfg.profiles["qwen27b-tp2-mtp"]
+    assert profile.env["SGLANG_ENABLE_SPEC_V2"] == "1"
+    assert profile.args[profile.args.index("--speculative-num-steps") + 1] == "3"
+    assert cfg.profiles["qwen8b-tp1"].args[:2] == ["--model-path", "/models/Qwen3-8B"]  # shell-split string
+    assert ct.servers[0].systemd_unit == "sglang-30000.service"
+    for host in cfg.hosts.values():
+        assert host.address.endswith(".example")
+
+
+def variant(old: str, new: str) -> str:
+    assert old in EXAMPLE, old
+    return EXAMPLE.replace(old, new, 1)
+
+
+BROKEN = {
+    "bad port type": (
+        variant("- port: 30000\n        profile: qwen27b", "- port: abc\n        profile: qwen27b"),
+        "- port: abc",
+        "hosts.ct129.servers[0].port: expected an integer 1-65535, got 'abc'",
+    ),
+    "port out of range": (
+        variant("{port: 30001,", "{port: 70001,"),
+        "port: 70001",
+        "hosts.gpu4.servers[1].port: expected an integer 1-65535, got 70001",
+    ),
+    "unknown host key": (
+        variant("    address: gpu4.lab.example", "    adress: gpu4.lab.example"),
+        "adress: gpu4",
+        "hosts.gpu4.adress: unknown key (did you mean 'address'?",
+    ),
+    "unknown server key": (
+        variant("        gpus: [0, 1]", "        gpu: [0, 1]"),
+        "gpu: [0, 1]",
+        "hosts.ct129.servers[0].gpu: unknown key (did you mean 'gpus'?",
+    ),
+    "unknown profile key": (
+        variant("    requires_sglang:", "    require_sglang:"),
+        "require_sglang",
+        "profiles.qwen27b-tp2-mtp.require_sglang: unknown key (did you mean 'requires_sglang'?",
+    ),
+    "unknown profile name": (
+        variant("{port: 30002, profile: qwen8b-tp1", "{port: 30002, profile: qwen8b-tp2"),
+        "port: 30002",
+        "hosts.gpu4.servers[2].profile: unknown profile 'qwen8b-tp2' (did you mean 'qwen8b-tp1'?",
+    ),
+    "duplicate port on a host": (
+        variant("{port: 30003,", "{port: 30001,"),
+        "log: /var/log/sglang/30003.log",
+        "hosts.gpu4.servers[3].port: port 30001 is already used by servers[1] on this host",
+    ),
+    "bad yaml syntax": (
+        variant("    jump: bastion\n    identity_file", "    jump: [bastion\n    identity_file"),
+        "identity_file: ~/.ssh/gpu4",
+        "YAML syntax error",
+    ),
+    "missing required address": (
+        variant("    address: bastion.lab.example\n", ""),
+        "  bastion:",
+        "hosts.bastion.address: required field is missing",
+    ),
+    "bad launcher": (
+        variant("launcher: nohup}", "launcher: screen}"),
+        "launcher: screen",
+        "hosts.gpu4.servers[2].launcher: expected 'nohup', 'systemd-run' or 'systemd:UNIT', got 'screen'",
+    ),
+    "bad version specifier": (
+        variant('requires_sglang: ">=0.5.10"', 'requires_sglang: "at least 0.5"'),
+        "requires_sglang",
+        "profiles.qwen27b-tp2-mtp.requires_sglang: expected a version specifier such as '>=0.5.10', got 'at least 0.5'",
+    ),
+    "boolean env value": (
+        variant('SGLANG_ENABLE_SPEC_V2: "1"', "SGLANG_ENABLE_SPEC_V2: yes"),
+        "SGLANG_ENABLE_SPEC_V2",
+        "profiles.qwen27b-tp2-mtp.env.SGLANG_ENABLE_SPEC_V2: expected a string, got True",
+    ),
+    "unknown defaults key": (
+        variant("  keepalive_count_max: 3", "  keepalive_max: 3"),
+        "keepalive_max",
+        "defaults.keepalive_max: unknown key (did you mean 'keepalive_count_max'?",
+    ),
+    "jump to nowhere": (
+        variant("    jump: bastion\n    identity_file", "    jump: nosuchhost\n    identity_file"),
+        "jump: nosuchhost",
+        "hosts.gpu4.jump: expected another host's name",
+    ),
+    "duplicate key": (
+        variant("    user: ubuntu\n", "    user: ubuntu\n    user: admin\n"),
+        "user: admin",
+        "hosts.gpu4.user: duplicate key (first defined on line",
+    ),
+    "profile port disagrees": (
+        variant("--tp-size 1\n", "--tp-size 1 --port 31000\n"),
+        "{port: 30000, profile: qwen8b-tp1",
+        "hosts.gpu4.servers[0].port: profile 'qwen8b-tp1' sets --port 31000, which disagrees with this server's port 30000",
+    ),
+    "negative gpu index": (
+        variant("gpus: [3]", "gpus: [-3]"),
+        "gpus: [-3]",
+        "hosts.gpu4.servers[3].gpus[0]: expected a value >= 0, got -3",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_broken_variant_names_file_line_and_field(name, tmp_path):
+    text, needle, expected = BROKEN[name]
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    message = str(info.value)
+    assert f"{path}:{line_of(text, needle)}: " in message, message
+    assert expected in message, message
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    text = variant("{port: 30001,", "{port: 70001,").replace("    adress", "    address")
+    text = text.replace("gpus: [0, 1]", "gpu: [0, 1]", 1)
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    assert len(info.value.problems) == 2
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"nope\.yaml: no such file"):
+        config.load(tmp_path / "nope.yaml")
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "h.yaml").write_text("# nothing\n")
+    with pytest.raises(ConfigError, match=r"h\.yaml:1: the file is empty"):
+        config.load(tmp_path / "h.yaml")
+
+
+def test_discovery_order(tmp_path, monkeypatch):
+    (tmp_path / "hosts.yaml").write_text("hosts: {}\n")
+    (tmp_path / "env.yaml").write_text("hosts: {}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(config.CONFIG_ENV, raising=False)
+    assert config.discover() == Path("hosts.yaml")
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "env.yaml"))
+    assert config.discover() == tmp_path / "env.yaml"
+    assert config.discover("other.yaml") == Path("other.yaml")
+    monkeypatch.delenv(config.CONFIG_ENV)
+    (tmp_path / "hosts.yaml").unlink()
+    user = tmp_path / "home" / ".config" / "sglconsole" / "hosts.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("hosts: {}\n")
+    assert config.discover() == user
+    user.unlink()
+    with pytest.raises(ConfigError, match="no hosts.yaml found"):
+        config.discover()
+
+
+def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def test_cli_check_ok_and_broken(tmp_path):
+    ok = run_cli("check", "-c", "hosts.yaml")
+    assert ok.returncode == 0 and "ok (4 hosts, 5 servers, 2 profiles)" in ok.stdout
+    text, needle, expected = BROKEN["bad port type"]
+    (tmp_path / "hosts.yaml").write_text(text)
+    bad = run_cli("check", "-c", str(tmp_path / "hosts.yaml"))
+    assert bad.returncode == 2
+    assert f"hosts.yaml:{line_of(text, needle)}: {expected}" in bad.stderr
+
+
+def test_cli_version_help_and_hosts():
+    assert run_cli("--version").stdout.startswith("sglconsole ")
+    helptext = run_cli("--help").stdout
+    for sub in ("check", "hosts", "run"):
+        assert sub in helptext
+    hosts = run_cli("hosts", "-c", "hosts.yaml")
+    assert hosts.returncode == 0 and "ct129" in hosts.stdout and "qwen27b-tp2-mtp" in hosts.stdout
