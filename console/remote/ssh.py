@@ -56,7 +56,7 @@ class RemoteStream:
     async def stderr_text(self, limit: int = 4096) -> str:
         try:
             return (await asyncio.wait_for(self._process.stderr.read(limit), 1.0)) or ""
-        except (asyncio.TimeoutError, asyncssh.Error, OSError):
+        except (TimeoutError, asyncssh.Error, OSError):
             return ""
 
     @property
@@ -73,7 +73,7 @@ class RemoteStream:
         self._process.close()
         try:
             await asyncio.wait_for(self._process.wait_closed(), 2.0)
-        except (asyncio.TimeoutError, asyncssh.Error, OSError):
+        except (TimeoutError, asyncssh.Error, OSError):
             pass
 
 
@@ -128,7 +128,7 @@ class SshHost:
         except asyncssh.PermissionDenied as exc:
             user = host.user or "(default user)"
             raise AuthError(self.name, f"authentication failed for {user}@{where}: {exc.reason}") from None
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise HostUnreachable(self.name, f"timed out after {host.connect_timeout:g}s connecting to {where}") from None
         except ConnectionRefusedError:
             raise HostUnreachable(self.name, f"connection refused by {where}") from None
@@ -195,7 +195,7 @@ class SshHost:
                 ),
                 timeout=self.host.connect_timeout,
             )
-        except (OSError, asyncssh.Error, asyncio.TimeoutError):
+        except (TimeoutError, OSError, asyncssh.Error):
             return None
         return f"{key.get_algorithm()} {key.get_fingerprint()}" if key else None
 
@@ -206,7 +206,7 @@ class SshHost:
             conn.close()
             try:
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
-            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+            except (TimeoutError, asyncssh.Error, OSError):
                 pass
 
     # -------------------------------------------------------------- commands
