@@ -87,7 +87,11 @@ def _run(parser: argparse.ArgumentParser):
     parser.add_argument("--timeout", type=float, default=60)
 
     def handle(args: argparse.Namespace) -> int:
-        argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+        argv = list(args.argv)
+        while argv[:1] in (["-c"], ["--config"]) and len(argv) > 1:
+            args.config = argv[1]  # `run HOST -c FILE -- CMD`: REMAINDER took the option
+            argv = argv[2:]
+        argv = argv[1:] if argv[:1] == ["--"] else argv
         if not argv:
             parser.error("give the command after --, e.g. sglconsole run gpu1 -- nvidia-smi")
         cfg = config.load(config_path(args))

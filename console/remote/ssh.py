@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -132,6 +133,8 @@ class SshHost:
             raise HostUnreachable(self.name, f"timed out after {host.connect_timeout:g}s connecting to {where}") from None
         except ConnectionRefusedError:
             raise HostUnreachable(self.name, f"connection refused by {where}") from None
+        except socket.gaierror as exc:
+            raise HostUnreachable(self.name, f"cannot resolve {host.address}: {exc.strerror or exc}") from None
         except OSError as exc:
             raise HostUnreachable(self.name, f"cannot connect to {where}: {exc.strerror or exc}") from None
         except asyncssh.Error as exc:

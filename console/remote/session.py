@@ -1,0 +1,324 @@
+"""The per-host monitor: streams over one SSH connection, fed into fleet state.
+
+Three concurrent loops per connected host: one long-lived ``nvidia-smi -lms``
+stream, the watcher (processes, compute-apps, log tails), and HTTP polls of
+each server through a port forward. A dropped connection marks the host
+UNREACHABLE with the reason and retries with capped exponential backoff; log
+offsets survive reconnects so no line is lost or repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from pathlib import Path
+
+import httpx
+
+from console.config import Host
+from console.core.nvidia_smi import (
+    GPU_QUERY_FIELDS,
+    GpuStreamAssembler,
+    classify_nvidia_smi_error,
+    gpu_query_args,
+    parse_compute_apps,
+)
+from console.core.processes import ProcInfo, analyse
+from console.core.sglang_log import parse_line
+from console.errors import HostUnreachable, RemoteError
+from console.fleet import FleetState, ServerState, record_decode
+from console.remote.ssh import SshHost
+
+log = logging.getLogger(__name__)
+
+WATCHER_SOURCE = (Path(__file__).with_name("watcher_agent.py")).read_text()
+MAX_BACKOFF_S = 30.0
+HTTP_INTERVAL_S = 5.0
+INFO_REFRESH_S = 60.0
+
+
+class HostMonitor:
+    def __init__(self, name: str, host: Host, ssh: SshHost, fleet: FleetState, *, watch_interval: float = 2.0,
+                 log_poll: float = 0.1, on_record=None):
+        self.name = name
+        self.host = host
+        self.ssh = ssh
+        self.fleet = fleet
+        self.state = fleet.hosts[name]
+        self.watch_interval = watch_interval
+        self.log_poll = log_poll
+        self.on_record = on_record
+        self.offsets: dict[str, dict] = {}  # path -> {"ino", "off"}: survives reconnects
+        self._followed: set[str] = set()
+        self._procs: list[ProcInfo] = []
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
+        self._info_at: dict[int, float] = {}
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def run(self) -> None:
+        delay = 1.0
+        while True:
+            try:
+                await self.ssh.connect()
+                self._mark(True, None)
+                delay = 1.0
+                await self._connected()
+            except RemoteError as exc:
+                self._mark(False, exc.message)
+            except (OSError, asyncio.IncompleteReadError) as exc:
+                self._mark(False, str(exc) or type(exc).__name__)
+            await self.ssh.close()
+            self.state.retry_at = time.time() + delay
+            self._changed()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    def _mark(self, reachable: bool, error: str | None) -> None:
+        if self.state.reachable != reachable or self.state.error != error:
+            self.state.since = time.time()
+        self.state.reachable = reachable
+        self.state.error = error
+        self.state.retry_at = None
+        self._changed()
+
+    def _changed(self, port: int | None = None) -> None:
+        self.fleet.refresh_status(self.name)
+        self.fleet.changed(self.name, port)
+
+    async def _connected(self) -> None:
+        tasks = [asyncio.create_task(c) for c in (self._gpu_loop(), self._watch_loop(), self._http_loop())]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._followed.clear()
+
+    def _lost(self) -> HostUnreachable:
+        return HostUnreachable(self.name, self.ssh.last_error or "connection lost")
+
+    # ------------------------------------------------------------------ GPUs
+
+    async def _gpu_loop(self) -> None:
+        period = self.host.gpu_interval_ms
+        while True:
+            stream = await self.ssh.stream(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS, loop_ms=period)])
+            assembler = GpuStreamAssembler(GPU_QUERY_FIELDS)
+            silent_after = max(5.0, 3 * period / 1000)
+            lines = stream.__aiter__()
+            while True:
+                try:
+                    line = await asyncio.wait_for(lines.__anext__(), silent_after)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    self._gpu_error(f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)")
+                    continue
+                for snapshot in assembler.feed(line):
+                    self.state.gpus = snapshot
+                    self.state.gpu_time = time.time()
+                    self.state.gpu_error = None
+                    self._changed()
+            if not self.ssh.connected:
+                raise self._lost()
+            stderr = await stream.stderr_text()
+            message = classify_nvidia_smi_error("", stderr, stream.exit_status)
+            if message is None and assembler.snapshots == 0:
+                message = "nvidia-smi printed no GPU lines" + (f" ({assembler.garbage} unreadable)" if assembler.garbage else "")
+            self._gpu_error(message or "nvidia-smi stopped")
+            await stream.close()
+            await asyncio.sleep(10)
+
+    def _gpu_error(self, message: str) -> None:
+        if self.state.gpu_error != message:
+            self.state.gpu_error = message
+            self._changed()
+
+    # --------------------------------------------------------------- watcher
+
+    async def _watch_loop(self) -> None:
+        while True:
+            args = {"interval": self.watch_interval, "log_poll": self.log_poll, "follow": self._wanted_logs()}
+            stream = await self.ssh.stream([self.host.python, "-c", WATCHER_SOURCE, json.dumps(args)])
+            self._followed = set(args["follow"])
+            self._stream = stream
+            async for line in stream:
+                self._handle(line, stream)
+            if not self.ssh.connected:
+                raise self._lost()
+            stderr = (await stream.stderr_text()).strip()
+            self.state.watcher_error = (
+                f"watcher ({self.host.python}) exited {stream.exit_status}: {stderr.splitlines()[-1] if stderr else 'no output'}"
+            )
+            self._changed()
+            await stream.close()
+            await asyncio.sleep(10)
+
+    def _wanted_logs(self) -> dict[str, dict]:
+        wanted = {}
+        for server in self.state.servers.values():
+            if server.log_path:
+                wanted[server.log_path] = self.offsets.get(server.log_path, {})
+        return wanted
+
+    def _handle(self, line: str, stream) -> None:
+        try:
+            message = json.loads(line)
+            kind = message.get("t")
+        except (ValueError, AttributeError):
+            return
+        if kind == "log":
+            self._on_log(message)
+        elif kind == "procs":
+            self._on_procs(message, stream)
+        elif kind == "apps":
+            self._on_apps(message)
+        elif kind == "log_state":
+            self._on_log_state(message)
+        self.state.watcher_error = None
+
+    def _owner(self, path: str) -> ServerState | None:
+        for server in self.state.servers.values():
+            if server.log_path == path:
+                return server
+        return None
+
+    def _on_log(self, message: dict) -> None:
+        path = message.get("path")
+        self.offsets[path] = {"ino": message.get("ino"), "off": message.get("off")}
+        server = self._owner(path)
+        if server is None:
+            return
+        now = time.time()
+        for text in message.get("lines") or []:
+            server.log_lines.append(text)
+            record = parse_line(text)
+            if record is not None:
+                self._apply(server, record, now)
+        self._changed(server.port)
+
+    def _apply(self, server: ServerState, record, now: float) -> None:
+        if record.kind == "decode":
+            record_decode(server, record, now)
+        elif record.kind == "ready":
+            server.ready_seen_at = record.time.timestamp() if record.time else now
+        elif record.kind == "milestone":
+            server.milestones.append((now, record.message or record.milestone or ""))
+        elif record.kind == "error":
+            server.errors.append((now, record.message or ""))
+        if self.on_record is not None:
+            self.on_record(self.name, server.port, record)
+
+    def _on_log_state(self, message: dict) -> None:
+        server = self._owner(message.get("path"))
+        if server is None:
+            return
+        state = message.get("state")
+        server.log_state = state if state != "following" else None
+        if state in ("rotated", "truncated"):
+            server.log_lines.append(f"--- sglconsole: log {state}, following the new file ---")
+        self._changed(server.port)
+
+    def _on_apps(self, message: dict) -> None:
+        if message.get("rc") == 0:
+            self.state.apps = parse_compute_apps(message.get("out") or "")
+        self._reanalyse()
+
+    def _on_procs(self, message: dict, stream) -> None:
+        procs = [ProcInfo.from_json(p) for p in message.get("procs") or [] if isinstance(p, dict)]
+        self._procs = [p for p in procs if p is not None]
+        self._reanalyse()
+        self._follow_stdout(stream)
+
+    def _reanalyse(self) -> None:
+        view = analyse(self._procs, self.state.apps, self.state.gpus)
+        self.state.view = view
+        seen = set()
+        for process in view.servers:
+            seen.add(process.port)
+            server = self.state.servers.get(process.port)
+            if server is None:
+                server = ServerState(self.name, process.port, None, None, None)
+                self.state.servers[process.port] = server
+            if server.process is None or server.process.main.pid != process.main.pid:
+                server.server_info = server.version = server.health = server.drift = None
+                self._info_at.pop(process.port, None)
+            server.process = process
+            if server.log_path is None and _is_file(process.main.stdout):
+                server.log_path = process.main.stdout
+        for port, server in list(self.state.servers.items()):
+            if port not in seen:
+                server.process = None
+                server.health = None
+                if not server.managed:
+                    del self.state.servers[port]
+        self._changed()
+
+    def _follow_stdout(self, stream) -> None:
+        wanted = {p: self.offsets.get(p, {}) for p in self._wanted_logs() if p not in self._followed}
+        if wanted:
+            self._followed |= set(wanted)
+            try:
+                stream.write(json.dumps({"follow": wanted}) + "\n")
+            except Exception as exc:  # noqa: BLE001 - a closing channel: the reconnect will re-follow
+                log.debug("%s: cannot ask the watcher to follow: %s", self.name, exc)
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _http_loop(self) -> None:
+        while True:
+            servers = [s for s in self.state.servers.values() if s.process is not None]
+            await asyncio.gather(*(self._poll_http(s) for s in servers))
+            await asyncio.sleep(HTTP_INTERVAL_S)
+
+    async def _poll_http(self, server: ServerState) -> None:
+        address = server.config.http_address if server.config else "127.0.0.1"
+        local = await self.ssh.forward(server.port, address)
+        base = f"http://127.0.0.1:{local}"
+        health = await self._get(base + "/health")
+        server.health = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
+        if server.health == "ok" and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S:
+            info = await self._server_info(base)
+            if info is not None:
+                server.server_info = info
+                server.version = str(info.get("version")) if info.get("version") is not None else None
+                self._info_at[server.port] = time.time()
+        self._changed(server.port)
+
+    async def _server_info(self, base: str) -> dict | None:
+        for path in ("/server_info", "/get_server_info"):
+            response = await self._get(base + path)
+            if response is not None and response.status_code == 200:
+                try:
+                    data = response.json()
+                except ValueError:
+                    return None
+                return data if isinstance(data, dict) else None
+        return None
+
+    async def _get(self, url: str) -> httpx.Response | None:
+        try:
+            return await self._http.get(url)
+        except httpx.HTTPError:
+            return None
+
+
+def _describe(response: httpx.Response | None, server: ServerState) -> str:
+    if response is None:
+        return "no HTTP answer"
+    if response.status_code == 503:
+        return "starting (503)"
+    return f"HTTP {response.status_code}"
+
+
+def _is_file(path: str | None) -> bool:
+    return bool(path) and path.startswith("/") and not path.startswith(("/dev/", "/proc/")) and "(deleted)" not in path

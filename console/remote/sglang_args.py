@@ -1,0 +1,151 @@
+"""Ask a host's own SGLang what an argv means.
+
+SNIPPET runs under the server's interpreter (argv[0] of the process, or the
+profile's `python`): it builds SGLang's parser with
+``ServerArgs.add_cli_args``, parses each argv twice (once for values, once
+with every default suppressed to learn what was *given*), and prints JSON.
+It imports nothing but the standard library and sglang. The same snippet runs
+locally when the `sglang` extra is installed (``canonicalize_local``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+MARKER = "SGLCONSOLE-JSON "
+
+SNIPPET = r'''
+import argparse, contextlib, io, json, sys
+
+MARKER = "SGLCONSOLE-JSON "
+
+def jsonable(value):
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return {"repr": repr(value)}
+
+def main():
+    request = json.loads(sys.argv[1])
+    try:
+        import sglang
+        from sglang.srt.server_args import ServerArgs
+    except Exception as exc:
+        print(MARKER + json.dumps({"ok": False, "python": sys.executable,
+              "error": "SGLang is not importable by %s: %s: %s" % (sys.executable, type(exc).__name__, exc)}))
+        return
+    version = getattr(sglang, "__version__", None)
+    if version is None:
+        try:
+            from importlib.metadata import version as dist_version
+            version = dist_version("sglang")
+        except Exception:
+            version = "unknown"
+
+    def build():
+        parser = argparse.ArgumentParser(prog="launch_server.py")
+        ServerArgs.add_cli_args(parser)
+        return parser
+
+    parser = build()
+    actions = {}
+    for action in parser._actions:
+        if action.option_strings and action.dest != "help":
+            actions[action.dest] = {"flags": list(action.option_strings), "default": jsonable(action.default),
+                                    "takes_value": action.nargs != 0}
+    results = {}
+    for key, argv in request["argvs"].items():
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                values = vars(build().parse_args(argv))
+                quiet = build()
+                for action in quiet._actions:
+                    action.default = argparse.SUPPRESS
+                given = sorted(vars(quiet.parse_args(argv)))
+            results[key] = {"values": dict((k, jsonable(v)) for k, v in values.items()), "given": given, "error": None}
+        except SystemExit:
+            results[key] = {"values": {}, "given": [], "error": err.getvalue().strip() or "argparse rejected the arguments"}
+    print(MARKER + json.dumps({"ok": True, "version": str(version), "python": sys.executable,
+                               "actions": actions, "results": results}))
+
+main()
+'''
+
+
+@dataclass
+class Canonical:
+    """One argv as a given SGLang version understands it."""
+
+    values: dict[str, object] = field(default_factory=dict)
+    given: set[str] = field(default_factory=set)
+    error: str | None = None
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    version: str | None
+    python: str | None
+    actions: dict[str, dict]
+    results: dict[str, Canonical]
+    error: str | None = None
+
+    def flag_of(self, dest: str) -> str:
+        flags = self.actions.get(dest, {}).get("flags") or [f"--{dest.replace('_', '-')}"]
+        return max(flags, key=len) if all(f.startswith("--") for f in flags) else flags[0]
+
+    def all_flags(self) -> list[str]:
+        return [f for a in self.actions.values() for f in a.get("flags", [])]
+
+
+def parse_output(stdout: str, stderr: str = "", python: str = "") -> Verdict:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARKER):
+            try:
+                data = json.loads(line[len(MARKER):])
+            except ValueError:
+                break
+            if not data.get("ok"):
+                return Verdict(False, None, data.get("python"), {}, {}, data.get("error"))
+            results = {
+                key: Canonical(r.get("values") or {}, set(r.get("given") or []), r.get("error"))
+                for key, r in (data.get("results") or {}).items()
+            }
+            return Verdict(True, data.get("version"), data.get("python"), data.get("actions") or {}, results)
+    detail = (stderr.strip().splitlines() or ["no output"])[-1]
+    return Verdict(False, None, python, {}, {}, f"{python or 'the interpreter'} could not run the SGLang check: {detail}")
+
+
+def request(argvs: dict[str, list[str]]) -> str:
+    return json.dumps({"argvs": argvs})
+
+
+async def canonicalize_remote(ssh, python: str, argvs: dict[str, list[str]], timeout: float = 120) -> Verdict:
+    """Run SNIPPET with `python` on the host behind `ssh` (an SshHost)."""
+    result = await ssh.run([python, "-c", SNIPPET, request(argvs)], timeout=timeout)
+    if result.exit_status == 127 or "No such file or directory" in result.stderr and not result.stdout:
+        return Verdict(False, None, python, {}, {}, f"{python}: no such interpreter on {ssh.name}")
+    if result.exit_status is None:
+        return Verdict(False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang")
+    return parse_output(result.stdout, result.stderr, python)
+
+
+def canonicalize_local(python: str | None, argvs: dict[str, list[str]], timeout: float = 120) -> Verdict:
+    python = python or sys.executable
+    try:
+        proc = subprocess.run([python, "-c", SNIPPET, request(argvs)], capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        return Verdict(False, None, python, {}, {}, f"{python}: no such interpreter")
+    except subprocess.TimeoutExpired:
+        return Verdict(False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang")
+    return parse_output(proc.stdout, proc.stderr, python)
+
+
+async def canonicalize_local_async(python: str | None, argvs: dict[str, list[str]], timeout: float = 120) -> Verdict:
+    return await asyncio.to_thread(canonicalize_local, python, argvs, timeout)

@@ -1,0 +1,329 @@
+"""The read-only watcher sglconsole runs on each host, over one SSH channel.
+
+Sent as ``python3 -c <this file's source> <json args>``: standard library
+only, no files written, nothing changed on the host. It prints JSON lines:
+
+  {"t": "procs", ...}  SGLang processes (main, children, GPU holders), when they change
+  {"t": "apps", ...}   nvidia-smi compute-apps, when they change
+  {"t": "log", "path", "ino", "off", "lines"}   new complete lines of a followed log
+  {"t": "log_state", "path", "state", ...}      missing / rotated / truncated / error
+  {"t": "hb", "time"}  a heartbeat every interval (the stream is alive)
+
+and reads JSON commands on stdin ({"follow": {path: {"ino", "off"}}}); EOF on
+stdin (the console went away) ends it. Log offsets let the console resume
+after a reconnect with no line lost or repeated; rotation and truncation are
+followed like ``tail -F``.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+ENV_PREFIXES = ("SGLANG_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "HF_", "OMP_", "NVIDIA_")
+MAX_LINE = 65536
+
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def read(path, limit=1 << 20):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+    except (OSError, IOError):
+        return None
+
+
+def readlink(path):
+    try:
+        return os.readlink(path)
+    except (OSError, IOError):
+        return None
+
+
+def is_server_argv(argv):
+    """python [opts] -m sglang.launch_server ..., .../sglang/launch_server.py, or sglang serve."""
+    for i, arg in enumerate(argv[:8]):
+        if arg == "-c":
+            return False  # python -c CODE (like this watcher) is never a server
+        if arg == "-m":
+            return i + 1 < len(argv) and argv[i + 1] == "sglang.launch_server"
+        if arg.endswith("sglang/launch_server.py"):
+            return True
+        if os.path.basename(arg) == "sglang" and argv[i + 1 : i + 2] == ["serve"]:
+            return True
+    return False
+
+
+def is_sglang_related(argv, comm):
+    head = argv[0] if argv else ""
+    return head.startswith("sglang") or comm.startswith("sglang") or is_server_argv(argv)
+
+
+class Procs:
+    def __init__(self, env_names=()):
+        self.env_names = set(env_names)
+        self.me, self.parent = os.getpid(), os.getppid()
+        self.cmdlines = {}  # (pid, start) -> argv (cmdlines rarely change; children rename once)
+        self.last = None
+        self.btime = 0
+        for line in (read("/proc/stat") or b"").decode().splitlines():
+            if line.startswith("btime "):
+                self.btime = int(line.split()[1])
+        self.hz = os.sysconf("SC_CLK_TCK")
+
+    def stat(self, pid):
+        raw = read("/proc/%s/stat" % pid)
+        if not raw:
+            return None
+        text = raw.decode("utf-8", "replace")
+        head, _, rest = text.rpartition(")")
+        fields = rest.split()
+        if len(fields) < 20:
+            return None
+        return {
+            "pid": int(pid), "comm": head.partition("(")[2], "state": fields[0], "ppid": int(fields[1]),
+            "pgid": int(fields[2]), "sid": int(fields[3]), "start_ticks": int(fields[19]),
+        }
+
+    def argv(self, st):
+        key = (st["pid"], st["start_ticks"])
+        argv = self.cmdlines.get(key)
+        if argv is None or (argv and "python" in os.path.basename(argv[0])):
+            raw = read("/proc/%s/cmdline" % st["pid"]) or b""
+            argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0")]
+            while argv and argv[-1] == "":
+                argv.pop()
+            self.cmdlines[key] = argv
+        return argv
+
+    def scan(self, gpu_pids):
+        table = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = self.stat(name)
+                if st:
+                    table[st["pid"]] = st
+        keep = {}
+        for pid, st in table.items():
+            argv = self.argv(st) if st["state"] != "Z" else []
+            st["argv"] = argv
+            if pid in (self.me, self.parent):
+                continue  # this watcher and the shell that started it
+            if is_sglang_related(argv, st["comm"]) or pid in gpu_pids:
+                keep[pid] = st
+        mains = set(pid for pid, st in keep.items() if is_server_argv(st["argv"]))
+        groups = set((table[p]["pgid"], table[p]["sid"]) for p in mains)
+        for pid, st in table.items():
+            if st["ppid"] in mains or (st["pgid"], st["sid"]) in groups:
+                st.setdefault("argv", self.argv(st) if st["state"] != "Z" else [])
+                keep[pid] = st
+        for pid in mains:
+            self.details(keep[pid])
+        for st in keep.values():
+            st["start"] = self.btime + st["start_ticks"] / float(self.hz)
+            st["main"] = st["pid"] in mains
+        self.cmdlines = dict((k, v) for k, v in self.cmdlines.items() if k[0] in table)
+        return sorted(keep.values(), key=lambda s: s["pid"])
+
+    def details(self, st):
+        pid = st["pid"]
+        env = {}
+        for item in (read("/proc/%s/environ" % pid) or b"").split(b"\0"):
+            key, _, value = item.decode("utf-8", "replace").partition("=")
+            if key.startswith(ENV_PREFIXES) or key in self.env_names:
+                env[key] = value
+        st["env"] = env
+        st["cwd"] = readlink("/proc/%s/cwd" % pid)
+        st["stdout"] = readlink("/proc/%s/fd/1" % pid)
+        st["exe"] = readlink("/proc/%s/exe" % pid)
+
+
+def listen_ports():
+    ports = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in (read(name) or b"").decode().splitlines()[1:]:
+            parts = line.split()
+            if len(parts) > 3 and parts[3] == "0A":
+                ports.add(int(parts[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+class Follow:
+    """tail -F of one file, by byte offset."""
+
+    def __init__(self, path, ino, off, backlog):
+        self.path = path
+        self.fh = None
+        self.ino = ino
+        self.off = off
+        self.backlog = backlog
+        self.partial = b""
+        self.state = None
+
+    def note(self, state, **extra):
+        if state != self.state:
+            self.state = state
+            extra.update({"t": "log_state", "path": self.path, "state": state})
+            out(extra)
+
+    def open(self):
+        try:
+            fh = open(self.path, "rb")
+        except (OSError, IOError) as exc:
+            self.note("missing" if getattr(exc, "errno", 0) == 2 else "error", error=str(exc))
+            return False
+        st = os.fstat(fh.fileno())
+        if self.ino == st.st_ino and self.off is not None and self.off <= st.st_size:
+            start = self.off  # resume exactly where the console stopped reading
+        elif self.ino is not None and self.ino != st.st_ino and self.off is not None:
+            start = 0  # rotated while we were away: the new file from its start
+            self.note("rotated")
+        else:
+            start = max(0, st.st_size - self.backlog)
+            if start:
+                fh.seek(start - 1)
+                chunk = fh.read(self.backlog)
+                cut = chunk.find(b"\n")
+                start = start + cut if cut >= 0 else st.st_size
+        fh.seek(start)
+        self.fh, self.ino, self.off, self.partial = fh, st.st_ino, start, b""
+        self.note("following", ino=st.st_ino, off=start)
+        return True
+
+    def poll(self):
+        if self.fh is None and not self.open():
+            return
+        try:
+            st = os.stat(self.path)
+        except (OSError, IOError):
+            st = None
+        size = os.fstat(self.fh.fileno()).st_size
+        if size < self.off + len(self.partial):
+            self.note("truncated")
+            self.fh.seek(0)
+            self.off, self.partial = 0, b""
+        self.drain()
+        if st is None or st.st_ino != self.ino:
+            self.drain()  # the last lines written before the rename
+            self.fh.close()
+            self.fh = None
+            if st is None:
+                self.note("missing")
+            else:
+                self.note("rotated")
+                self.ino, self.off = None, None
+                self.backlog_all()
+
+    def backlog_all(self):
+        self.backlog = 1 << 62  # a new file after rotation is read from its start
+        self.open()
+        self.backlog = 65536
+
+    def drain(self):
+        while True:
+            data = self.fh.read(1 << 20)
+            if not data:
+                return
+            data = self.partial + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                self.partial = data[-MAX_LINE:]
+                return
+            complete, self.partial = data[: cut + 1], data[cut + 1 :]
+            lines = complete.decode("utf-8", "replace").split("\n")[:-1]
+            self.off += len(complete)
+            out({"t": "log", "path": self.path, "ino": self.ino, "off": self.off, "lines": [line[:MAX_LINE] for line in lines]})
+
+
+def compute_apps():
+    try:
+        proc = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory,gpu_uuid", "--format=csv,noheader,nounits"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10,
+        )
+        return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")[-500:]
+    except FileNotFoundError:
+        return 127, "", "nvidia-smi: command not found"
+    except subprocess.TimeoutExpired:
+        return None, "", "nvidia-smi --query-compute-apps timed out after 10s"
+    except OSError as exc:
+        return 126, "", str(exc)
+
+
+def commands(follows, lock, args, stop):
+    for line in sys.stdin:
+        try:
+            cmd = json.loads(line)
+        except ValueError:
+            continue
+        with lock:
+            for path, pos in (cmd.get("follow") or {}).items():
+                if path not in follows:
+                    follows[path] = Follow(path, pos.get("ino"), pos.get("off"), args.get("backlog", 65536))
+            for path in cmd.get("unfollow") or []:
+                follows.pop(path, None)
+    stop.set()
+
+
+def main():
+    args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    interval = float(args.get("interval", 2.0))
+    apps_interval = float(args.get("apps_interval", 5.0))
+    poll = float(args.get("log_poll", 0.1))
+    procs = Procs(args.get("env_names") or ())
+    if args.get("once"):
+        rc, stdout, stderr = compute_apps() if args.get("apps", True) else (None, "", "")
+        gpu_pids = set(int(l.split(",")[0]) for l in stdout.splitlines() if l.split(",")[0].strip().isdigit())
+        out({"t": "apps", "rc": rc, "out": stdout, "err": stderr})
+        out({"t": "procs", "procs": procs.scan(gpu_pids), "ports": listen_ports(), "time": time.time()})
+        return
+    follows, lock, stop = {}, threading.Lock(), threading.Event()
+    for path, pos in (args.get("follow") or {}).items():
+        follows[path] = Follow(path, pos.get("ino"), pos.get("off"), args.get("backlog", 65536))
+    reader = threading.Thread(target=commands, args=(follows, lock, args, stop))
+    reader.daemon = True
+    reader.start()
+    next_scan = next_apps = 0.0
+    last_procs = last_apps = None
+    gpu_pids = set()
+    while not stop.is_set():
+        now = time.time()
+        if now >= next_apps:
+            next_apps = now + apps_interval
+            rc, stdout, stderr = compute_apps()
+            if (rc, stdout) != last_apps:
+                last_apps = (rc, stdout)
+                out({"t": "apps", "rc": rc, "out": stdout, "err": stderr})
+            gpu_pids = set(int(l.split(",")[0]) for l in stdout.splitlines() if l.split(",")[0].strip().isdigit())
+        if now >= next_scan:
+            next_scan = now + interval
+            found = procs.scan(gpu_pids)
+            snapshot = {"t": "procs", "procs": found, "ports": listen_ports()}
+            key = json.dumps([[p["pid"], p["start_ticks"], p["state"], p["ppid"], p.get("argv"), p.get("stdout")] for p in found] + snapshot["ports"])
+            if key != last_procs:
+                last_procs = key
+                snapshot["time"] = now
+                out(snapshot)
+            else:
+                out({"t": "hb", "time": now})
+        with lock:
+            for follow in list(follows.values()):
+                try:
+                    follow.poll()
+                except (OSError, IOError) as exc:
+                    follow.note("error", error=str(exc))
+                    follow.fh = None
+        stop.wait(poll)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass

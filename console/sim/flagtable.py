@@ -1,0 +1,135 @@
+"""SGLang's command-line flags, per version, rebuilt as an argparse parser.
+
+The tables in flags/ were generated from the real ``ServerArgs.add_cli_args``
+by tools/gen_flag_table.py, so the simulator accepts exactly the flags a real
+server of that version accepts, with argparse's own prefix matching and error
+texts. Stdlib only: simulated processes import this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import cache
+from pathlib import Path
+
+FLAGS_DIR = Path(__file__).with_name("flags")
+
+
+def available_versions() -> list[str]:
+    return sorted((p.stem.removeprefix("sglang-") for p in FLAGS_DIR.glob("sglang-*.json")), key=_version_key)
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in version.replace("post", ".").split("."))
+
+
+@cache
+def load_table(version: str) -> dict:
+    """The table for `version`, or the newest one not newer than it."""
+    versions = available_versions()
+    exact = FLAGS_DIR / f"sglang-{version}.json"
+    if not exact.exists():
+        older = [v for v in versions if _version_key(v) <= _version_key(version)]
+        if not older:
+            raise FileNotFoundError(f"no SGLang flag table for {version} (have: {', '.join(versions)})")
+        exact = FLAGS_DIR / f"sglang-{older[-1]}.json"
+    return json.loads(exact.read_text())
+
+
+def _default(value: object) -> object:
+    if isinstance(value, dict) and set(value) == {"repr"}:
+        return value["repr"]
+    return value
+
+
+def _type(name: str | None):
+    if name in (None, "str") or str(name).startswith("custom:"):
+        return None if name is None else str
+    return {"int": int, "float": float, "json": json.loads}.get(name, str)
+
+
+class _Refuse(argparse.Action):
+    """A flag SGLang keeps only to reject with a message (removed/deprecated arguments)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(self.help or f"{option_string} is no longer supported")
+
+
+def add_cli_args(parser: argparse.ArgumentParser, version: str) -> None:
+    for action in load_table(version)["actions"]:
+        _add(parser, action)
+
+
+class _Warn(argparse.Action):
+    """SGLang's deprecated flags: still store their value, and say so on stderr."""
+
+    def __init__(self, *args, stores=None, messages=(), **kwargs):
+        self.stores = stores
+        self.messages = messages
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        for message in self.messages:
+            print(message, file=sys.stderr)
+        setattr(namespace, self.dest, self.stores if self.nargs == 0 else values)
+
+
+def _add(parser: argparse.ArgumentParser, action: dict) -> None:
+    options = action["option_strings"]
+    kind = action.get("kind", "store")
+    if not options or kind == "help" or "-h" in options:
+        return
+    kwargs: dict = {"dest": action["dest"], "help": action.get("help") or None}
+    default = _default(action.get("default"))
+    if kind == "boolean_optional":
+        positive = [o for o in options if not o.startswith("--no-")]
+        parser.add_argument(*positive, action=argparse.BooleanOptionalAction, default=default, **kwargs)
+        return
+    if kind.startswith("custom:Deprecated"):
+        uses = (action.get("action_info") or {}).get("on_use") or [{}]
+        nargs = action.get("nargs")
+        parser.add_argument(*options, action=_Warn, nargs=nargs, default=default, stores=uses[0].get("stores", action.get("const")),
+                            messages=uses[0].get("messages", ()), **kwargs)
+        return
+    if kind in ("store_true", "store_false"):
+        parser.add_argument(*options, action=kind, default=default, **kwargs)
+        return
+    if kind == "count":
+        parser.add_argument(*options, action="count", default=default, **kwargs)
+        return
+    if kind == "store_const":
+        parser.add_argument(*options, action="store_const", const=action.get("const"), default=default, **kwargs)
+        return
+    if kind.startswith("custom:") and action.get("refuses"):
+        kwargs["help"] = action["refuses"]
+        parser.add_argument(*options, action=_Refuse, nargs="?", **kwargs)
+        return
+    if kind == "append":
+        kwargs["action"] = "append"
+    nargs = action.get("nargs")
+    if nargs is not None:
+        kwargs["nargs"] = nargs
+        if nargs == "?":
+            kwargs["const"] = action.get("const")
+    if action.get("choices") is not None:
+        kwargs["choices"] = action["choices"]
+    kind_type = _type(action.get("type"))
+    if kind_type is not None:
+        kwargs["type"] = kind_type
+    if action.get("required"):
+        kwargs["required"] = True
+    if action.get("metavar") is not None:
+        kwargs["metavar"] = action["metavar"]
+    parser.add_argument(*options, default=default, **kwargs)
+
+
+def build_parser(version: str, prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog)
+    add_cli_args(parser, version)
+    return parser
+
+
+def defaults(version: str) -> dict[str, object]:
+    return {a["dest"]: _default(a.get("default")) for a in load_table(version)["actions"] if a["option_strings"]}

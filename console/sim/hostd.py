@@ -1,0 +1,150 @@
+"""A simulated host's daemons: its SSH server and the servers running at "boot".
+
+The SSH server listens on a socket created outside the host's namespaces (on
+its own loopback address) and inherited by fd, so the console connects from
+outside while every command, port forward and process lives inside:
+
+* ``--ssh sshd``: OpenSSH, one ``sshd -i`` per accepted connection (needs root);
+* ``--ssh asyncssh``: an asyncssh server (no root, no sshd needed; the demo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from console.sim.host import path_env
+
+
+def boot_servers(root: Path) -> None:
+    """Start what an operator left running, the way they did: setsid nohup ... > log &."""
+    try:
+        boot = json.loads((root / "sim" / "boot.json").read_text())
+    except (OSError, ValueError):
+        return
+    for entry in boot:
+        log = open(entry["log"], "ab")  # noqa: SIM115 - handed to the child
+        env = {"PATH": path_env(root), "HOME": str(root), **entry.get("env", {})}
+        subprocess.Popen(
+            entry["argv"], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            cwd=entry.get("cwd") or str(root), env=env, start_new_session=True,
+        )
+        log.close()
+
+
+def hang_up(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGHUP)
+    except ProcessLookupError:
+        pass
+
+
+def session_env(root: Path) -> dict[str, str]:
+    return {"PATH": path_env(root), "HOME": str(root), "LANG": "C.UTF-8", "SHELL": "/bin/sh", "USER": "root"}
+
+
+# ------------------------------------------------------------------ OpenSSH
+
+
+async def serve_sshd(sock: socket.socket, config: str) -> None:
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    children: set[subprocess.Popen] = set()
+    while True:
+        conn, _ = await loop.sock_accept(sock)
+        conn.setblocking(True)
+        children.add(subprocess.Popen([sshd, "-i", "-f", config], stdin=conn, stdout=conn, stderr=subprocess.DEVNULL))
+        conn.close()
+        for child in list(children):
+            if child.poll() is not None:
+                children.discard(child)
+
+
+# ----------------------------------------------------------------- asyncssh
+
+
+async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
+    import asyncssh
+
+    env = session_env(root)
+
+    class Server(asyncssh.SSHServer):
+        def connection_requested(self, dest_host, dest_port, orig_host, orig_port):
+            return True  # local port forwards to this host's servers
+
+    async def handle(process: asyncssh.SSHServerProcess) -> None:
+        command = process.command
+        if command is None:
+            process.stderr.write(b"this simulated host accepts commands only\n")
+            process.exit(1)
+            return
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, cwd=str(root), start_new_session=True,
+        )
+        try:
+            await process.redirect(stdin=proc.stdin, stdout=proc.stdout, stderr=proc.stderr)
+            exited = asyncio.create_task(proc.wait())
+            closed = asyncio.create_task(process.channel.wait_closed())
+            await asyncio.wait({exited, closed}, return_when=asyncio.FIRST_COMPLETED)
+            if not exited.done():
+                hang_up(proc.pid)  # the client went away: like a closed session, not a kill
+                try:
+                    await asyncio.wait_for(asyncio.shield(exited), 2.0)
+                except TimeoutError:
+                    proc.kill()
+            status = await exited
+            closed.cancel()
+        except (asyncssh.Error, OSError):
+            status = 255
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        process.exit(max(0, status) if status >= 0 else 128 - status)
+
+    ssh = root / "ssh"
+    await asyncssh.listen(
+        sock=sock,
+        server_factory=Server,
+        server_host_keys=[str(ssh / "host_ed25519")],
+        authorized_client_keys=str(ssh / "authorized_keys"),
+        process_factory=handle,
+        encoding=None,
+        allow_scp=False,
+        keepalive_interval=5,
+    )
+    await asyncio.Event().wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True, type=Path)
+    parser.add_argument("--listen-fd", type=int, required=True)
+    parser.add_argument("--ssh", choices=("sshd", "asyncssh"), default="asyncssh")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    os.chdir(args.root)
+    boot_servers(args.root)
+    sock = socket.socket(fileno=args.listen_fd)
+    if args.ssh == "sshd":
+        coro = serve_sshd(sock, str(args.root / "ssh" / "sshd_config"))
+    else:
+        coro = serve_asyncssh(sock, args.root)
+    try:
+        asyncio.run(coro)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""A small asyncio HTTP/1.1 server for the simulated SGLang server (stdlib only).
+
+Simulated hosts run many servers; a dependency-free server keeps each one
+light. Supports keep-alive, Content-Length bodies, and chunked streaming
+responses (for SSE), which is all SGLang's clients use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> object:
+        return json.loads(self.body or b"{}")
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    stream: AsyncIterator[bytes] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def json_response(data: object, status: int = 200) -> Response:
+    return Response(status, json.dumps(data).encode())
+
+
+def text_response(text: str, status: int = 200, content_type: str = "text/plain; charset=utf-8") -> Response:
+    return Response(status, text.encode(), content_type)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class HttpServer:
+    def __init__(self, routes: dict[tuple[str, str], Handler]):
+        self.routes = routes
+        self._server: asyncio.base_events.Server | None = None
+
+    async def start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                response = await self._dispatch(request)
+                keep = request.headers.get("connection", "").lower() != "close"
+                await _write_response(writer, response, keep)
+                if not keep or response.stream is not None:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    async def _dispatch(self, request: Request) -> Response:
+        handler = self.routes.get((request.method, request.path))
+        if handler is None:
+            allowed = [m for (m, p) in self.routes if p == request.path]
+            if allowed:
+                return json_response({"detail": "Method Not Allowed"}, 405)
+            return json_response({"detail": "Not Found"}, 404)
+        try:
+            return await handler(request)
+        except (ValueError, KeyError, TypeError) as exc:
+            return json_response({"error": {"message": f"{type(exc).__name__}: {exc}"}}, 400)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> Request | None:
+    line = await reader.readline()
+    if not line:
+        return None
+    method, target, _version = line.decode("latin-1").split(" ", 2)
+    headers: dict[str, str] = {}
+    while True:
+        raw = await reader.readline()
+        if raw in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = raw.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0") or 0)
+    body = await reader.readexactly(length) if length else b""
+    parts = urlsplit(target)
+    return Request(method.upper(), parts.path, parse_qs(parts.query), headers, body)
+
+
+async def _write_response(writer: asyncio.StreamWriter, response: Response, keep: bool) -> None:
+    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Status')}", f"content-type: {response.content_type}"]
+    head += [f"{k}: {v}" for k, v in response.headers.items()]
+    if response.stream is None:
+        head.append(f"content-length: {len(response.body)}")
+        head.append("connection: keep-alive" if keep else "connection: close")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
+        await writer.drain()
+        return
+    head += ["transfer-encoding: chunked", "connection: close", "cache-control: no-cache"]
+    writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+    async for chunk in response.stream:
+        if chunk:
+            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            await writer.drain()
+    writer.write(b"0\r\n\r\n")
+    await writer.drain()

@@ -1,0 +1,106 @@
+"""Monitoring end to end: the demo fleet over real SSH, seen by `status` and the monitor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+
+from console import config
+from console.fleet import Status
+from console.monitor import FleetMonitor
+from console.remote.ssh import Fleet
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+async def wait_for(predicate, timeout: float = 20.0, step: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        await asyncio.sleep(step)
+    raise AssertionError("condition not met in time")
+
+
+def test_status_json_shows_the_demo_story(demo_fleet):
+    result = cli("status", "-c", str(demo_fleet.config_path), "--json")
+    assert result.returncode == 1, result.stderr  # not every configured server is UP
+    hosts = json.loads(result.stdout)["hosts"]
+    ct = hosts["ct129"]
+    assert ct["reachable"] and len(ct["gpus"]) == 2 and ct["gpus"][0]["name"] == "NVIDIA RTX A6000"
+    (server,) = ct["servers"]
+    assert server["status"] in ("SLOW", "STARTING"), server
+    assert server["argv"][1:3] == ["-m", "sglang.launch_server"] and "--speculative-algo" in server["argv"]
+    assert server["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert {c["title"] for c in server["children"]} >= {"sglang::scheduler_TP0", "sglang::scheduler_TP1", "sglang::detokenizer"}
+    assert server["gpus"] == [0, 1]
+    assert any("container sees host PIDs" in note for note in ct["notes"])
+    h200 = {s["port"]: s for s in hosts["h200x4"]["servers"]}
+    assert h200[30003]["status"] == "DOWN" and h200[30003]["pid"] is None
+    assert [h200[p]["gpus"] for p in (30000, 30001, 30002)] == [[0], [1], [2]]
+    assert len(hosts["h200x4"]["gpus"]) == 4
+
+
+def test_status_table_and_exit_code(demo_fleet):
+    result = cli("status", "-c", str(demo_fleet.config_path))
+    assert result.returncode == 1
+    for needle in ("ct129", "h200x4", "old059", "DOWN", "NVIDIA H200", "qwen8b-tp1"):
+        assert needle in result.stdout, result.stdout
+
+
+async def test_monitor_tracks_tok_s_and_statuses(demo_fleet):
+    cfg = config.load(demo_fleet.config_path)
+    async with FleetMonitor(cfg) as monitor:
+        state = monitor.state
+        slow = state.server("ct129", 30000)
+        await wait_for(lambda: slow.status == Status.SLOW, timeout=30)
+        assert 25 < slow.tok_s() < 45, slow.tok_s()  # the drifted server: ~35 tok/s
+        assert slow.history[-1].accept_len < 2.0
+        up = state.server("h200x4", 30001)
+        await wait_for(lambda: up.status == Status.UP, timeout=30)
+        assert up.tok_s() > 80
+        looping = state.server("old059", 30000)
+        await wait_for(lambda: looping.status == Status.LOOPING, timeout=30)
+        assert state.server("h200x4", 30003).status == Status.DOWN
+        assert state.hosts["h200x4"].gpus[0].mem_used_mib > 100_000
+
+
+async def test_server_http_through_the_ssh_forward(demo_fleet):
+    cfg = config.load(demo_fleet.config_path)
+    fleet = Fleet(cfg.hosts)
+    try:
+        local = await fleet["h200x4"].forward(30000)
+        async with httpx.AsyncClient() as client:
+            base = f"http://127.0.0.1:{local}"
+            assert (await client.get(base + "/health")).status_code == 200
+            info = (await client.get(base + "/server_info")).json()
+            assert info["version"] == "0.5.23" and info["max_running_requests"] == 64
+            metrics = (await client.get(base + "/metrics")).text
+            assert "sglang:num_running_reqs" in metrics
+        # every host has its own port 30000: the same forward target reaches another server
+        other = await fleet["old059"].forward(30000)
+        async with httpx.AsyncClient() as client:
+            assert (await client.get(f"http://127.0.0.1:{other}/server_info")).json()["version"] == "0.5.9"
+    finally:
+        await fleet.close()
+
+
+async def test_each_host_sees_only_its_own_processes(demo_fleet):
+    cfg = config.load(demo_fleet.config_path)
+    fleet = Fleet(cfg.hosts)
+    try:
+        ps = await fleet["old059"].run(["ps", "-eo", "args"])
+        assert "sglang::scheduler_TP1" not in ps.stdout  # ct129's TP=2 server is elsewhere
+        assert ps.stdout.count("sglang.launch_server") == 1
+    finally:
+        await fleet.close()
