@@ -10,7 +10,7 @@ import re
 
 MASK = "****"
 _SECRET_FLAG = re.compile(r"^--(?:[\w-]*-)?(?:api-key|key|secret|password|passwd|token|credentials?)$")
-_SECRET_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)", re.I)
+_SECRET_ENV = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:$|_)", re.I)
 
 
 def is_secret_flag(flag: str) -> bool:
@@ -40,9 +40,11 @@ def mask_env(env: dict[str, str]) -> dict[str, str]:
     return {k: (MASK if is_secret_env(k) and v else v) for k, v in env.items()}
 
 
-def mask_value(name: str, value: object) -> object:
-    """Mask a value by the name it is shown under (a flag, a dest or an env var)."""
+def mask_value(name: str, value: object, env: bool = False) -> object:
+    """Mask a value by the name it is shown under: a flag or dest, or (env=True) an env var."""
     if value in (None, "", False):
         return value
+    if env:
+        return MASK if is_secret_env(name) else value
     key = name if name.startswith("--") else "--" + name.replace("_", "-")
-    return MASK if is_secret_flag(key) or is_secret_env(name) else value
+    return MASK if is_secret_flag(key) else value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import re
 import shlex
@@ -14,6 +13,7 @@ from rich.text import Text
 from console import config
 from console.cli import command, config_path, run_async, stdout
 from console.core import drift
+from console.core.drift import did_you_mean
 from console.errors import UsageError
 from console.remote.ssh import Fleet
 from console.render import safe
@@ -162,20 +162,6 @@ def _argdiff(parser: argparse.ArgumentParser):
         return 1 if report.differs else 0
 
     return handle
-
-
-def did_you_mean(error: str, flags: list[str]) -> str | None:
-    """For an unknown flag, the closest flag this SGLang version has (a rename, a typo)."""
-    match = re.search(r"unrecognized arguments: (.+)", error)
-    if not match:
-        return None
-    hints = []
-    for unknown in match.group(1).split():
-        if unknown.startswith("--"):
-            close = difflib.get_close_matches(unknown.split("=")[0], flags, n=1, cutoff=0.6)
-            if close:
-                hints.append(f"{unknown}: did you mean {close[0]}?")
-    return "; ".join(hints) or None
 
 
 def _print_invalid(errors: dict, hints: dict, version: str | None, as_json: bool) -> int:

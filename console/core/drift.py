@@ -9,6 +9,7 @@ Port and GPU pinning belong to the server entry, not the profile.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -49,7 +50,7 @@ class Row:
     performance: bool
 
     def shown(self, value: object) -> object:
-        return mask_value(self.name, value)
+        return mask_value(self.name, value, env=self.kind == "env")
 
     def to_dict(self) -> dict:
         return {
@@ -177,3 +178,17 @@ def build(
     shown = [r for r in flags if r.state != State.SAME or r.name in profile_given | running_given]
     env = compare_env(profile_env or {}, running_env or {}, gpus) if running_env is not None else []
     return Report(sort_rows(shown + env), version, requires, check_version(version, requires))
+
+
+def did_you_mean(error: str, flags: list[str]) -> str | None:
+    """For an unknown flag, the closest flag this SGLang version has (a rename, a typo)."""
+    match = re.search(r"unrecognized arguments: (.+)", error)
+    if not match:
+        return None
+    hints = []
+    for unknown in match.group(1).split():
+        if unknown.startswith("--"):
+            close = difflib.get_close_matches(unknown.split("=")[0], flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{unknown}: did you mean {close[0]}?")
+    return "; ".join(hints) or None

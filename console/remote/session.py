@@ -55,6 +55,7 @@ class HostMonitor:
         self._procs: list[ProcInfo] = []
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
         self._info_at: dict[int, float] = {}
+        self._ready_path: dict[int, str] = {}
 
     # ------------------------------------------------------------ lifecycle
 
@@ -252,6 +253,7 @@ class HostMonitor:
             if server.process is None or server.process.main.pid != process.main.pid:
                 server.server_info = server.version = server.health = server.drift = None
                 self._info_at.pop(process.port, None)
+                self._ready_path.pop(process.port, None)
             server.process = process
             if server.log_path is None and _is_file(process.main.stdout):
                 server.log_path = process.main.stdout
@@ -284,8 +286,9 @@ class HostMonitor:
         address = server.config.http_address if server.config else "127.0.0.1"
         local = await self.ssh.forward(server.port, address)
         base = f"http://127.0.0.1:{local}"
-        health = await self._get(base + "/health")
-        server.health = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
+        health = await self._health(base, server)
+        if health is not None or server.health != "ok":
+            server.health = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
         if server.health == "ok" and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S:
             info = await self._server_info(base)
             if info is not None:
@@ -293,6 +296,19 @@ class HostMonitor:
                 server.version = str(info.get("version")) if info.get("version") is not None else None
                 self._info_at[server.port] = time.time()
         self._changed(server.port)
+
+    async def _health(self, base: str, server: ServerState) -> httpx.Response | None:
+        """/ready where the server has it (0.5.23+); else /health, which makes SGLang generate a
+        token (and log a prefill line), so only until it first answers 200 for this process."""
+        if self._ready_path.get(server.port) != "/health":
+            response = await self._get(base + "/ready")
+            if response is None or response.status_code != 404:
+                self._ready_path[server.port] = "/ready"
+                return response
+            self._ready_path[server.port] = "/health"
+        if server.health == "ok":
+            return None  # keep the answer we have
+        return await self._get(base + "/health")
 
     async def _server_info(self, base: str) -> dict | None:
         for path in ("/server_info", "/get_server_info"):

@@ -6,31 +6,39 @@ import itertools
 import random
 import re
 
-SENTENCES = [
-    "The scheduler batches requests so the GPU stays busy while each user still sees steady progress.",
-    "Speculative decoding drafts several tokens ahead and verifies them in one forward pass.",
-    "When the draft model agrees with the target model, more than one token is accepted per step.",
-    "A radix tree caches shared prompt prefixes so repeated system prompts are not recomputed.",
-    "Tensor parallelism splits each layer across GPUs, trading communication for memory.",
-    "The KV cache grows with context length, which is why memory fraction matters at launch.",
-    "Throughput per request falls as the batch grows, while the total tokens per second rise.",
-    "Chunked prefill interleaves long prompts with decoding so latency stays predictable.",
-    "Operators compare the running flags with the proven profile before blaming the model.",
-    "A health check that generates one token proves progress, not that the answer makes sense.",
-]
+SUBJECTS = ["The scheduler", "A speculative draft", "The radix cache", "Tensor parallelism", "The KV cache",
+            "Chunked prefill", "The tokenizer", "A CUDA graph", "The router", "Each decode step", "The detokenizer",
+            "Prefix caching", "The memory pool", "Continuous batching", "The attention kernel"]
+VERBS = ["keeps", "reduces", "trades", "hides", "spreads", "limits", "doubles", "shapes", "balances", "bounds"]
+OBJECTS = ["latency for the first token", "memory traffic per request", "the cost of long prompts",
+           "throughput under load", "work across {n} GPUs", "the number of running requests",
+           "time spent waiting in the queue", "about {n} percent of the step time", "pressure on the allocator",
+           "the gap between prefill and decode", "tokens accepted per verification", "the size of each batch"]
+CLAUSES = ["when the batch grows past {n} requests", "as long as the draft model agrees", "on a busy afternoon",
+           "if the context stays under {k} thousand tokens", "while the GPU is memory bound",
+           "unless the operator changes the launch flags", "for workloads with shared system prompts",
+           "after the warmup finishes", "in most production traces", "once the cache is warm"]
 
-CODE = [
-    "def fibonacci(n):",
-    "    a, b = 0, 1",
-    "    for _ in range(n):",
-    "        a, b = b, a + b",
-    "    return a",
-    "",
-    "def is_prime(n):",
-    "    if n < 2:",
-    "        return False",
-    "    return all(n % k for k in range(2, int(n ** 0.5) + 1))",
-]
+NAMES = ["total", "count", "window", "prefix", "budget", "offset", "score", "limit", "chunk", "rate"]
+
+
+def sentence(rng: random.Random) -> str:
+    fill = {"n": rng.randint(2, 96), "k": rng.choice([8, 16, 32, 64, 128])}
+    text = f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(CLAUSES)}."
+    return text.format(**fill)
+
+
+def code_block(rng: random.Random) -> str:
+    name, arg = rng.choice(NAMES), rng.choice(NAMES)
+    number = rng.randint(2, 512)
+    return (
+        f"def {name}_{rng.randint(1, 999)}({arg}):\n"
+        f"    result = {arg} * {number} + {rng.randint(0, 99)}\n"
+        f"    if result > {number * rng.randint(2, 9)}:\n"
+        f"        return result // {rng.randint(2, 16)}\n"
+        f"    return result\n\n"
+    )
+
 
 _TOKEN = re.compile(r"\s*\S+|\n")
 
@@ -64,11 +72,9 @@ def answer_stream(prompt: str, rng: random.Random) -> WordStream:
     if "2+2" in compact:
         return WordStream(["4"], ends=True)
     if any(word in prompt.lower() for word in ("code", "python", "function", "program")):
-        lines = itertools.cycle(CODE)
-        return WordStream((tok for line in lines for tok in tokenize(line + "\n")), ends=False)
-    order = list(SENTENCES)
-    rng.shuffle(order)
-    sentences = itertools.cycle(order)
+        blocks = (code_block(rng) for _ in itertools.count())
+        return WordStream((tok for block in blocks for tok in tokenize(block)), ends=False)
+    sentences = (sentence(rng) for _ in itertools.count())
     return WordStream((tok for s in sentences for tok in tokenize(" " + s)), ends=False)
 
 

@@ -76,6 +76,8 @@ class Engine:
         degenerate: bool = False,
         seed: int = 0,
         hybrid: str | None = None,
+        prefix: str = "TP0",
+        mfu: bool = False,
     ):
         self.perf = perf
         self.max_running = max_running
@@ -84,6 +86,8 @@ class Engine:
         self.log = log
         self.degenerate = degenerate
         self.hybrid = hybrid
+        self.prefix = prefix
+        self.mfu = mfu
         self.random = random.Random(seed)
         self.running: list[SimRequest] = []
         self.waiting: deque[SimRequest] = deque()
@@ -141,6 +145,7 @@ class Engine:
                     queue_req=len(self.waiting),
                     input_throughput=new_tokens / max(TICK_S, new_tokens / self.perf.prefill_tokens_per_s),
                     hybrid=self.hybrid,
+                    prefix=self.prefix,
                 )
             )
         self._publish_stats()
@@ -209,6 +214,8 @@ class Engine:
                 gen_throughput=throughput,
                 queue_req=len(self.waiting),
                 hybrid=self.hybrid,
+                prefix=self.prefix,
+                mfu=(12.5 * batch, 3000.0 / (1 + 0.05 * batch), 40.0) if self.mfu else None,
             )
         )
         self._last_log = now

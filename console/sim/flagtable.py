@@ -72,8 +72,8 @@ class _Warn(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         for message in self.messages:
-            print(message, file=sys.stderr)
-        setattr(namespace, self.dest, self.stores if self.nargs == 0 else values)
+            print(f"\x1b[1;33m{message}\x1b[0m", file=sys.stderr)  # SGLang prints these in bold yellow
+        setattr(namespace, self.dest, self.stores if self.stores is not None else values)
 
 
 def _add(parser: argparse.ArgumentParser, action: dict) -> None:
@@ -90,6 +90,8 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
     if kind.startswith("custom:Deprecated"):
         uses = (action.get("action_info") or {}).get("on_use") or [{}]
         nargs = action.get("nargs")
+        if action.get("choices") is not None:
+            kwargs["choices"] = action["choices"]
         parser.add_argument(*options, action=_Warn, nargs=nargs, default=default, stores=uses[0].get("stores", action.get("const")),
                             messages=uses[0].get("messages", ()), **kwargs)
         return
@@ -126,9 +128,17 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
 
 
 def build_parser(version: str, prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser `launch_server` uses: SGLang >= 0.5.10 names itself "sglang serve"."""
+    table_prog = load_table(version).get("prog_usage_name")
+    if table_prog and table_prog != "launch_server.py":
+        prog = table_prog
     parser = argparse.ArgumentParser(prog=prog)
     add_cli_args(parser, version)
     return parser
+
+
+def version_tuple(version: str) -> tuple:
+    return _version_key(version)
 
 
 def defaults(version: str) -> dict[str, object]:

@@ -25,19 +25,19 @@ from console.sim.host import path_env
 
 
 def boot_servers(root: Path) -> None:
-    """Start what an operator left running, the way they did: setsid nohup ... > log &."""
+    """Start what an operator left running, detached like `setsid nohup ... > log &` (reparented to init)."""
+    from console.remote.agents import source
+
     try:
         boot = json.loads((root / "sim" / "boot.json").read_text())
     except (OSError, ValueError):
         return
     for entry in boot:
-        log = open(entry["log"], "ab")  # noqa: SIM115 - handed to the child
-        env = {"PATH": path_env(root), "HOME": str(root), **entry.get("env", {})}
-        subprocess.Popen(
-            entry["argv"], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            cwd=entry.get("cwd") or str(root), env=env, start_new_session=True,
-        )
-        log.close()
+        request = {"argv": entry["argv"], "env": entry.get("env", {}), "cwd": entry.get("cwd") or str(root),
+                   "log": entry["log"], "settle": 0}
+        env = {"PATH": path_env(root), "HOME": str(root)}
+        subprocess.run([sys.executable, "-c", source("launch_agent"), json.dumps(request)], env=env,
+                       stdout=subprocess.DEVNULL, check=False)
 
 
 def hang_up(pid: int) -> None:

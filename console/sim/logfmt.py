@@ -43,13 +43,18 @@ def decode_line(
     gen_throughput: float,
     queue_req: int,
     hybrid: str | None = None,
+    prefix: str = "TP0",
+    mfu: tuple[float, float, float] | None = None,
 ) -> str:
     mamba_usage = min(1.0, running_req / 64)
     msg = f"Decode batch, #running-req: {running_req}, " + decode_usage(token, token_usage, hybrid, running_req, mamba_usage)
     if accept_len is not None:
         msg += f"accept len: {accept_len:.2f}, accept rate: {accept_rate or 0:.2f}, "
     msg += f"cuda graph: {cuda_graph}, gen throughput (token/s): {gen_throughput:.2f}, #queue-req: {queue_req}"
-    return line(msg)
+    if mfu is not None:  # --enable-mfu-metrics
+        msg += (f", est. decode TFLOPS/s (per GPU): {mfu[0]:.2f}, est. read BW (GB/s per GPU): {mfu[1]:.2f}, "
+                f"est. write BW (GB/s per GPU): {mfu[2]:.2f}")
+    return line(msg, prefix)
 
 
 def prefill_line(
@@ -62,6 +67,7 @@ def prefill_line(
     queue_req: int,
     input_throughput: float,
     hybrid: str | None = None,
+    prefix: str = "TP0",
 ) -> str:
     msg = (
         f"Prefill batch, #new-seq: {new_seq}, #new-token: {new_token}, #cached-token: {cached_token}, "
@@ -69,4 +75,4 @@ def prefill_line(
         + f"#running-req: {running_req}, #queue-req: {queue_req}, #pending-token: 0, "
         f"cuda graph: False, input throughput (token/s): {input_throughput:.2f}"
     )
-    return line(msg)
+    return line(msg, prefix)

@@ -56,8 +56,13 @@ class PerfModel:
         return batch * self.accept_len / self.step_time(batch)
 
 
+def tp_size(args: dict) -> int:
+    """--tp-size: dest tp_size in 0.5.23, tensor_parallel_size in 0.5.9/0.5.11."""
+    return int(args.get("tp_size") or args.get("tensor_parallel_size") or 1)
+
+
 def build(args: dict, env: dict, gpu_model: str, weights_gb: float) -> PerfModel:
-    tp = int(args.get("tp_size") or 1)
+    tp = tp_size(args)
     seconds_per_gb = SECONDS_PER_GB.get(gpu_model, 0.002)
     algorithm = str(args.get("speculative_algorithm") or "").upper()
     spec = algorithm in SPEC_ALGORITHMS

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import time
 import uuid
 from typing import TYPE_CHECKING
 
+from console.secrets import mask_argv
+from console.sim import flagtable
 from console.sim.http import Request, Response, json_response, text_response
 
 if TYPE_CHECKING:
@@ -18,18 +22,22 @@ class Routes:
         self.server = server
 
     def table(self) -> dict:
+        version = flagtable.version_tuple(self.server.version)
         routes = {
             ("GET", "/health"): self.health,
             ("GET", "/health_generate"): self.health_generate,
-            ("GET", "/model_info"): self.model_info,
             ("GET", "/get_model_info"): self.model_info,
-            ("GET", "/server_info"): self.server_info,
             ("GET", "/get_server_info"): self.server_info,
             ("POST", "/generate"): self.generate,
             ("GET", "/v1/models"): self.models,
             ("POST", "/v1/chat/completions"): self.chat,
             ("GET", "/get_load"): self.load,
         }
+        if version >= (0, 5, 10):  # older servers only have the get_ names
+            routes[("GET", "/model_info")] = self.model_info
+            routes[("GET", "/server_info")] = self.server_info
+        if version >= (0, 5, 23):
+            routes[("GET", "/ready")] = self.ready
         if self.server.args.get("enable_metrics"):
             routes[("GET", "/metrics")] = self.metrics
         return routes
@@ -39,17 +47,24 @@ class Routes:
     def _starting(self) -> Response | None:
         return None if self.server.ready else text_response("", 503)
 
-    async def health(self, request: Request) -> Response:
+    async def ready(self, request: Request) -> Response:
         return self._starting() or text_response("", 200)
 
+    async def health(self, request: Request) -> Response:
+        if os.environ.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower() in ("0", "false", "no"):
+            return self._starting() or text_response("", 200)
+        return await self.health_generate(request)
+
     async def health_generate(self, request: Request) -> Response:
+        """SGLang: a 1-token generation, then a poll once a second until the scheduler answers."""
         if (busy := self._starting()) is not None:
             return busy
-        if self.server.engine.running:
-            return text_response("", 200)  # SGLang: progress of running requests counts
         job = self.server.engine.new_request("0", 1, background=True)
-        await job.done.wait()
-        return text_response("", 200)
+        for _ in range(20):
+            await asyncio.sleep(1)
+            if job.done.is_set() or self.server.engine.running:
+                return text_response("", 200)
+        return text_response("", 503)
 
     # ------------------------------------------------------------------- info
 
@@ -58,8 +73,12 @@ class Routes:
         return json_response(
             {
                 "model_path": args.get("model_path"),
+                "served_model_name": args.get("served_model_name") or args.get("model_path"),
                 "tokenizer_path": args.get("tokenizer_path") or args.get("model_path"),
                 "is_generation": True,
+                "load_format": args.get("load_format"),
+                "reasoning_parser": args.get("reasoning_parser"),
+                "tool_call_parser": args.get("tool_call_parser"),
                 "preferred_sampling_params": None,
                 "weight_version": "default",
                 "has_image_understanding": False,
@@ -72,18 +91,24 @@ class Routes:
     async def server_info(self, request: Request) -> Response:
         server = self.server
         engine = server.engine
-        info = dict(server.resolved or server.args)
-        info["version"] = server.version
-        info["launch_command"] = " ".join(["python3", "-m", "sglang.launch_server", *server.argv])
+        resolved = dict(server.resolved or server.args)
+        info = dict(resolved)
         stats = engine.stats if engine else None
-        info["internal_states"] = [
-            {
-                "last_gen_throughput": stats.gen_throughput if stats else 0.0,
-                "avg_spec_accept_length": stats.accept_len if stats else 0.0,
-                "max_total_num_tokens": engine.max_total_tokens if engine else 0,
-                "memory_usage": {"weight": 0.0, "kvcache": 0.0, "token_capacity": engine.max_total_tokens if engine else 0},
-            }
-        ]
+        if flagtable.version_tuple(server.version) >= (0, 5, 23):
+            info["launch_command"] = ["python3", "-m", "sglang.launch_server", *mask_argv(server.argv)]
+            info["frontend"] = "python"
+        info.update(status="ready" if server.ready else "starting", max_total_num_tokens=engine.max_total_tokens if engine else 0,
+                    max_req_input_len=int(resolved.get("context_length") or 0) - 1, startup_time=server.started)
+        state = dict(resolved)
+        state.update(
+            last_gen_throughput=stats.gen_throughput if stats else 0.0,
+            effective_max_running_requests_per_dp=resolved.get("max_running_requests"),
+            memory_usage={"weight": 0.0, "kvcache": 0.0, "token_capacity": engine.max_total_tokens if engine else 0},
+        )
+        if engine and engine.perf.spec_enabled:
+            state["avg_spec_accept_length"] = stats.accept_len
+        info["internal_states"] = [state]
+        info["version"] = server.version
         return json_response(info)
 
     async def load(self, request: Request) -> Response:
@@ -146,14 +171,19 @@ class Routes:
             "finish_reason": job.finish_reason if finished else None,
             "prompt_tokens": job.prompt_tokens,
             "weight_version": "default",
-            "total_retractions": 0,
+            "num_retractions": 0,
+            "reasoning_tokens": 0,
             "completion_tokens": job.generated,
             "cached_tokens": 0,
-            "e2e_latency": (job.finished_at or time.monotonic()) - job.created,
         }
-        if self.server.engine.perf.spec_enabled:
-            meta["spec_accept_length"] = job.accept_length
-            meta["spec_verify_ct"] = job.verify_ct
+        if finished:
+            meta["e2e_latency"] = job.finished_at - job.created
+            perf = self.server.engine.perf
+            if perf.spec_enabled:
+                proposed = job.verify_ct * max(1, perf.draft_tokens - 1)
+                correct = max(0, job.generated - job.verify_ct)
+                meta.update(spec_accept_rate=correct / proposed if proposed else 0.0, spec_accept_length=job.accept_length,
+                            spec_num_correct_drafts=correct, spec_num_proposed_drafts=proposed, spec_verify_ct=job.verify_ct)
         return meta
 
     async def chat(self, request: Request) -> Response:
@@ -165,7 +195,7 @@ class Routes:
         max_new = int(body.get("max_tokens") or body.get("max_completion_tokens") or 128)
         job = self.server.engine.new_request(prompt, max_new)
         model = body.get("model") or self.server.resolved.get("served_model_name")
-        cid = uuid.uuid4().hex
+        cid = f"chatcmpl-{uuid.uuid4().hex}"
         if body.get("stream"):
             return Response(200, stream=self._chat_stream(job, cid, model), content_type="text/event-stream")
         await job.done.wait()
@@ -189,7 +219,7 @@ class Routes:
                 break
             await job.updates.get()
             text = job.output_text
-            delta = {"role": "assistant", "content": text[sent:]} if first else {"content": text[sent:]}
+            delta = {"role": "assistant", "content": text[sent:], "reasoning_content": None} if first else {"content": text[sent:], "reasoning_content": None}
             first, sent = False, len(text)
             chunk = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
             yield f"data: {json.dumps(chunk)}\n\n".encode()

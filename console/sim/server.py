@@ -27,6 +27,10 @@ READY_LINE = "The server is fired up and ready to roll!"
 
 
 def main(argv: list[str] | None = None, *, version: str, root: str) -> int:
+    if flagtable.version_tuple(version) >= (0, 5, 10):  # launch_server.py warns on import, before parsing
+        print(f"{sys.argv[0] if sys.argv else 'launch_server.py'}:71: UserWarning: 'python -m sglang.launch_server' is "
+              "still supported, but 'sglang serve' is the recommended entrypoint.\n"
+              "  Example: sglang serve --model-path <model> [options]\n  warnings.warn(", file=sys.stderr, flush=True)
     parser = flagtable.build_parser(version, prog=os.path.basename(sys.argv[0]) if sys.argv else None)
     args = vars(parser.parse_args(argv))  # unknown flags: usage + error, exit 2 like SGLang
     sys.stdout.reconfigure(line_buffering=True)
@@ -94,53 +98,69 @@ class SimServer:
         return 0
 
     def _die(self) -> int:
-        say("Scheduler hit an exception: Traceback (most recent call last):")
+        say("Scheduler hit an exception: Traceback (most recent call last):", self.prefix(0))
         print('  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process', file=sys.stderr)
         print("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error", file=sys.stderr, flush=True)
         self._stop_children(force=False)
         os._exit(1)
 
+    def prefix(self, rank: int = 0) -> str:
+        """SGLang prints ` TP{n}` in the scheduler's log prefix only when tp_size > 1."""
+        return f"TP{rank}" if self.tp > 1 else ""
+
+    @property
+    def tp(self) -> int:
+        return perf.tp_size(self.args)
+
     async def _start(self) -> None:
         args = self.args
         startup = max(0.0, float(self.settings.get("startup_s") or 0))
         model = settings.model_info(str(args.get("model_path") or ""))
-        plain(f"server_args=ServerArgs({', '.join(f'{k}={v!r}' for k, v in args.items())})")
+        plain(f"server_args={_resolved_repr(args)}")
         if model is None:
             raise StartupFailed(_missing_model(str(args.get("model_path"))))
         gpus = self._gpus()
-        tp = int(args.get("tp_size") or 1)
-        for rank in range(tp):
-            say("Init torch distributed begin.", f"TP{rank}")
+        tp = self.tp
         await asyncio.sleep(startup * 0.1)
         self._spawn_children(gpus, tp)
-        for rank in range(tp):
-            say("Init torch distributed ends. mem usage=0.00 GB", f"TP{rank}")
         weights_gb = float(model.get("sim_weights_gb", 16.0))
         total_gb = self.gpu.mem_total_mib / 1024
         avail = total_gb - self._used_gb(gpus)
-        say(f"Load weight begin. avail mem={avail:.2f} GB")
+        for rank in range(tp):
+            say(f"Load weight begin. avail mem={avail:.2f} GB", self.prefix(rank))
         await asyncio.sleep(startup * 0.4)
         self._check_memory(gpus, weights_gb / tp)
         self._register_memory(gpus, weights_gb / tp * 1024)
-        say(f"Load weight end. type={model.get('architectures', ['LlamaForCausalLM'])[0]}, dtype=torch.bfloat16, avail mem={avail - weights_gb / tp:.2f} GB, mem usage={weights_gb / tp:.2f} GB.")
+        arch = model.get("architectures", ["LlamaForCausalLM"])[0]
+        for rank in range(tp):
+            say(f"Load weight end. elapsed={startup * 0.4 + 3.1:.2f} s, type={arch}, avail mem={avail - weights_gb / tp:.2f} GB, "
+                f"mem usage={weights_gb / tp:.2f} GB.", self.prefix(rank))
         fraction = float(args.get("mem_fraction_static") or 0.85)
         pool_gb = max(0.5, total_gb * fraction - weights_gb / tp)
         self._check_memory(gpus, total_gb * fraction)
         kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp
         max_total = int(pool_gb * 1024 * 1024 / kv_kb)
-        say(f"KV Cache is allocated. #tokens: {max_total}, K size: {pool_gb / 2:.2f} GB, V size: {pool_gb / 2:.2f} GB")
+        for rank in range(tp):
+            say(f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {max_total}, K size: {pool_gb / 2:.2f} GB, "
+                f"V size: {pool_gb / 2:.2f} GB", self.prefix(rank))
+            say(f"Memory pool end. avail mem={total_gb * (1 - fraction):.2f} GB", self.prefix(rank))
         self._register_memory(gpus, total_gb * fraction * 1024)
         self.resolved = self._resolve(model, max_total)
         await asyncio.sleep(startup * 0.2)
+        free = total_gb * (1 - fraction)
         if not args.get("disable_cuda_graph"):
-            say(f"Capture cuda graph begin. This can take up to several minutes. avail mem={total_gb * (1 - fraction):.2f} GB")
+            kind = "verify" if perf.build(args, dict(os.environ), self.gpu.key, weights_gb).spec_enabled else "decode"
+            for rank in range(tp):
+                say(f"Capture target {kind} CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem={free:.2f} GB", self.prefix(rank))
             await asyncio.sleep(startup * 0.2)
-            say(f"Capture cuda graph end. Time elapsed: {startup * 0.2 + 1.7:.2f} s. mem usage=0.62 GB. avail mem={total_gb * (1 - fraction) - 0.62:.2f} GB.")
+            for rank in range(tp):
+                say(f"Capture target {kind} CUDA graph end. bs=[1, 2, 4, 8, 16, 24, 32], elapsed={startup * 0.2 + 1.7:.2f} s, "
+                    f"mem usage=0.62 GB, avail mem={free - 0.62:.2f} GB.", self.prefix(rank))
         resolved = self.resolved
         say(
             f"max_total_num_tokens={max_total}, chunked_prefill_size={resolved['chunked_prefill_size']}, "
             f"max_prefill_tokens={resolved['max_prefill_tokens']}, max_running_requests={resolved['max_running_requests']}, "
-            f"context_len={resolved['context_length']}, available_gpu_mem={total_gb * (1 - fraction) - 0.62:.2f} GB"
+            f"context_len={resolved['context_length']}, available_gpu_mem={free - 0.62:.2f} GB", self.prefix(0)
         )
         self.engine = self._engine(model, max_total)
         asyncio.create_task(self.engine.run())
@@ -155,7 +175,7 @@ class SimServer:
     # ------------------------------------------------------------------ GPUs
 
     def _gpus(self) -> list[int]:
-        tp = int(self.args.get("tp_size") or 1)
+        tp = self.tp
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         if visible:
             physical = [int(x) for x in visible.split(",") if x.strip().isdigit()]
@@ -199,7 +219,8 @@ class SimServer:
 
     def _spawn_children(self, gpus: list[int], tp: int) -> None:
         linger = bool(self.settings.get("linger_children"))
-        roles = [("scheduler", f"sglang::scheduler_TP{rank}", gpus[rank]) for rank in range(tp)]
+        titles = [f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)]
+        roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp)]
         roles.append(("detokenizer", "sglang::detokenizer", None))
         for role, title, gpu in roles:
             command = [sys.executable, "-m", "console.sim.child", "--title", title, "--root", self.root, "--parent", str(os.getpid())]
@@ -258,6 +279,8 @@ class SimServer:
             max_total_tokens=max_total,
             decode_log_interval=int(self.args.get("decode_log_interval") or 40),
             log=lambda text: print(text, flush=True),
+            prefix=self.prefix(0),
+            mfu=bool(self.args.get("enable_mfu_metrics")),
             degenerate=bool(self.settings.get("degenerate")),
             seed=self.port,
             hybrid=model.get("sim_hybrid"),
@@ -279,9 +302,11 @@ class SimServer:
         plain(f"INFO:     Uvicorn running on http://{host}:{self.port} (Press CTRL+C to quit)")
 
     async def _warmup(self) -> None:
+        if self.args.get("skip_server_warmup"):
+            return
+        plain('INFO:     127.0.0.1:40000 - "GET /model_info HTTP/1.1" 200 OK')
         request = self.engine.new_request("The capital city of France is", 8, background=True)
         await request.done.wait()
-        plain('INFO:     127.0.0.1:40000 - "GET /model_info HTTP/1.1" 200 OK')
         plain('INFO:     127.0.0.1:40000 - "POST /generate HTTP/1.1" 200 OK')
 
     async def _background_load(self) -> None:
@@ -316,6 +341,10 @@ def _write_plan(root: str, parent: int, update: dict) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(plan, fh)
     os.replace(tmp, path)
+
+
+def _resolved_repr(args: dict) -> str:
+    return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in args.items()) + "}"
 
 
 def _missing_model(path: str) -> list[str]:

@@ -68,11 +68,13 @@ async def test_monitor_tracks_tok_s_and_statuses(demo_fleet):
         assert slow.history[-1].accept_len < 2.0
         up = state.server("h200x4", 30001)
         await wait_for(lambda: up.status == Status.UP, timeout=30)
-        assert up.tok_s() > 80
+        assert up.tok_s() > 60  # two background requests on an H200: ~100 tok/s in aggregate
         looping = state.server("old059", 30000)
         await wait_for(lambda: looping.status == Status.LOOPING, timeout=30)
         assert state.server("h200x4", 30003).status == Status.DOWN
-        assert state.hosts["h200x4"].gpus[0].mem_used_mib > 100_000
+        h200 = state.hosts["h200x4"]
+        await wait_for(lambda: h200.gpus, timeout=10)
+        assert h200.gpus[0].mem_used_mib > 100_000, (h200.gpu_error, h200.error)
 
 
 async def test_server_http_through_the_ssh_forward(demo_fleet):
@@ -87,10 +89,12 @@ async def test_server_http_through_the_ssh_forward(demo_fleet):
             assert info["version"] == "0.5.23" and info["max_running_requests"] == 64
             metrics = (await client.get(base + "/metrics")).text
             assert "sglang:num_running_reqs" in metrics
-        # every host has its own port 30000: the same forward target reaches another server
+        # every host has its own port 30000: the same forward target reaches another server,
+        # an older SGLang that only has the get_ names
         other = await fleet["old059"].forward(30000)
         async with httpx.AsyncClient() as client:
-            assert (await client.get(f"http://127.0.0.1:{other}/server_info")).json()["version"] == "0.5.9"
+            assert (await client.get(f"http://127.0.0.1:{other}/server_info")).status_code == 404
+            assert (await client.get(f"http://127.0.0.1:{other}/get_server_info")).json()["version"] == "0.5.9"
     finally:
         await fleet.close()
 

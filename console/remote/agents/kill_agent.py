@@ -1,0 +1,134 @@
+"""Stop one SGLang server on this host: verified, whole tree, never by name.
+
+Run as ``python -c SOURCE '{"pid":..,"start_ticks":..,"argv":[..],"grace":20}'``.
+Refuses (exit 3) if the PID is no longer the process the console saw (start
+time or argv changed: PID reuse). Signals the server's process group when it
+leads one, else each member; members are the server's descendants plus
+anything still in its process group and session (children reparented to
+PID 1 after an earlier kill included). SIGTERM, a grace period, then SIGKILL;
+every signal re-checks the target's start time. Prints JSON lines.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+
+def out(**obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def stat(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    head, _, rest = text.rpartition(")")
+    f = rest.split()
+    return {"pid": pid, "state": f[0], "ppid": int(f[1]), "pgid": int(f[2]), "sid": int(f[3]),
+            "start_ticks": int(f[19]), "comm": head.partition("(")[2]}
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    parts = [p.decode("utf-8", "replace") for p in raw.split(b"\0")]
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def table():
+    procs = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = stat(int(name))
+            if st:
+                procs[st["pid"]] = st
+    return procs
+
+
+def members(root, procs):
+    found = {root["pid"]: root["start_ticks"]}
+    changed = True
+    while changed:
+        changed = False
+        for st in procs.values():
+            if st["pid"] not in found and (st["ppid"] in found or (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])):
+                found[st["pid"]] = st["start_ticks"]
+                changed = True
+    return found
+
+
+def alive(pid, ticks):
+    st = stat(pid)
+    return st is not None and st["start_ticks"] == ticks and st["state"] != "Z"
+
+
+def send(pid, ticks, sig):
+    if alive(pid, ticks):
+        try:
+            os.kill(pid, sig)
+            return True
+        except OSError:
+            return False
+    return False
+
+
+def main():
+    args = json.loads(sys.argv[1])
+    pid, ticks, argv = int(args["pid"]), int(args["start_ticks"]), args.get("argv")
+    grace = float(args.get("grace", 20))
+    root = stat(pid)
+    if root is None:
+        out(stage="identity", ok=False, detail="process %d is gone" % pid)
+        return 4
+    if root["start_ticks"] != ticks or (argv is not None and cmdline(pid) != argv):
+        out(stage="identity", ok=False,
+            detail="pid %d is not the server we saw (start time or argv changed: PID reused); nothing signalled" % pid)
+        return 3
+    procs = table()
+    group = members(root, procs)
+    out(stage="identity", ok=True, members=sorted(group), pgid=root["pgid"], sid=root["sid"])
+    if root["pgid"] == pid:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    for member, member_ticks in group.items():
+        send(member, member_ticks, signal.SIGTERM)
+    out(stage="term", pids=sorted(group))
+    deadline = time.time() + grace
+    remaining = [p for p, t in group.items() if alive(p, t)]
+    while remaining and time.time() < deadline:
+        time.sleep(0.1)
+        now = [p for p, t in group.items() if alive(p, t)]
+        if len(now) != len(remaining):
+            out(stage="waiting", remaining=now)
+        remaining = now
+    if remaining:
+        for member in remaining:
+            send(member, group[member], signal.SIGKILL)
+        out(stage="kill", pids=remaining)
+        end = time.time() + 5
+        while time.time() < end and any(alive(p, group[p]) for p in remaining):
+            time.sleep(0.1)
+    survivors = [p for p, t in group.items() if alive(p, t)]
+    zombies = []
+    for member, member_ticks in group.items():
+        st = stat(member)
+        if st is not None and st["start_ticks"] == member_ticks and st["state"] == "Z":
+            zombies.append({"pid": member, "ppid": st["ppid"], "parent": cmdline(st["ppid"]) or []})
+    out(stage="done", survivors=survivors, zombies=zombies, escalated=bool(remaining))
+    return 0 if not survivors else 5
+
+
+if __name__ == "__main__":
+    sys.exit(main())
