@@ -21,17 +21,19 @@ Formats handled, as seen in real logs from SGLang 0.1 to 0.5.x:
   ``ERROR_CLASSES``).
 
 Units in ``extra``: memory in GB (``avail_mem``, ``mem_usage``, ``k_size``,
-``available_gpu_mem`` ...), durations in seconds (``time_elapsed``), values
-printed with a ``%`` sign get a ``_pct`` key suffix.
+``available_gpu_mem`` ...), durations in seconds (``elapsed``), values printed
+with a ``%`` sign get a ``_pct`` key suffix. Other ``extra`` keys: ``time_of_day``
+(time-only prefixes), ``pid``/``ip`` (Ray prefix), ``iter`` (``Decode batch [N]``),
+``<tag>_rank`` for rank tags other than DP/TP/PP/EP, ``exception_type``.
 
 Speed: decode lines dominate a busy log, so they have a fast path. The first
 line of each key layout ("shape") is parsed by the generic pair parser, which
-then compiles a matcher for that exact layout: one anchored regex whose
-value groups are typed (``[0-9]+`` for counts, ``True|False`` for flags ...) and a
-generated builder that converts and stores the groups. Later lines of the same
-layout take one ``re.match`` and no per-pair Python loop; any line the matcher
-rejects goes through the generic parser, so both paths give the same record
-(tests compare them).
+then compiles a matcher for that exact layout: one anchored regex over the whole
+line and a generated builder that converts its groups (values that repeat, like
+``#running-req`` or ``accept len``, through a string->number cache). Later lines
+of the same layout take one ``re.match`` and no per-pair Python loop; any line
+the matcher or builder rejects goes through the generic parser, so both paths
+give the same record (tests compare them, also under fuzzing).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ MILESTONES = (
     "weights_begin",
     "weights_loaded",
     "kv_cache",
+    "mamba_cache",
     "memory_pool_end",
     "cuda_graph_begin",
     "cuda_graph_end",
@@ -71,6 +74,7 @@ MILESTONES = (
 #: error classes, most specific first
 ERROR_CLASSES = (
     "cuda_oom",
+    "not_enough_memory",
     "address_in_use",
     "unrecognized_arguments",
     "invalid_argument",
@@ -78,6 +82,7 @@ ERROR_CLASSES = (
     "watchdog",
     "health_check",
     "child_failed",
+    "init_failed",
     "killed",
     "traceback",
     "exception",
@@ -297,8 +302,7 @@ def _parse_header(text: str, limit: int) -> tuple[tuple[Any, ...], int]:
 def parse_time_prefix(text: str) -> datetime | None:
     """The timestamp of any SGLang-prefixed line (also lines ``parse_line`` drops)."""
     try:
-        if "\x1b" in text:
-            text = _ANSI_RE.sub("", text)
+        text = _clean(text)
         return _parse_header(text, len(text))[0][0]
     except Exception:
         return None
@@ -357,7 +361,9 @@ _KNOWN: dict[str, tuple[str, str]] = {
 }
 # Values of these change on every line; the others repeat and are converted once
 # (a dict hit is several times cheaper than int()/float() of a fresh string).
-_HIGH_ENTROPY = frozenset({"token", "gen_throughput", "input_throughput", "new_token", "cached_token"})
+_HIGH_ENTROPY = frozenset(
+    {"token", "gen_throughput", "input_throughput", "new_token", "cached_token"}
+)
 
 # What a valid value looks like. Bounded, so int() never meets its digit limit
 # and float() never overflows to inf.
@@ -532,7 +538,11 @@ def _batch_record(kind: str, text: str, i: int, skip: int) -> LogRecord | None:
 # serves lines with other prefixes (Ray, time-only, foreign loggers).
 
 _Shape = tuple[
-    Callable[..., Any], Callable[..., LogRecord], Callable[..., Any], Callable[..., LogRecord], tuple[str, ...]
+    Callable[..., Any],
+    Callable[..., LogRecord],
+    Callable[..., Any],
+    Callable[..., LogRecord],
+    tuple[str, ...],
 ]
 _SHAPES: dict[str, list[_Shape]] = {"decode": [], "prefill": []}
 # (full matcher, full builder) of each shape, the lists parse_line walks
@@ -579,8 +589,8 @@ def _tags_miss(tags: str) -> tuple[Any, ...]:
 def _learn_shape(kind: str, pairs: list[tuple[str, str]]) -> None:
     keys = tuple(k for k, _ in pairs)
     shapes = _SHAPES[kind]
-    if any(s[4] == keys for s in shapes):
-        return
+    if any(s[4] == keys for s in shapes) or sum(k in _KNOWN for k in keys) < 2:
+        return  # known already, or not an SGLang stats line (no compiling for random text)
     pct = []
     for k, val in pairs:
         if "," in k or "," in val:
@@ -626,11 +636,18 @@ def _compile_shape(kind: str, keys: tuple[str, ...], pct: tuple[bool, ...]) -> _
             body.append(f"    o.{fname} = {'int' if ftype is _INT else 'float'}({g})")
         else:
             parts.append(lit + r"([^,\s]*)")
-            get, miss = ("_iget", "_int_miss") if ftype is _INT else ("_fget", "_float_miss")
-            body.append(f"    v = {get}({g})")
-            body.append(f"    o.{fname} = {miss}({g}) if v is None else v")
+            # a dict subscript is the cheapest hit; a miss (once per distinct value) raises
+            cache, miss = ("_IC", "_int_miss") if ftype is _INT else ("_FC", "_float_miss")
+            body += [
+                "    try:",
+                f"        o.{fname} = {cache}[{g}]",
+                "    except KeyError:",
+                f"        o.{fname} = {miss}({g})",
+            ]
     body_pat = ", ".join(parts) + r"[,\s]*\Z"
-    full_pat = _STD_PREFIX_PAT + re.escape(_KEYWORD[kind]) + r"(?: \[([0-9]{1,18})\])?[,.] " + body_pat
+    full_pat = (
+        _STD_PREFIX_PAT + re.escape(_KEYWORD[kind]) + r"(?: \[([0-9]{1,18})\])?[,.] " + body_pat
+    )
     gvars = ", ".join(f"g{n}" for n in range(len(keys)))
     nones = [n for n in _FIELD_NAMES[6:-1] if n not in assigned]
     tail = [f"    o.kind = {kind!r}", "    o.extra = ex"]
@@ -670,8 +687,8 @@ def _compile_shape(kind: str, keys: tuple[str, ...], pct: tuple[bool, ...]) -> _
     ]
     ns: dict[str, Any] = {
         "_new": object.__new__, "_Draft": _Draft, "_Record": LogRecord, "_FIELDS": _FIELD_NAMES,
-        "_auto": _auto, "_iget": _ICACHE.get, "_fget": _FCACHE.get,
-        "_int_miss": _int_miss, "_float_miss": _float_miss, "_MISSING": _MISSING,
+        "_auto": _auto, "_IC": _ICACHE, "_FC": _FCACHE,
+        "_int_miss": _int_miss, "_float_miss": _float_miss,
         "_tsget": _TS_CACHE.get, "_ts_miss": _ts_miss, "_tagsget": _TAGS_CACHE.get, "_tags_miss": _tags_miss,
     }  # fmt: skip
     exec("\n".join(src) + "\n", ns)  # noqa: S102 - from _KNOWN field names and repr()'d keys
@@ -679,18 +696,6 @@ def _compile_shape(kind: str, keys: tuple[str, ...], pct: tuple[bool, ...]) -> _
         re.compile(full_pat).match, ns["build_full"],
         re.compile(body_pat).match, ns["build_body"], keys,
     )  # fmt: skip
-
-
-def _fast_batch(kind: str, text: str, i: int, skip: int) -> LogRecord | None:
-    """A record from a compiled shape, or None (then the generic parser runs)."""
-    for full, build in _FULL[kind]:
-        m = full(text)
-        if m is not None:
-            try:
-                return build(m)
-            except (_Bail, ValueError):
-                return None
-    return _body_shape(kind, text, i, skip)
 
 
 def _body_shape(kind: str, text: str, i: int, skip: int) -> LogRecord | None:
@@ -726,36 +731,51 @@ def _body_shape(kind: str, text: str, i: int, skip: int) -> LogRecord | None:
 # line (tracebacks, argparse, raw prints, foreign prefixes) when it contains one
 # of the words every milestone, ready or error line has.
 _MSG_PREFIXES = (
-    "Load weight", "KV Cache", "Memory pool end", "max_total_num_tokens=", "Capture ",
+    "Load weight", "KV Cache", "Mamba Cache", "Memory pool end", "max_total_num_tokens=", "Capture ",
     "Init torch distributed", "The server is fired up", "INFO:     Uvicorn running",
-    "Uvicorn running", "Received sigquit", "Health check failed", "Traceback", "Killed",
+    "Uvicorn running", "Received sigquit", "Health check failed", "Traceback", "Killed", "Rank ",
+    "Initialization failed", "Not enough memory", "Port is already in use",
 )  # fmt: skip
 _BRACKET_WORDS = (
-    "rror", "xception", "ERROR", "atchdog", "Traceback", "KV Cache is allocated",
+    "rror", "xception", "ERROR", "atchdog", "Traceback", "Cache is allocated",
     "out of memory", "ealth check failed", "in use",
 )  # fmt: skip
 _LOOSE_WORDS = _BRACKET_WORDS + (
     "fired up", "Load weight", "Memory pool end", "max_total_num_tokens=", "graph begin",
     "graph end", "Uvicorn running", "torch distributed", "Killed", "NCCL", "sigquit",
+    "Initialization failed", "Not enough memory", "died during initialization",
 )  # fmt: skip
 
 _ERROR_CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cuda_oom", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")),
-    ("address_in_use", re.compile(r"(?i:address already in use)|\[Errno 98\]")),
+    ("not_enough_memory", re.compile(r"Not enough memory\. Please try to increase --mem-fraction")),
+    (
+        "address_in_use",
+        re.compile(r"(?i:address already in use)|\[Errno 98\]|Port is already in use"),
+    ),
     ("unrecognized_arguments", re.compile(r"error: unrecognized arguments")),
     (
         "invalid_argument",
         re.compile(r"error: argument \S+: |error: the following arguments are required"),
     ),
-    ("nccl", re.compile(r"NCCL error|nccl\w*Error|NCCL WARN|NCCL timeout|WorkNCCL|ProcessGroupNCCL")),
+    (
+        "nccl",
+        re.compile(r"NCCL error|nccl\w*Error|NCCL WARN|NCCL timeout|WorkNCCL|ProcessGroupNCCL"),
+    ),
     ("watchdog", re.compile(r"[Ww]atchdog timeout")),
     ("health_check", re.compile(r"(?i:health ?check failed)")),
-    ("child_failed", re.compile(r"Received sigquit from a child process")),
+    (
+        "child_failed",  # 0.4.3 wrote "proces."
+        re.compile(r"Received sigquit from a child proces|scheduler died during initialization"),
+    ),
+    ("init_failed", re.compile(r"Initialization failed\.")),
     ("killed", re.compile(r"Killed\Z")),
     ("traceback", re.compile(r"Traceback \(most recent call last\)")),
     (
         "exception",
-        re.compile(r"(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception)|Exception|Error)(?::|\Z)"),
+        re.compile(
+            r"(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception)|Exception|Error)(?::|\Z)"
+        ),
     ),
     ("error_log", re.compile(r"ERROR:\s")),
 )
@@ -768,6 +788,7 @@ _MILESTONE_RE = re.compile(
     r"|(?P<weights_begin>Load weight begin)"
     r"|(?P<weights_loaded>Load weight end)"
     r"|(?P<kv_cache>KV Cache is allocated)"
+    r"|(?P<mamba_cache>Mamba Cache is allocated)"
     r"|(?P<memory_pool_end>Memory pool end)"
     r"|(?P<cuda_graph_begin>Capture (?:[\w ]+ )?(?:cuda|[A-Z]+) graph begin)"
     r"|(?P<cuda_graph_end>Capture (?:[\w ]+ )?(?:cuda|[A-Z]+) graph end)"
@@ -780,7 +801,9 @@ _LEVEL_RE = re.compile(r"(?:INFO|WARNING|DEBUG):\s+")
 _KV_EQ_RE = re.compile(
     r"([A-Za-z_][\w ]*?)\s*=\s*(\[[^\]]*\]|[^,=]+?)(?=,|\.\s|\.?\s*$|\s+[A-Za-z_][\w ]*=)"
 )
-_KV_COLON_RE = re.compile(r"(#?[A-Za-z][\w #-]*?):\s*([^,]+?)(?=,|\.\s|\.?\s*$)")
+_KV_COLON_RE = re.compile(
+    r"(#?[A-Za-z][\w #-]*?):\s*([^,]+?)(?=,|\.\s|\.?\s*$|\s+#?[A-Za-z_][\w -]*:\s)"
+)
 _QUANTITY_RE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)\s*(GB|GiB|MB|s|ms)?\.?")
 _URL_RE = re.compile(r"(https?://\S+?)(?::([0-9]+))?(?=[\s(]|$)")
 _KEY_ALIASES = {"time_elapsed": "elapsed"}  # old "Time elapsed: 1.2 s", new "elapsed=1.2 s"
@@ -819,7 +842,7 @@ def _milestone_extra(name: str, msg: str) -> dict[str, Any]:
     for k, v in _KV_EQ_RE.findall(msg):
         key = _norm_key(k)
         extra[_KEY_ALIASES.get(key, key)] = _quantity(v)
-    if name in ("kv_cache", "cuda_graph_end"):
+    if name in ("kv_cache", "mamba_cache", "cuda_graph_end"):
         body = msg.split(". ", 1)[1] if ". " in msg else msg
         for k, v in _KV_COLON_RE.findall(body):
             key = _norm_key(k)
@@ -860,6 +883,8 @@ def _other_record(text: str) -> LogRecord | None:
 
 def _classify(text: str) -> LogRecord | None:
     hdr, start = _parse_header(text, len(text))
+    if start == 0 and text[:1] in (" ", "\t"):
+        return None  # a traceback frame or source line; the "Traceback" and "XxxError:" lines count
     msg = text[start:].strip()
     if not msg:
         return None
@@ -902,12 +927,19 @@ def _decode(text: str, i: int) -> LogRecord | None:
     return rec if rec is not None else _batch_record("decode", text, i, 12)
 
 
+def _clean(text: str) -> str:
+    """Drop terminal escapes, and of a line redrawn in place (tqdm) keep the last frame."""
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    if "\r" in text:
+        text = text.rstrip("\r\n").rsplit("\r", 1)[-1]
+    return text
+
+
 def _rest(text: str) -> LogRecord | None:
     """Every line without ``Decode batch``."""
     if "HTTP/1." in text and ' - "' in text:
         return None  # uvicorn access log
-    if "\r" in text:  # a tqdm bar redrawn in place: keep the last frame
-        text = text.rstrip("\r\n").rsplit("\r", 1)[-1]
     if len(text) > 65536:  # the classes and milestones all show within the first 64 KiB
         text = text[:65536]
     return _other_record(text)
@@ -920,8 +952,8 @@ def parse_line(text: str) -> LogRecord | None:
     record or ``None``.
     """
     try:
-        if "\x1b" in text:
-            text = _ANSI_RE.sub("", text)
+        if "\x1b" in text or "\r" in text:
+            text = _clean(text)
         i = text.find("Decode batch")
         if i < 0:
             return _rest(text)
