@@ -85,6 +85,8 @@ class ServerState:
     version: str | None = None
     probe: object | None = None
     drift: object | None = None
+    """A console.core.drift.Report once the host's SGLang compared the running argv with the profile."""
+    drift_error: str | None = None
     action: str | None = None
     status: Status = Status.UNKNOWN
     reason: str = ""

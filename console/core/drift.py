@@ -164,7 +164,8 @@ def check_version(version: str | None, requires: str | None) -> bool | None:
 
 def sort_rows(rows: list[Row]) -> list[Row]:
     """Differences first, performance-relevant ones first among them; env after flags."""
-    return sorted(rows, key=lambda r: (r.state == State.SAME, not r.performance, r.kind != "flag", r.name))
+    return sorted(rows, key=lambda r: (r.state == State.SAME, not r.performance, r.state != State.DIFFERENT,
+                                       r.kind != "flag", r.name))
 
 
 def build(

@@ -295,7 +295,26 @@ class HostMonitor:
                 server.server_info = info
                 server.version = str(info.get("version")) if info.get("version") is not None else None
                 self._info_at[server.port] = time.time()
+                if server.drift is None and server.managed:
+                    await self._drift(server)
         self._changed(server.port)
+
+    async def _drift(self, server: ServerState) -> None:
+        """Compare with the profile once per server process (the host's SGLang judges; it is not free)."""
+        from console.diffing import profile_argv, report_from
+        from console.remote.sglang_args import canonicalize_remote
+
+        process, profile = server.process, server.profile
+        if process is None or profile is None:
+            return
+
+        verdict = await canonicalize_remote(self.ssh, process.python or profile.python,
+                                            {"profile": profile_argv(profile, server.config), "running": list(process.args)})
+        if verdict.ok:
+            server.drift = report_from(verdict, profile, server.config, process, server.server_info)
+            server.drift_error = None
+        else:
+            server.drift_error = verdict.error
 
     async def _health(self, base: str, server: ServerState) -> httpx.Response | None:
         """/ready where the server has it (0.5.23+); else /health, which makes SGLang generate a
