@@ -57,7 +57,8 @@ async def kill(ctx: ActionContext, host: str, port: int, *, expected_pid: int | 
         process = snap.server(port)
         stage.detail = f"pid {process.main.pid}" if process else "not running"
     if process is None:
-        return ctx.result("kill", target, True, f"nothing runs on {target}")
+        swept = await sweep_orphans(ctx, ssh, host, port, snap, rollbacks)
+        return ctx.result("kill", target, True, swept or f"nothing runs on {target}")
     if expected_pid is not None and process.main.pid != expected_pid:
         raise StageFailed(f"{target} is now pid {process.main.pid}, not {expected_pid}: it changed since you looked; nothing killed")
     saved = await save_for_rollback(ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks)
@@ -73,6 +74,30 @@ async def kill(ctx: ActionContext, host: str, port: int, *, expected_pid: int | 
     if record:
         audit.end(record, True, outcome)
     return ctx.result("kill", target, True, outcome, pid=process.main.pid)
+
+
+async def sweep_orphans(ctx: ActionContext, ssh: SshHost, host: str, port: int, snap: Snapshot,
+                        rollbacks: RollbackStore | None) -> str | None:
+    """SGLang children left by this port's dead server (reparented to PID 1, still holding GPUs).
+
+    Matched by process group and session to the last server we saw on the port, or by holding
+    the GPUs configured for it — and always by an SGLang child title, never by name alone.
+    """
+    saved = (rollbacks or RollbackStore()).latest(host, port) or {}
+    server = configured(ctx, host, port)
+    uuid_of = {g.index: g.uuid for g in snap.gpus}
+    mine = {uuid_of.get(i) for i in (server.gpus if server else [])} - {None}
+    holders = {a.pid for a in snap.apps if a.gpu_uuid in mine}
+    orphans = [p for p in snap.view.orphans if p.pgid == saved.get("pid") or p.sid == saved.get("pid") or p.pid in holders]
+    if not orphans:
+        return None
+    python = ctx.config.host(host).python
+    async with ctx.stage("sweep", f"orphans of {host}:{port}: {', '.join(f'{p.pid} {p.title}' for p in orphans)}") as stage:
+        for orphan in orphans:
+            args = {"pid": orphan.pid, "start_ticks": orphan.start_ticks, "argv": list(orphan.argv), "grace": 5}
+            await remote(ctx, ssh, [python, "-c", source("kill_agent"), json.dumps(args)], timeout=30)
+        stage.detail = f"stopped {len(orphans)} orphaned processes"
+    return f"nothing ran on {host}:{port}; swept {len(orphans)} orphaned SGLang processes"
 
 
 async def save_for_rollback(ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess,

@@ -225,29 +225,36 @@ async def wait_ready(ctx: ActionContext, ssh: SshHost, host: str, port: int, sta
 
 
 async def _follow(ctx, stream, pid: int, lines: list[str], state: dict, stage) -> None:
-    seen_pid = False
+    seen = present = False
     async for raw in stream:
         try:
             message = json.loads(raw)
         except ValueError:
             continue
-        if message.get("t") == "log":
+        kind = message.get("t")
+        if kind == "log":
             for text in message.get("lines") or []:
                 lines.append(text)
-                record = parse_line(text)
-                if record is None:
-                    continue
-                if record.kind == "milestone":
-                    stage.detail = (record.message or "")[:120]
-                    ctx.progress(stage)
-                elif record.kind == "ready":
-                    state["ready_line"] = True
-                elif record.kind == "error":
-                    stage.evidence.append(text)
-        elif message.get("t") == "procs":
+                _startup_line(ctx, text, state, stage)
+        elif kind == "procs":
             present = any(p.get("pid") == pid and p.get("state") != "Z" for p in message.get("procs") or [])
-            seen_pid = seen_pid or present
-            state["alive"] = present or not seen_pid and time.monotonic() - stage.started < 3
+            seen = seen or present
+        if kind in ("procs", "hb"):
+            # a process that died before the first scan is never seen: give it a few seconds
+            state["alive"] = present or (not seen and time.monotonic() - stage.started < 3)
+
+
+def _startup_line(ctx, text: str, state: dict, stage) -> None:
+    record = parse_line(text)
+    if record is None:
+        return
+    if record.kind == "milestone":
+        stage.detail = (record.message or "")[:120]
+        ctx.progress(stage)
+    elif record.kind == "ready":
+        state["ready_line"] = True
+    elif record.kind == "error":
+        stage.evidence.append(text)
 
 
 async def _until_healthy(ssh: SshHost, port: int, address: str, state: dict, timeout: float, started: Started,

@@ -80,6 +80,8 @@ async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float =
                     if first is None and (chunk.get("text") or chunk.get("output_ids")):
                         first = time.monotonic()
                     last = chunk
+        except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError) as exc:
+            raise ProbeError(f"no HTTP answer through the SSH forward (is the server listening?): {type(exc).__name__} {exc}".strip()) from None
         except httpx.HTTPError as exc:
             raise ProbeError(f"{type(exc).__name__}: {exc}") from None
     ended = time.monotonic()

@@ -130,6 +130,19 @@ class SimFleet:
         self._write_config()
         return self.config_path
 
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Until every server left running at boot has logged SGLang's ready line."""
+        deadline = time.monotonic() + timeout
+        for host in self.hosts.values():
+            for server in host.spec.servers:
+                if server.running is None:
+                    continue
+                log = host.root / "logs" / f"sglang-{server.port}.log"
+                while "The server is fired up and ready to roll!" not in _read(log):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"{host.spec.name}:{server.port} not ready:\n{_read(log)[-1500:]}")
+                    time.sleep(0.1)
+
     def stop(self) -> None:
         for host in self.hosts.values():
             host.signal_all(signal.SIGTERM)
@@ -282,6 +295,13 @@ class SimFleet:
         out["python"] = host.python
         out["args"] = [self._fill(host, a) for a in profile["args"]]
         return out
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def _layout_dir(workdir: Path) -> str | None:

@@ -196,7 +196,9 @@ class SimServer:
     def _used_gb(self, gpus: list[int]) -> float:
         mine = {c.pid for c in self.children}
         uses = [u for u in gpustate.read_gpu_uses(self.root) if u["pid"] not in mine]
-        return max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+        held = max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+        # memory taken by things outside this simulation (another tenant, a display): a host setting
+        return held + float(self.settings.get("reserved_gib") or 0)
 
     def _check_memory(self, gpus: list[int], needed_gb: float) -> None:
         total_gb = self.gpu.mem_total_mib / 1024

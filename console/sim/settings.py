@@ -6,7 +6,8 @@ the simulated *host*, never flags a real server lacks:
 
     "sglang": {"version": "0.5.23", "startup_s": 3.0, "degenerate": false,
                "oom_at_start": false, "die_after_s": null, "linger_children": false,
-               "zombie_child": false, "load": {"concurrency": 0, "max_tokens": 256},
+               "zombie_child": false, "reserved_gib": 0.0,
+               "load": {"concurrency": 0, "max_tokens": 256},
                "ports": {"30001": {"degenerate": true}}}
 """
 
@@ -23,6 +24,7 @@ SGLANG_DEFAULTS: dict = {
     "die_after_s": None,
     "linger_children": False,
     "zombie_child": False,
+    "reserved_gib": 0.0,
     "load": {"concurrency": 0, "max_tokens": 256},
 }
 

@@ -18,6 +18,7 @@ def demo_fleet(tmp_path_factory):
     """The demo's three hosts, shared by read-only tests (never change it in a test)."""
     fleet = SimFleet(tmp_path_factory.mktemp("demo"), demo_hosts(startup_s=1.0), demo_profiles(), ssh=SSH_MODE)
     fleet.start()
+    fleet.wait_ready()
     yield fleet
     fleet.stop()
 
@@ -31,6 +32,7 @@ def fleet_factory(tmp_path):
         fleet = SimFleet(tmp_path / f"fleet{len(started)}", hosts, profiles or demo_profiles(), ssh=SSH_MODE, **kwargs)
         started.append(fleet)
         fleet.start()
+        fleet.wait_ready()
         return fleet
 
     yield make

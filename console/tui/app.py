@@ -1,0 +1,148 @@
+"""The Textual app: wiring only. Builds the session, starts the monitor (or a replay), batches
+fleet changes into at most ~10 refreshes a second, raises alerts, records, sets the title."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.theme import BUILTIN_THEMES
+
+from console.config import Config
+from console.errors import UsageError
+from console.monitor import FleetMonitor
+from console.render import clean
+from console.tui.alert_command import run_alert_command
+from console.tui.alerts import Alert, AlertTracker, sweep
+from console.tui.coalesce import Dirty
+from console.tui.history import AlertRecord
+from console.tui.keys import KEYS
+from console.tui.messages import FleetChanged
+from console.tui.recorder import Recorder
+from console.tui.replay import Replay, load
+from console.tui.screens.main import MainScreen
+from console.tui.session import Session
+from console.tui.title import fleet_title, osc_title
+
+REFRESH_S = 0.1
+THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
+
+
+def theme_name(name: str | None) -> str:
+    """--theme: dark (default), light, ansi (the terminal's own colours), or any Textual theme."""
+    chosen = THEME_ALIASES.get(name or "dark", name or "dark")
+    if chosen not in BUILTIN_THEMES:
+        names = ", ".join([*THEME_ALIASES, *BUILTIN_THEMES])
+        raise UsageError(f"unknown theme {name!r}; choose one of: {names}")
+    return chosen
+
+
+class ConsoleApp(App[int]):
+    CSS_PATH = "console.tcss"
+    TITLE = "sglconsole"
+    BINDINGS = [Binding("colon", "command_palette", "Commands", show=False, id="command-palette")]
+
+    def __init__(self, session: Session, *, monitor: FleetMonitor | None = None, replay: Replay | None = None,
+                 record: Path | None = None, theme: str = "textual-dark"):
+        super().__init__()
+        self.session = session
+        self.monitor = monitor
+        self.replay = replay
+        self.record_path = record
+        self.recorder: Recorder | None = None
+        self.dirty = Dirty()
+        self.alerts = AlertTracker()
+        self.main = MainScreen(session)
+        self.theme = theme
+        self._title = ""
+        self._unsubscribe = None
+
+    def on_mount(self) -> None:
+        self.push_screen(self.main)
+        self._unsubscribe = self.session.fleet.subscribe(self.dirty.mark)
+        if self.record_path is not None:
+            self.recorder = Recorder(self.record_path, self.session.fleet, self.session.clock)
+        self.set_interval(REFRESH_S, self.flush)
+        if self.monitor is not None:
+            self.monitor.start()
+        if self.replay is not None:
+            self.run_worker(self.replay.play(), group="replay", exit_on_error=False)
+        self.show_title(fleet_title(self.session.fleet))
+
+    async def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self.recorder is not None:
+            self.recorder.close()
+        if self.monitor is not None:
+            await self.monitor.stop()
+
+    # --------------------------------------------------------- refresh loop
+
+    def flush(self) -> None:
+        keys = self.dirty.take()
+        if keys:
+            self.main.post_message(FleetChanged(keys))
+            if self.recorder is not None:
+                self.recorder.write(keys)
+            self.show_title(fleet_title(self.session.fleet))
+        for alert in sweep(self.session.fleet, self.alerts, self.session.clock()):
+            self.raise_alert(alert)
+
+    def show_title(self, text: str) -> None:
+        if text == self._title:
+            return
+        self._title = text
+        self.sub_title = text
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(osc_title(text))  # Textual has no API for the terminal's title (bell() does the same)
+
+    # --------------------------------------------------------------- alerts
+
+    def raise_alert(self, alert: Alert) -> None:
+        self.session.history.append(AlertRecord(alert.time, alert.target, alert.old.value, alert.new.value, alert.reason))
+        looking_at = self.main.selected[0] if self.main.selected else None
+        if alert.host != looking_at or not alert.problem:
+            word = "problem" if alert.problem else "recovered"
+            self.notify(f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n{clean(alert.reason)}",
+                        title=word, severity="warning" if alert.problem else "information", timeout=10)
+        if self.session.bell and alert.problem:
+            self.bell()
+        argv = self.session.config.model.alert_command
+        if argv:
+            self.run_worker(self._alert_command(argv, alert.to_json()), group="alerts", exit_on_error=False)
+
+    async def _alert_command(self, argv: list[str], event: dict) -> None:
+        problem = await run_alert_command(argv, event)
+        if problem:
+            self.notify(problem, severity="warning")
+
+    # ------------------------------------------------------ command palette
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for key in KEYS:
+            if self.main.check_action(key.name, ()):
+                run = partial(self.main.run_action, key.binding.action)
+                yield SystemCommand(f"{key.binding.description} ({self.get_key_display(key.binding)})",
+                                    key.binding.tooltip, run)
+
+
+def make_app(config: Config | None, *, read_only: bool = False, monitor: FleetMonitor | None = None,
+             theme: str | None = None, record: str | Path | None = None,
+             replay: Replay | str | Path | None = None) -> ConsoleApp:
+    """The console on a live fleet (its own FleetMonitor unless given one) or on a recording (read-only)."""
+    record_path = Path(record) if record else None
+    if replay is not None:
+        replay = replay if isinstance(replay, Replay) else Replay(load(Path(replay)))
+        session = Session(replay.recording.config, replay.fleet, None, read_only=True, clock=replay.clock)
+        return ConsoleApp(session, replay=replay, record=record_path, theme=theme_name(theme))
+    if config is None:
+        raise UsageError("make_app needs a config, or a replay")
+    monitor = monitor or FleetMonitor(config)
+    session = Session(config, monitor.state, monitor.ssh, read_only=read_only)
+    return ConsoleApp(session, monitor=monitor, record=record_path, theme=theme_name(theme))

@@ -1,0 +1,66 @@
+"""Every key of the main screen, declared once: footer, `?` help and the command palette read this.
+
+`k` is kill, so vim's j/k pair is split: `j`/`J` move down/up the fleet
+(shift reverses, as with tab and n/N); arrows work as usual in the tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    group: str
+    binding: Binding
+    footer: int | None = None
+    """Rank in the footer (1 = the last to go when the terminal is narrow); None: help and palette only."""
+
+    @property
+    def id(self) -> str:
+        return self.binding.id or self.binding.action
+
+    @property
+    def name(self) -> str:
+        """The action's name without its arguments: what check_action receives."""
+        return self.binding.action.split("(")[0]
+
+
+def _b(keys: str, action: str, label: str, tip: str, *, id: str | None = None,
+       key_display: str | None = None) -> Binding:
+    return Binding(keys, action, label, id=id or action, tooltip=tip, key_display=key_display)
+
+
+FIX, LOOK, MOVE, CONSOLE = "Fix a server", "Look closer", "Move", "Console"
+
+KEYS: list[Key] = [
+    Key(FIX, _b("R", "restore", "Restore", "relaunch the proven profile, probe it, compare with its baseline"), 3),
+    Key(FIX, _b("r", "relaunch", "Relaunch", "stop the server and start its proven profile (no baseline check)"), 8),
+    Key(FIX, _b("k", "kill", "Kill", "stop the server and every process it started (saved for rollback)"), 6),
+    Key(FIX, _b("u", "rollback", "Rollback", "bring back exactly what ran before the last kill/relaunch/restore"), 12),
+    Key(FIX, _b("c", "capture", "Capture", "save the running server's config as a profile in hosts.yaml"), 14),
+    Key(LOOK, _b("p", "probe", "Probe", "ask the server a question with a known answer; time it"), 7),
+    Key(LOOK, _b("d", "diff", "Diff", "the running config next to the profile, differences first"), 4),
+    Key(LOOK, _b("l", "log", "Log", "live tail of the server's log"), 5),
+    Key(LOOK, _b("g", "gpus", "GPUs", "the host's GPUs and who holds them"), 13),
+    Key(LOOK, _b("slash", "filter", "Filter", "filter the log (Enter keeps it, Escape clears it)", key_display="/"), 9),
+    Key(LOOK, _b("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")),
+    Key(LOOK, _b("v", "verbatim", "Raw lines", "show decode lines as SGLang wrote them, or condensed")),
+    Key(LOOK, _b("a", "activity", "Activity", "what was done this session: actions, results, alerts"), 11),
+    Key(MOVE, _b("n", "problem(1)", "Next problem", "jump to the next host or server that is not UP",
+                     id="next-problem"), 2),
+    Key(MOVE, _b("N", "problem(-1)", "Prev problem", "jump to the previous host or server that is not UP",
+                     id="previous-problem")),
+    Key(MOVE, _b("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓")),
+    Key(MOVE, _b("J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="J/↑")),
+    Key(MOVE, _b("escape", "close", "Close", "close the progress panel or the log filter", key_display="esc")),
+    Key(CONSOLE, _b("L", "lock", "Read-only", "hide every action that changes a host (cannot be undone)"), 15),
+    Key(CONSOLE, _b("b", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
+    Key(CONSOLE, _b("question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"), 1),
+    Key(CONSOLE, _b("q", "quit", "Quit", "leave the console (running actions are cancelled)"), 1),
+]
+
+BINDINGS = [key.binding for key in KEYS]
+FOOTER = {key.binding.action: key.footer for key in KEYS if key.footer is not None}

@@ -1,0 +1,1 @@
+"""Pure renderers: fleet state in, Rich renderables out (no widgets, no I/O)."""

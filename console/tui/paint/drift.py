@@ -1,0 +1,77 @@
+"""The drift table: profile | running | resolved, differences first and highlighted."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from console.core.drift import Report, Row, State
+from console.fleet import ServerState
+from console.render import clean
+from console.tui.paint.palette import Palette
+
+WIDE = 90
+MARK = {State.SAME: " ", State.DIFFERENT: "≠", State.ONLY_PROFILE: "−", State.ONLY_RUNNING: "+",
+        State.DEFAULTED_DIFFERENTLY: "~"}
+LEGEND = "≠ differs   − only in the profile   + only running   ~ SGLang's default differs from the profile"
+
+
+def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableType:
+    report = server.drift
+    if server.profile is None:
+        return Text("not in hosts.yaml: no profile to compare with (c captures it as one)", style=palette.muted)
+    if report is None:
+        why = server.drift_error or ("compared once the server answers /server_info" if server.process else "not running")
+        return Text(f"no comparison yet: {clean(why)}", style=palette.muted)
+    parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
+    parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
+    parts += [rows_table(report, palette, width >= WIDE), Text(LEGEND, style=palette.muted)]
+    return Group(*parts)
+
+
+def summary(report: Report, palette: Palette) -> Text:
+    n = len(report.differences)
+    if not report.differs:
+        return Text("running config matches the profile", style=palette.good)
+    return Text(f"{n} difference{'s' if n != 1 else ''}: ", style=palette.warn) + Text(clean(report.summary))
+
+
+def version_line(report: Report, palette: Palette) -> Text:
+    version = clean(report.version or "unknown")
+    if report.requires is None:
+        return Text(f"sglang {version}", style=palette.muted)
+    ok = {True: ("satisfies", palette.good), False: ("does NOT satisfy", palette.bad), None: ("vs", palette.muted)}
+    word, style = ok[report.version_ok]
+    return Text(f"sglang {version} {word} the profile's {clean(report.requires)}", style=style)
+
+
+def rows_table(report: Report, palette: Palette, wide: bool) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("setting", no_wrap=True, overflow="ellipsis", max_width=32 if wide else 22)
+    for name in ("profile", "running") + (("resolved",) if wide else ()):
+        table.add_column(name, overflow="fold")
+    for row in report.rows:
+        table.add_row(*cells(row, palette, wide), style=_style(row, palette))
+    return table
+
+
+def cells(row: Row, palette: Palette, wide: bool) -> list[Text]:
+    profile, running, resolved = (value(row.shown(v)) for v in (row.profile, row.running, row.resolved))
+    name = Text(("$" if row.kind == "env" else "") + clean(row.flag))
+    if wide:
+        return [Text(MARK[row.state]), name, profile, running, resolved]
+    if row.resolved != row.running and row.resolved is not None:
+        running = running + Text(" → ") + resolved  # the value SGLang settled on, when it is not what was given
+    return [Text(MARK[row.state]), name, profile, running]
+
+
+def value(raw: object) -> Text:
+    return Text("unset", style="dim italic") if raw is None else Text(clean(raw))
+
+
+def _style(row: Row, palette: Palette):
+    if row.state == State.SAME:
+        return palette.muted
+    return palette.warn if row.performance else "bold"

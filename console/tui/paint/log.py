@@ -1,0 +1,50 @@
+"""Log lines for the live tail: decode lines with tok/s and accept length picked out, errors in red."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+from console.core.sglang_log import LogRecord, parse_line
+from console.render import clean
+from console.tui.paint.palette import Palette
+
+# the values an operator looks for in a decode line, wherever SGLang's version puts them
+PICKED = re.compile(r"(gen throughput \(token/s\): [\d.]+|accept len: [\d.]+)")
+KIND_STYLE = {"error": "bad", "ready": "good", "milestone": "accent"}
+
+
+def log_line(raw: str, palette: Palette, condensed: bool = True) -> Text:
+    line = clean(raw)
+    record = parse_line(line)
+    if record is not None and record.kind == "decode":
+        return decode_summary(record, palette) if condensed else highlighted(line, palette)
+    style = getattr(palette, KIND_STYLE[record.kind]) if record is not None and record.kind in KIND_STYLE else None
+    if record is None and ("Traceback" in line or "Error" in line):
+        style = palette.bad
+    return Text(line, style=style or "")
+
+
+def highlighted(line: str, palette: Palette) -> Text:
+    text = Text(line)
+    text.highlight_regex(PICKED, style=palette.accent)
+    return text
+
+
+def decode_summary(record: LogRecord, palette: Palette) -> Text:
+    """A decode line in one short line: the numbers, not SGLang's prose."""
+    when = record.time.strftime("%H:%M:%S") if record.time else "--:--:--"
+    rank = f" TP{record.tp_rank}" if record.tp_rank is not None else ""
+    text = Text(f"{when}{rank} decode ", style=palette.muted)
+    text.append(f"{record.gen_throughput or 0:.1f} tok/s", style=palette.accent)
+    if record.accept_len is not None:
+        text.append(f" accept {record.accept_len:.2f}", style=palette.accent)
+    text.append(f"  run {record.running_req or 0} queue {record.queue_req or 0}")
+    if record.token_usage is not None:
+        text.append(f" usage {record.token_usage:.2f}")
+    return text
+
+
+def matches(raw: str, needle: str) -> bool:
+    return not needle or needle.lower() in clean(raw).lower()

@@ -1,0 +1,1 @@
+"""Screens: the main console, confirmations, help, and small prompts."""

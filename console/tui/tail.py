@@ -1,0 +1,41 @@
+"""What is new at the end of a bounded deque since we last looked (log lines, samples)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+MARK = 3
+
+
+class TailCursor(Generic[T]):
+    """Remembers the last few items it returned (by identity) and finds them again.
+
+    A deque with maxlen has no running index, so we look for where we left off;
+    holding on to those items keeps their ids from being reused.
+    """
+
+    def __init__(self, items: deque[T]):
+        self.items = items
+        self._mark: tuple[T, ...] = ()
+
+    def take(self) -> list[T]:
+        items = list(self.items)
+        new = items[_resume_at(items, self._mark):]
+        self._mark = tuple(items[-MARK:])
+        return new
+
+    def skip(self) -> None:
+        """Consider everything seen (e.g. after rendering the whole buffer)."""
+        self._mark = tuple(list(self.items)[-MARK:])
+
+
+def _resume_at(items: list, mark: tuple) -> int:
+    n = len(mark)
+    if n == 0:
+        return 0
+    for end in range(len(items), n - 1, -1):
+        if all(a is b for a, b in zip(items[end - n:end], mark, strict=True)):
+            return end
+    return 0

@@ -1,0 +1,254 @@
+"""Actions end to end over real SSH on simulated hosts: restore, kill, preflight, rollback, probe."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from console import config
+from console.actions import ActionContext, StageFailed
+from console.actions.audit import AuditLog
+from console.actions.kill import signal_tree
+from console.remote.inspect import snapshot
+from console.remote.ssh import Fleet
+from console.sim.fleet import HostSpec, ServerSpec
+from console.sim.scenarios import DRIFTED_27B
+
+HOSTILE = ["two words", "it's", 'say "hi"', "a; touch /tmp/sglc-pwned-1", "$(touch /tmp/sglc-pwned-2)",
+           "`touch /tmp/sglc-pwned-3`", "line\nbreak", "*", "$HOME", "back\\slash"]
+
+
+def ct129(**sglang) -> HostSpec:
+    settings = {"startup_s": 0.5, "load": {"concurrency": 1, "max_tokens": 400}, **sglang}
+    return HostSpec(name="ct129", gpu_model="A6000", gpu_count=2, models=("Qwen3.6-27B",), sglang=settings,
+                    servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)])
+
+
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def with_profiles(path: Path, extra: dict, server_profile: str | None = None) -> Path:
+    data = yaml.safe_load(path.read_text())
+    base = data["profiles"]["qwen27b-tp2-mtp"]
+    for name, changes in extra.items():
+        data["profiles"][name] = {**base, **changes}
+    if server_profile:
+        data["hosts"]["ct129"]["servers"][0]["profile"] = server_profile
+    out = path.with_name("hosts-test.yaml")
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    return out
+
+
+async def host_run(cfg_path: Path, argv: list[str]) -> str:
+    cfg = config.load(cfg_path)
+    fleet = Fleet(cfg.hosts)
+    try:
+        return (await fleet["ct129"].run(argv)).stdout
+    finally:
+        await fleet.close()
+
+
+def cmdline_of_port(cfg_path: Path, port: int = 30000) -> tuple[int, list[str]] | None:
+    async def look():
+        cfg = config.load(cfg_path)
+        fleet = Fleet(cfg.hosts)
+        try:
+            snap = await snapshot(fleet["ct129"], cfg.hosts["ct129"].python)
+            server = snap.server(port)
+            return None if server is None else (server.main.pid, list(server.main.argv))
+        finally:
+            await fleet.close()
+
+    return asyncio.run(look())
+
+
+def wait_status(path: str, want: str, timeout: float = 40) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        server = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["ct129"]["servers"][0]
+        if server["status"] == want or time.monotonic() > deadline:
+            return server
+        time.sleep(1)
+
+
+def test_restore_turns_the_drifted_server_into_the_proven_one(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129()])
+    path = str(fleet.config_path)
+    assert cli("diff", "-c", path, "ct129:30000").returncode == 1  # drifted
+    assert wait_status(path, "SLOW")["status"] == "SLOW"
+    result = cli("restore", "-c", path, "ct129:30000", "--yes", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    assert data["ok"] and data["after_tok_s"] >= 1.7 * data["before_tok_s"], data
+    assert [s["name"] for s in data["stages"]][:4] == ["measure", "inspect", "preflight", "save"]
+    assert data["probe"]["verdict"] == "OK"
+    assert cli("diff", "-c", path, "ct129:30000").returncode == 0  # runs the profile's argv now
+    actions = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()
+    assert [(a["action"], a["phase"], a["ok"]) for a in actions] == [("restore", "end", True)]
+    assert oct((state_dir / "sglconsole" / "actions.jsonl").stat().st_mode & 0o777) == "0o600"
+
+
+def test_kill_leaves_no_process_and_frees_the_gpus(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129(zombie_child=True)])
+    path = fleet.config_path
+    assert "sglang" in asyncio.run(host_run(path, ["ps", "-eo", "stat,args"]))
+    result = cli("kill", "-c", str(path), "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "port 30000 free" in result.stdout
+    ps = asyncio.run(host_run(path, ["ps", "-eo", "stat,args"]))
+    assert "sglang" not in ps, ps  # the server, its children and its zombie child are gone
+    apps = asyncio.run(host_run(path, ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"]))
+    assert apps.strip() == ""
+    memory = asyncio.run(host_run(path, ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"]))
+    assert all(int(v) < 100 for v in memory.split()), memory
+    saved = json.loads((state_dir / "sglconsole" / "rollback" / "ct129_30000.json").read_text())[-1]
+    assert saved["argv"][1:3] == ["-m", "sglang.launch_server"] and saved["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_kill_sweeps_orphans_a_crash_left_holding_gpus(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129(linger_children=True)])
+    path = fleet.config_path
+    assert wait_status(str(path), "SLOW")["status"] == "SLOW"  # up, with its memory allocated
+    pid, _ = cmdline_of_port(path)
+    asyncio.run(host_run(path, ["kill", "-9", str(pid)]))  # the main process dies alone; its children linger
+    time.sleep(1.5)
+    assert "sglang::scheduler_TP0" in asyncio.run(host_run(path, ["ps", "-eo", "args"]))
+    result = cli("kill", "-c", str(path), "ct129:30000", "--yes")
+    assert result.returncode == 0 and "swept" in result.stdout, result.stdout + result.stderr
+    assert "sglang::" not in asyncio.run(host_run(path, ["ps", "-eo", "args"]))
+
+
+def test_preflight_refuses_a_flag_the_host_does_not_know(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129()])
+    old = cmdline_of_port(fleet.config_path)
+    bad_args = [*DRIFTED_27B, "--mamba-scheduler-strategy", "extra_buffer"]
+    path = with_profiles(fleet.config_path, {"old-flags": {"args": [a.replace("{models}", "/srv/models") for a in bad_args]}})
+    result = cli("relaunch", "-c", str(path), "ct129:30000", "--profile", "old-flags", "--yes")
+    assert result.returncode == 1
+    assert "unrecognized arguments: --mamba-scheduler-strategy extra_buffer" in result.stdout
+    assert "did you mean --mamba-radix-cache-strategy" in result.stdout
+    assert "nothing was touched" in result.stdout
+    assert cmdline_of_port(fleet.config_path) == old  # the old server runs untouched
+
+
+def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129(reserved_gib=4)])
+    old = cmdline_of_port(fleet.config_path)
+    path = with_profiles(fleet.config_path, {"greedy": {"args": [*fleet_profile_args(fleet), "--mem-fraction-static", "0.97"]}})
+    result = cli("relaunch", "-c", str(path), "ct129:30000", "--profile", "greedy", "--yes")
+    assert result.returncode == 1, result.stdout
+    assert "torch.OutOfMemoryError: CUDA out of memory" in result.stdout
+    assert "sglconsole rollback ct129:30000" in result.stdout
+    back = cli("rollback", "-c", str(path), "ct129:30000", "--yes")
+    assert back.returncode == 0, back.stdout + back.stderr
+    now = cmdline_of_port(fleet.config_path)
+    assert now is not None and now[1] == old[1] and now[0] != old[0]  # the same argv, a new process
+
+
+def fleet_profile_args(fleet) -> list[str]:
+    data = yaml.safe_load(fleet.config_path.read_text())
+    return [a for a in data["profiles"]["qwen27b-tp2-mtp"]["args"] if a not in ("--mem-fraction-static", "0.88")]
+
+
+def test_a_launched_server_outlives_the_connection_that_started_it(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129()])
+    result = cli("relaunch", "-c", str(fleet.config_path), "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    pid, argv = cmdline_of_port(fleet.config_path)  # a new connection, after the CLI's closed
+    time.sleep(1.0)
+    stat = asyncio.run(host_run(fleet.config_path, ["cat", f"/proc/{pid}/stat"]))
+    fields = stat.rpartition(")")[2].split()
+    assert fields[0] in "SR" and int(fields[3]) == pid  # alive, and leads its own session
+    assert "--speculative-num-steps" in argv and argv[argv.index("--speculative-num-steps") + 1] == "3"
+
+
+def test_pid_reuse_is_refused(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129()])
+
+    async def swap_and_kill():
+        cfg = config.load(fleet.config_path)
+        ssh = Fleet(cfg.hosts)
+        try:
+            host = ssh["ct129"]
+            snap = await snapshot(host, cfg.hosts["ct129"].python)
+            seen = snap.server(30000)
+            pid = seen.main.pid
+            await host.run(["kill", "-9", f"-{pid}"])  # the server's process group is gone...
+            await asyncio.sleep(0.5)
+            # ...and an unrelated process gets the very same PID (this host's PID namespace lets us ask)
+            script = f'echo {pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 300 >/dev/null 2>&1 &'
+            await host.run(["sh", "-c", script])
+            await asyncio.sleep(0.3)
+            impostor = (await host.run(["cat", f"/proc/{pid}/cmdline"])).stdout.split("\0")
+            assert impostor[:2] == ["sleep", "300"], impostor
+            with pytest.raises(StageFailed, match="PID reused"):
+                await signal_tree(ActionContext(cfg, ssh), host, seen, cfg.hosts["ct129"].python)
+            alive = (await host.run(["cat", f"/proc/{pid}/cmdline"])).stdout.split("\0")
+            assert alive[:2] == ["sleep", "300"]  # untouched
+        finally:
+            await ssh.close()
+
+    asyncio.run(swap_and_kill())
+
+
+def test_hostile_profile_values_arrive_byte_exact(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129()])
+    args = [*fleet_profile_args(fleet), "--served-model-name", HOSTILE[0]]
+    for value in HOSTILE[1:]:
+        args += ["--chat-template", value]  # argparse keeps the last one; every value still crosses SSH
+    env = {"SGLANG_ENABLE_SPEC_V2": "1", "SGLCONSOLE_HOSTILE": "; $(touch /tmp/sglc-pwned-4) 'x' \"y\" `id`"}
+    path = with_profiles(fleet.config_path, {"hostile": {"args": args, "env": env}}, server_profile="hostile")
+    result = cli("relaunch", "-c", str(path), "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    pid, argv = cmdline_of_port(fleet.config_path)
+    assert argv[3:] == (args if "--port" in args else [*args, "--port", "30000"])
+    environ = asyncio.run(host_run(fleet.config_path, ["cat", f"/proc/{pid}/environ"])).split("\0")
+    assert f"SGLCONSOLE_HOSTILE={env['SGLCONSOLE_HOSTILE']}" in environ
+    leftovers = asyncio.run(host_run(fleet.config_path, ["sh", "-c", "ls /tmp/sglc-pwned-* 2>/dev/null; true"]))
+    assert leftovers.strip() == ""
+    assert not list(Path("/tmp").glob("sglc-pwned-*"))
+
+
+def test_dry_run_prints_the_commands_and_changes_nothing(fleet_factory, state_dir):
+    fleet = fleet_factory([ct129()])
+    before = cmdline_of_port(fleet.config_path)
+    result = cli("restore", "-c", str(fleet.config_path), "ct129:30000", "--dry-run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "dry run: these remote commands would run" in result.stdout
+    assert "kill_agent" in result.stdout or "Stop one SGLang server" in result.stdout
+    assert cmdline_of_port(fleet.config_path) == before
+    assert not (state_dir / "sglconsole" / "actions.jsonl").exists()
+
+
+def test_probe_verdicts_on_the_demo_fleet(demo_fleet, state_dir):
+    ok = cli("probe", "-c", str(demo_fleet.config_path), "h200x4:30001", "--json")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    probe = json.loads(ok.stdout)["probe"]
+    assert probe["verdict"] == "OK" and probe["answer"].strip() == "4" and probe["ttft_s"] < 5
+    bad = cli("probe", "-c", str(demo_fleet.config_path), "old059:30000", "--json", "--no-throughput")
+    assert bad.returncode == 1
+    probe = json.loads(bad.stdout)["probe"]
+    assert probe["verdict"] == "DEGENERATE" and "repeat" in probe["reason"]
+
+
+def test_actions_refuse_without_yes_when_not_a_terminal(demo_fleet, state_dir):
+    result = subprocess.run([sys.executable, "-m", "console", "kill", "-c", str(demo_fleet.config_path), "h200x4:30000"],
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert result.returncode == 2 and "refusing without --yes" in result.stderr
