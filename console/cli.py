@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sglconsole {__version__}")
     _add_config(parser)
     parser.add_argument("--read-only", action="store_true", help="hide every action that changes a host")
+    parser.add_argument("--theme", metavar="NAME", help="console colours: dark (default), light, ansi, or a Textual theme")
+    parser.add_argument("--record", metavar="FILE", help="write the fleet's state changes as JSONL (see: replay)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (build, help_text) in _COMMANDS.items():
         child = sub.add_parser(name, help=help_text, description=help_text)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from console.config import Host, Profile, Server
 from console.core.drift import check_version, did_you_mean
-from console.diffing import profile_argv
+from console.diffing import profile_argv, unresolved
 from console.remote.inspect import Snapshot
 from console.remote.sglang_args import Verdict, canonicalize_remote
 from console.remote.ssh import SshHost
@@ -63,6 +63,10 @@ class Preflight:
 
 async def run_preflight(ssh: SshHost, host: Host, server: Server, profile: Profile, snap: Snapshot) -> Preflight:
     result = Preflight()
+    missing = unresolved(profile)
+    if missing:
+        result.checks.append(Check("environment", False, "the profile uses " + ", ".join(f"${{{n}}}" for n in missing)
+                                   + " but your environment does not set it"))
     argv = profile_argv(profile, server)
     verdict = await canonicalize_remote(ssh, profile.python, {"profile": argv})
     result.verdict = verdict

@@ -15,8 +15,13 @@ from console.remote.ssh import Fleet
 
 @command("check", "validate hosts.yaml (exit 0, or 2 with file:line: field: problem)")
 def _check(parser: argparse.ArgumentParser):
+    parser.add_argument("--against", metavar="HOST", help="also preflight every profile used on HOST (exit 1 if one fails)")
+
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
+        if args.against:
+            cfg.host(args.against)
+            return run_async(_preflight_host(cfg, args.against))
         servers = sum(len(h.servers) for h in cfg.hosts.values())
         stdout().print(
             f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers, {len(cfg.profiles)} profiles)"
@@ -27,6 +32,27 @@ def _check(parser: argparse.ArgumentParser):
         return 0
 
     return handle
+
+
+async def _preflight_host(cfg: config.Config, host: str) -> int:
+    from console.actions.preflight import run_preflight
+    from console.remote.inspect import snapshot
+
+    fleet = Fleet(cfg.hosts)
+    out = stdout()
+    failed = 0
+    try:
+        snap = await snapshot(fleet[host], cfg.host(host).python)
+        for server in cfg.host(host).servers:
+            result = await run_preflight(fleet[host], cfg.host(host), server, cfg.profiles[server.profile], snap)
+            failed += not result.ok
+            out.print(f"[bold]{escape(host)}:{server.port}[/bold] profile {escape(server.profile)}: "
+                      + ("[green]ok[/green]" if result.ok else "[red]FAILED[/red]"))
+            for line in result.lines():
+                out.print("  " + escape(line), style=None if line.startswith("ok") else "red")
+    finally:
+        await fleet.close()
+    return 1 if failed else 0
 
 
 @command("hosts", "show the hosts, servers and profiles in hosts.yaml")

@@ -20,12 +20,15 @@ def run_console(path: Path, read_only: bool = False, theme: str | None = None, r
 
 
 def _run(cfg: config.Config, read_only: bool, theme: str | None = None, record: str | None = None) -> int:
-    from textual.logging import TextualHandler
-
     from console.tui.app import make_app
+
+    return run_app(make_app(cfg, read_only=read_only, theme=theme, record=record))
+
+
+def run_app(app) -> int:
+    from textual.logging import TextualHandler
 
     # log records must not be printed over the screen: send them to Textual's log (textual console)
     logging.basicConfig(level=logging.WARNING, handlers=[TextualHandler()], force=True)
-    app = make_app(cfg, read_only=read_only, theme=theme, record=record)
     app.run()
     return app.return_code or 0

@@ -47,8 +47,14 @@ def main():
         except Exception:
             version = "unknown"
 
+    try:
+        numbers = tuple(int(x) for x in str(version).split(".")[:3])
+    except ValueError:
+        numbers = (0,)
+    prog = "sglang serve" if numbers >= (0, 5, 10) else "launch_server.py"  # what the version itself prints
+
     def build():
-        parser = argparse.ArgumentParser(prog="launch_server.py")
+        parser = argparse.ArgumentParser(prog=prog)
         ServerArgs.add_cli_args(parser)
         return parser
 

@@ -26,6 +26,8 @@ class Facts:
     """An action already runs on the selected server."""
     closable: bool = False
     """A progress panel or a log filter is open."""
+    live: bool = True
+    """Connected to hosts (False when replaying a recording: nothing can be done to a host)."""
 
     @property
     def managed(self) -> bool:
@@ -38,6 +40,8 @@ class Facts:
 
 def state(action: str, facts: Facts) -> bool | None:
     if action in CHANGES_HOST | {"lock"} and facts.read_only:
+        return False
+    if action in CHANGES_HOST | {"probe"} and not facts.live:
         return False
     if action == "close":
         return facts.closable or None

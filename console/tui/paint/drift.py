@@ -26,15 +26,17 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
         return Text(f"no comparison yet: {clean(why)}", style=palette.muted)
     parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
     parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
-    parts += [rows_table(report, palette, width >= WIDE), Text(LEGEND, style=palette.muted)]
+    parts += [rows_table(report, palette, width), Text(LEGEND, style=palette.muted)]
     return Group(*parts)
 
 
 def summary(report: Report, palette: Palette) -> Text:
-    n = len(report.differences)
+    diffs = report.differences
     if not report.differs:
         return Text("running config matches the profile", style=palette.good)
-    return Text(f"{n} difference{'s' if n != 1 else ''}: ", style=palette.warn) + Text(clean(report.summary))
+    slow = sum(r.performance for r in diffs)
+    return Text(f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
+                f"the {slow} that affect speed come first, highlighted", style=palette.warn)
 
 
 def version_line(report: Report, palette: Palette) -> Text:
@@ -46,12 +48,17 @@ def version_line(report: Report, palette: Palette) -> Text:
     return Text(f"sglang {version} {word} the profile's {clean(report.requires)}", style=style)
 
 
-def rows_table(report: Report, palette: Palette, wide: bool) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=False)
-    table.add_column("", no_wrap=True)
-    table.add_column("setting", no_wrap=True, overflow="ellipsis", max_width=32 if wide else 22)
+def rows_table(report: Report, palette: Palette, width: int) -> Table:
+    wide = width >= WIDE
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", width=width)
+    table.add_column("", no_wrap=True, width=1)
+    # the setting's name is read first: its full length, as long as each value keeps 10 cells
+    longest = max((len(r.flag) + 1 for r in report.rows), default=8)
+    values = 3 if wide else 2
+    room = max(8, min(longest, width - 4 - 11 * values))
+    table.add_column("setting", overflow="fold", min_width=room, max_width=room)
     for name in ("profile", "running") + (("resolved",) if wide else ()):
-        table.add_column(name, overflow="fold")
+        table.add_column(name, overflow="fold", ratio=1)
     for row in report.rows:
         table.add_row(*cells(row, palette, wide), style=_style(row, palette))
     return table

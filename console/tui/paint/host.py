@@ -10,7 +10,7 @@ from console.fleet import HostState, ServerState
 from console.render import clean, fmt_duration, fmt_num
 from console.tui.paint.fleet import host_status, retry_in
 from console.tui.paint.gpus import WIDE, gpu_table
-from console.tui.paint.labels import gpu_summary, tok_s
+from console.tui.paint.labels import tok_s
 from console.tui.paint.palette import Palette
 
 
@@ -31,8 +31,8 @@ def section(name: str) -> Text:
 def title(host: HostState, palette: Palette) -> Text:
     text = Text(clean(host.name) + " ", style="bold")
     text.append_text(palette.badge(host_status(host)))
-    summary = gpu_summary(host)
-    text.append(f"  {summary} {clean(host.gpu_model or '')}" if summary else "", style=palette.muted)
+    if host.gpus:
+        text.append(f"  {len(host.gpus)}× {clean(host.gpu_model or 'GPU')}", style=palette.muted)
     return text
 
 

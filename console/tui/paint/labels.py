@@ -29,7 +29,7 @@ def tok_s(value: float | None) -> str:
         return "-"
     if value >= 1000:
         return f"{value / 1000:.1f}k"
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:.0f}" if value >= 99.95 else f"{value:.1f}"
 
 
 def target(server: ServerState) -> str:

@@ -35,14 +35,12 @@ def highlighted(line: str, palette: Palette) -> Text:
 def decode_summary(record: LogRecord, palette: Palette) -> Text:
     """A decode line in one short line: the numbers, not SGLang's prose."""
     when = record.time.strftime("%H:%M:%S") if record.time else "--:--:--"
-    rank = f" TP{record.tp_rank}" if record.tp_rank is not None else ""
-    text = Text(f"{when}{rank} decode ", style=palette.muted)
+    rank = f" TP{record.tp_rank}" if record.tp_rank else ""  # rank 0 is where SGLang logs decode
+    text = Text(f"{when}{rank} ", style=palette.muted)
     text.append(f"{record.gen_throughput or 0:.1f} tok/s", style=palette.accent)
     if record.accept_len is not None:
         text.append(f" accept {record.accept_len:.2f}", style=palette.accent)
-    text.append(f"  run {record.running_req or 0} queue {record.queue_req or 0}")
-    if record.token_usage is not None:
-        text.append(f" usage {record.token_usage:.2f}")
+    text.append(f"  run {record.running_req or 0} queue {record.queue_req or 0}", style=palette.muted)
     return text
 
 

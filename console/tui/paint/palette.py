@@ -36,7 +36,7 @@ class Palette:
     muted: Style
 
     def badge(self, status: Status) -> Text:
-        return Text(f" {status.value} " if status in FILLED else status.value, style=self.status[status])
+        return Text(f" {status.value} ", style=self.status[status])
 
 
 def _color(theme: Theme, role: str, fallback: str) -> Color:

@@ -120,7 +120,7 @@ class MainScreen(Screen):
         busy = server is not None and (server.host, server.port) in self.session.busy
         log = self.server_view.log if self.is_mounted else None
         closable = bool(log and log.filtering) or bool(self.is_mounted and self.query_one(ProgressPanel).display)
-        return gating.Facts(server, self.session.read_only, busy, closable)
+        return gating.Facts(server, self.session.read_only, busy, closable, live=self.session.ssh is not None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return gating.state(action, self.facts()) if action in GATED else True

@@ -26,7 +26,7 @@ class LogView(Vertical):
 
     def compose(self):
         yield Static(id="log-status")
-        yield RichLog(id="log-lines", max_lines=MAX_LINES, wrap=True, markup=False, highlight=False)
+        yield RichLog(id="log-lines", max_lines=MAX_LINES, wrap=True, markup=False, highlight=False, min_width=20)
         yield Input(placeholder="filter: text to keep (Enter keeps, Esc clears)", id="log-filter")
 
     @property
@@ -42,6 +42,10 @@ class LogView(Vertical):
             self.server = server
             self.cursor = TailCursor(server.log_lines)
             self.rewrite()
+
+    def on_resize(self) -> None:
+        # lines are wrapped when written: a new width (or a tab just shown) needs them again
+        self.rewrite()
 
     def rewrite(self) -> None:
         """Render the whole buffer again (another server, another filter, raw/condensed)."""
