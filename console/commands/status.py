@@ -150,7 +150,7 @@ def _parse_log(parser: argparse.ArgumentParser):
     parser.add_argument("--jsonl", action="store_true", help="JSON lines output (the default and only format)")
 
     def handle(args: argparse.Namespace) -> int:
-        from console.core.log_stats import iter_records
+        from console.core.sglang_log import iter_records
 
         with _open(args.file) as fh:
             for lineno, record in iter_records(fh):

@@ -35,7 +35,7 @@ def outcome(record: ActionRecord, palette: Palette) -> Text:
 
 
 def progress(record: ActionRecord, palette: Palette) -> Group:
-    head = Text(f"{record.action} {clean(record.target)}  ", style="bold") + outcome(record, palette)
+    head = Text.assemble((f"{record.action} {clean(record.target)}  ", "bold"), outcome(record, palette))
     lines = [head] + [stage_line(s, palette) for s in record.stages]
     lines += [Text("   " + clean(e), style=palette.muted) for e in record.evidence[-EVIDENCE_LINES:]]
     return Group(*lines)
@@ -47,11 +47,11 @@ def clock(when: float) -> str:
 
 def history_line(entry: ActionRecord | AlertRecord, palette: Palette) -> Text:
     if isinstance(entry, AlertRecord):
-        text = Text(f"{clock(entry.time)} alert  {clean(entry.target)} {entry.old} → {entry.new}", style=palette.warn)
-        return text + Text(f"  {clean(entry.reason)}", style=palette.muted)
+        return Text.assemble((f"{clock(entry.time)} alert  {clean(entry.target)} {entry.old} → {entry.new}", palette.warn),
+                             (f"  {clean(entry.reason)}", palette.muted))
     took = f" ({entry.ended - entry.started:.0f}s)" if entry.ended else ""
-    text = Text(f"{clock(entry.started)} {entry.action:<8} {clean(entry.target)}{took}  ", style="bold")
-    return text + outcome(entry, palette)
+    return Text.assemble((f"{clock(entry.started)} {entry.action:<8} {clean(entry.target)}{took}  ", "bold"),
+                         outcome(entry, palette))
 
 
 def history(entries: list, palette: Palette) -> Group | Text:

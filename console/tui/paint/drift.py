@@ -70,7 +70,7 @@ def cells(row: Row, palette: Palette, wide: bool) -> list[Text]:
     if wide:
         return [Text(MARK[row.state]), name, profile, running, resolved]
     if row.resolved != row.running and row.resolved is not None:
-        running = running + Text(" → ") + resolved  # the value SGLang settled on, when it is not what was given
+        running = Text.assemble(running, " → ", resolved)  # the value SGLang settled on, when it is not what was given
     return [Text(MARK[row.state]), name, profile, running]
 
 

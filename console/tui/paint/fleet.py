@@ -25,7 +25,7 @@ def retry_in(host: HostState, now: float) -> str:
 
 
 def host_label(host: HostState, palette: Palette, now: float, width: int) -> Text:
-    text = Text(clean(host.name), style="bold")
+    text = Text.assemble((clean(host.name), "bold"))
     status = host_status(host)
     if status == Status.UNKNOWN:
         text.append(" connecting…", style=palette.muted)
@@ -41,7 +41,7 @@ def host_label(host: HostState, palette: Palette, now: float, width: int) -> Tex
 
 
 def server_label(server: ServerState, palette: Palette, width: int) -> Text:
-    text = Text(f":{server.port}", style="bold")
+    text = Text.assemble((f":{server.port}", "bold"))
     text.append(f" {tok_s(server.tok_s()):>5} ")
     text.append_text(palette.badge(server.status))
     room = width - text.cell_len - 1

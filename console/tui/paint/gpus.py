@@ -49,9 +49,8 @@ def memory(gpu: GpuSample, palette: Palette, width: int) -> Text:
     total = gpu.mem_total_mib or 0
     fraction = (gpu.mem_used_mib or 0) / total if total else None
     filled, empty = bar(fraction, width)
-    text = Text(filled, style=palette.accent) + Text(empty, style=palette.muted)
-    text.append(f" {(gpu.mem_used_mib or 0) / 1024:.0f}/{total / 1024:.0f}G")
-    return text
+    used = f" {(gpu.mem_used_mib or 0) / 1024:.0f}/{total / 1024:.0f}G"
+    return Text.assemble((filled, palette.accent), (empty, palette.muted), used)
 
 
 def temperature(gpu: GpuSample, palette: Palette) -> Text:

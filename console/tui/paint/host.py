@@ -29,7 +29,7 @@ def section(name: str) -> Text:
 
 
 def title(host: HostState, palette: Palette) -> Text:
-    text = Text(clean(host.name) + " ", style="bold")
+    text = Text.assemble((clean(host.name), "bold"), " ")
     text.append_text(palette.badge(host_status(host)))
     if host.gpus:
         text.append(f"  {len(host.gpus)}× {clean(host.gpu_model or 'GPU')}", style=palette.muted)

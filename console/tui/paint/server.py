@@ -16,7 +16,7 @@ SPARK_WIDTH = 16
 def header(server: ServerState, palette: Palette, now: float) -> Text:
     lines = [identity(server, palette), vitals(server, palette, now)]
     if server.status != Status.UP and server.reason:
-        lines.append(Text("why: ", style="bold") + Text(clean(server.reason), style=palette.warn))
+        lines.append(Text.assemble(("why: ", "bold"), (clean(server.reason), palette.warn)))
     if server.action:
         lines.append(Text(f"now: {clean(server.action)}", style=palette.accent))
     if server.probe is not None:
@@ -25,7 +25,7 @@ def header(server: ServerState, palette: Palette, now: float) -> Text:
 
 
 def identity(server: ServerState, palette: Palette) -> Text:
-    text = Text(target(server) + " ", style="bold")
+    text = Text.assemble((target(server), "bold"), " ")
     text.append_text(palette.badge(server.status))
     text.append(" " + (clean(server.profile_name) if server.profile_name else "(not in hosts.yaml)"), style="bold")
     if server.version:
@@ -53,7 +53,7 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
 def probe_line(probe: object, palette: Palette, now: float) -> Text:
     verdict = getattr(probe, "verdict", "?")
     style = palette.good if verdict == "OK" else palette.bad
-    text = Text("probe ", style="bold") + Text(str(verdict), style=style)
+    text = Text.assemble(("probe ", "bold"), (str(verdict), style))
     text.append(f": {clean(getattr(probe, 'reason', ''))}")
     when = getattr(probe, "time", 0) or 0
     if when:

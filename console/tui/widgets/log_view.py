@@ -109,7 +109,7 @@ class LogView(Vertical):
     def _status(self) -> None:
         pal = palette(self)
         mode = Text("following", style=pal.good) if self.following else Text("paused (f follows)", style=pal.warn)
-        text = Text("log ", style="bold") + mode
+        text = Text.assemble(("log ", "bold"), mode)
         if self.server is not None:
             text.append(f" · {clean(self.server.log_path or 'no log found')}", style=pal.muted)
             if self.server.log_state:

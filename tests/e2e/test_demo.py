@@ -1,0 +1,64 @@
+"""`sglconsole demo --no-ui`: three hosts up in under 10 s; Ctrl-C leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def processes_mentioning(text: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmdline:
+                found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def in_namespaces(namespaces: set[str]) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "ns" / "pid") in namespaces:
+                    found.append(entry.name)
+            except OSError:
+                continue
+    return found
+
+
+def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
+    workdir = tmp_path / "demo"
+    started = time.monotonic()
+    demo = subprocess.Popen([sys.executable, "-m", "console", "demo", "--no-ui", "--dir", str(workdir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "300"})
+    try:
+        path = demo.stdout.readline().strip()
+        elapsed = time.monotonic() - started
+        assert path == str(workdir / "hosts.yaml"), demo.stderr.read() if demo.poll() is not None else path
+        assert elapsed < 10, f"3 hosts took {elapsed:.1f}s"
+        status = subprocess.run([sys.executable, "-m", "console", "status", "-c", path, "--json"],
+                                capture_output=True, text=True, timeout=60)
+        hosts = json.loads(status.stdout)["hosts"]
+        assert sorted(hosts) == ["ct129", "h200x4", "old059"] and all(h["reachable"] for h in hosts.values())
+        inits = [line.split(":")[0] for line in processes_mentioning(str(workdir)) if "console.sim.init" in line]
+        namespaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in inits} - {os.readlink("/proc/self/ns/pid")}
+        inside = in_namespaces(namespaces)
+        assert len(namespaces) == 3 and len(inside) > 10  # three hosts, each with servers and children
+    finally:
+        demo.send_signal(signal.SIGINT)
+        demo.wait(30)
+    deadline = time.monotonic() + 5
+    while processes_mentioning(str(workdir)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(str(workdir)) == []
+    assert in_namespaces(namespaces) == []  # the servers and their children died with their hosts

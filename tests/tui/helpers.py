@@ -1,0 +1,37 @@
+"""Small helpers for driving the console in tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+
+from console.tui.app import ConsoleApp
+
+
+async def until(pilot, check: Callable[[], object], timeout: float = 30.0, what: str = "condition"):
+    """Let the app run until check() is truthy; fail with `what` otherwise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        await pilot.pause(0.1)
+
+
+def plain(renderable, width: int = 160) -> str:
+    """What a Rich renderable shows, as plain text."""
+    console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
+
+
+def shown(app: ConsoleApp, selector: str) -> str:
+    return plain(app.screen.query_one(selector).content)
+
+
+def log_lines(app: ConsoleApp) -> list[str]:
+    return [strip.text for strip in app.main.server_view.log.lines.lines]
