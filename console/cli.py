@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import sys
 from collections.abc import Callable
 
 from rich.console import Console
@@ -38,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sglconsole {__version__}")
     _add_config(parser)
     parser.add_argument("--read-only", action="store_true", help="hide every action that changes a host")
+    parser.add_argument("--dry-run", dest="global_dry_run", action="store_true",
+                        help="for actions: print the remote commands that would change a host instead of running them")
     parser.add_argument("--theme", metavar="NAME", help="console colours: dark (default), light, ansi, or a Textual theme")
     parser.add_argument("--record", metavar="FILE", help="write the fleet's state changes as JSONL (see: replay)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -72,6 +76,8 @@ def run_async(coro) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # warnings from the library (e.g. a host with known_hosts: none) reach the operator on every run
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
     _load_commands()
     parser = _parser()
     args = parser.parse_args(argv)

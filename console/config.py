@@ -171,6 +171,8 @@ class HostFields(Model):
     keepalive_interval: float = Field(default=5, gt=0)
     keepalive_count_max: int = Field(default=3, ge=1)
     gpu_interval_ms: int = Field(default=1000, ge=100)
+    lock_dir: str = "/tmp"
+    """Where the per-server action locks live on the host (shared by every console)."""
 
 
 class Host(HostFields):

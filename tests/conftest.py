@@ -7,6 +7,8 @@ import pytest
 
 from tests.sshd import SSHD, Keys, Sshd
 
+pytest_plugins = ["tests.fleets"]
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 

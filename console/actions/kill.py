@@ -14,6 +14,7 @@ import shlex
 
 from console.actions.audit import AuditLog, RollbackStore
 from console.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from console.actions.lock import host_lock
 from console.config import Server
 from console.core.processes import ServerProcess
 from console.remote.agents import source
@@ -61,18 +62,19 @@ async def kill(ctx: ActionContext, host: str, port: int, *, expected_pid: int | 
         return ctx.result("kill", target, True, swept or f"nothing runs on {target}")
     if expected_pid is not None and process.main.pid != expected_pid:
         raise StageFailed(f"{target} is now pid {process.main.pid}, not {expected_pid}: it changed since you looked; nothing killed")
-    saved = await save_for_rollback(ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks)
-    audit = audit or AuditLog()
-    record = None if ctx.dry_run else audit.begin("kill", host, port, pid=process.main.pid, argv=list(process.main.argv),
-                                                   env=saved.get("env", {}), python=process.python)
-    try:
-        outcome = await stop(ctx, ssh, host, port, process, snap)
-    except Exception as exc:
+    async with host_lock(ctx, host, port, "kill"):
+        saved = await save_for_rollback(ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks)
+        audit = audit or AuditLog()
+        record = None if ctx.dry_run else audit.begin("kill", host, port, pid=process.main.pid, argv=list(process.main.argv),
+                                                       env=saved.get("env", {}), python=process.python)
+        try:
+            outcome = await stop(ctx, ssh, host, port, process, snap)
+        except Exception as exc:
+            if record:
+                audit.end(record, False, f"failed: {exc}")
+            raise
         if record:
-            audit.end(record, False, f"failed: {exc}")
-        raise
-    if record:
-        audit.end(record, True, outcome)
+            audit.end(record, True, outcome)
     return ctx.result("kill", target, True, outcome, pid=process.main.pid)
 
 

@@ -22,6 +22,7 @@ import httpx
 from console.actions.audit import AuditLog, RollbackStore
 from console.actions.base import ActionContext, ActionResult, Plan, StageFailed
 from console.actions.kill import configured, remote, save_for_rollback, stop
+from console.actions.lock import host_lock
 from console.actions.preflight import run_preflight
 from console.config import Profile, Server
 from console.core.sglang_log import parse_line
@@ -104,6 +105,13 @@ async def relaunch(ctx: ActionContext, host: str, port: int, profile_name: str |
 async def replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, profile: Profile | None, *,
                   audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool = True) -> Started:
     """preflight -> stop what runs -> launch -> ready. The shared body of relaunch, restore and rollback."""
+    async with host_lock(ctx, host, port, action):
+        return await _replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action=action,
+                              preflight=preflight)
+
+
+async def _replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, profile: Profile | None, *,
+                   audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool) -> Started:
     ssh = ctx.ssh[host]
     hostcfg = ctx.config.host(host)
     server = configured(ctx, host, port)

@@ -13,8 +13,10 @@ import asyncio
 import json
 import logging
 import time
+from collections import deque
 from pathlib import Path
 
+import asyncssh
 import httpx
 
 from console.config import Host
@@ -69,8 +71,11 @@ class HostMonitor:
                 await self._connected()
             except RemoteError as exc:
                 self._mark(False, exc.message)
-            except (OSError, asyncio.IncompleteReadError) as exc:
+            except (OSError, asyncio.IncompleteReadError, asyncssh.Error) as exc:
                 self._mark(False, str(exc) or type(exc).__name__)
+            except Exception as exc:  # noqa: BLE001 - a bug must not silence a host forever
+                log.exception("%s: monitor error", self.name)
+                self._mark(False, f"internal error: {type(exc).__name__}: {exc}")
             await self.ssh.close()
             self.state.retry_at = time.time() + delay
             self._changed()
@@ -115,6 +120,7 @@ class HostMonitor:
             stream = await self.ssh.stream(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS, loop_ms=period)])
             assembler = GpuStreamAssembler(GPU_QUERY_FIELDS)
             silent_after = max(5.0, 3 * period / 1000)
+            unreadable: deque[str] = deque(maxlen=5)  # what nvidia-smi said instead of GPU lines
             lines = stream.__aiter__()
             while True:
                 try:
@@ -124,20 +130,24 @@ class HostMonitor:
                 except TimeoutError:
                     self._gpu_error(f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)")
                     continue
-                for snapshot in assembler.feed(line):
+                garbage = assembler.garbage
+                snapshots = assembler.feed(line)
+                if assembler.garbage > garbage:
+                    unreadable.append(line)
+                for snapshot in snapshots:
                     self.state.gpus = snapshot
                     self.state.gpu_time = time.time()
                     self.state.gpu_error = None
                     self._changed()
-            if not self.ssh.connected:
+            if stream.exit_status is None and not await self.ssh.still_connected():
                 raise self._lost()
             stderr = await stream.stderr_text()
-            message = classify_nvidia_smi_error("", stderr, stream.exit_status)
+            message = classify_nvidia_smi_error("\n".join(unreadable), stderr, stream.exit_status)
             if message is None and assembler.snapshots == 0:
                 message = "nvidia-smi printed no GPU lines" + (f" ({assembler.garbage} unreadable)" if assembler.garbage else "")
             self._gpu_error(message or "nvidia-smi stopped")
             await stream.close()
-            await asyncio.sleep(10)
+            await asyncio.sleep(5)
 
     def _gpu_error(self, message: str) -> None:
         if self.state.gpu_error != message:
@@ -154,7 +164,7 @@ class HostMonitor:
             self._stream = stream
             async for line in stream:
                 self._handle(line, stream)
-            if not self.ssh.connected:
+            if stream.exit_status is None and not await self.ssh.still_connected():
                 raise self._lost()
             stderr = (await stream.stderr_text()).strip()
             self.state.watcher_error = (
@@ -286,8 +296,8 @@ class HostMonitor:
         address = server.config.http_address if server.config else "127.0.0.1"
         local = await self.ssh.forward(server.port, address)
         base = f"http://127.0.0.1:{local}"
-        health = await self._health(base, server)
-        if health is not None or server.health != "ok":
+        checked, health = await self._health(base, server)
+        if checked:
             server.health = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
         if server.health == "ok" and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S:
             info = await self._server_info(base)
@@ -316,18 +326,20 @@ class HostMonitor:
         else:
             server.drift_error = verdict.error
 
-    async def _health(self, base: str, server: ServerState) -> httpx.Response | None:
-        """/ready where the server has it (0.5.23+); else /health, which makes SGLang generate a
-        token (and log a prefill line), so only until it first answers 200 for this process."""
+    async def _health(self, base: str, server: ServerState) -> tuple[bool, httpx.Response | None]:
+        """(checked, response). /ready where the server has it (0.5.23+); else /health, which makes
+        SGLang generate a token (and log a prefill line), so only until it answers 200 for this
+        process — after that, a cheap /get_model_info proves the server still answers."""
         if self._ready_path.get(server.port) != "/health":
             response = await self._get(base + "/ready")
             if response is None or response.status_code != 404:
                 self._ready_path[server.port] = "/ready"
-                return response
+                return True, response
             self._ready_path[server.port] = "/health"
         if server.health == "ok":
-            return None  # keep the answer we have
-        return await self._get(base + "/health")
+            alive = await self._get(base + "/get_model_info")
+            return (False, None) if alive is not None and alive.status_code == 200 else (True, alive)
+        return True, await self._get(base + "/health")
 
     async def _server_info(self, base: str) -> dict | None:
         for path in ("/server_info", "/get_server_info"):

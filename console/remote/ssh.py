@@ -46,10 +46,13 @@ class RemoteStream:
         self._process = process
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in self._process.stdout:
-            if not line:  # EOF
-                break
-            yield line.rstrip("\n")
+        try:
+            async for line in self._process.stdout:
+                if not line:  # EOF
+                    break
+                yield line.rstrip("\n")
+        except (asyncssh.Error, OSError) as exc:  # the connection went away under the stream
+            raise HostUnreachable(self.host, f"connection lost: {_reason(exc)}") from None
 
     def write(self, text: str) -> None:
         self._process.stdin.write(text)
@@ -95,7 +98,19 @@ class SshHost:
 
     @property
     def connected(self) -> bool:
-        return self._conn is not None
+        return self._conn is not None and not self._conn.is_closed()
+
+    async def still_connected(self, grace: float = 1.0) -> bool:
+        """After a channel ended without an exit status: was it the connection? (its close event
+        can land a moment after the channel's EOF)."""
+        conn = self._conn
+        if conn is None or conn.is_closed():
+            return False
+        try:
+            await asyncio.wait_for(conn.wait_closed(), grace)
+        except TimeoutError:
+            return True
+        return False
 
     def command(self, argv: Sequence[str]) -> str:
         return command_line(argv, self.host.exec_prefix)

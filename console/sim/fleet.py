@@ -87,6 +87,43 @@ class SimHost:
     def python(self) -> str:
         return self.seen("env/bin/python3")
 
+    def pids(self, comm: str | None = None) -> list[int]:
+        """PIDs (as this machine sees them) of the host's processes, optionally by command name."""
+        namespace = self._namespace()
+        if namespace is None:
+            return []
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if os.readlink(entry / "ns" / "pid") != namespace:
+                    continue
+                if comm is None or (entry / "comm").read_text().strip() == comm:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
+
+    def _namespace(self) -> str | None:
+        if self.process is None or self.process.poll() is not None:
+            return None
+        try:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+            return os.readlink(f"/proc/{children[0]}/ns/pid") if children else None
+        except OSError:
+            return None
+
+    def signal_ssh(self, sig: int) -> list[int]:
+        """Signal this host's SSH server: its sshd processes and the daemon accepting connections."""
+        targets = self.pids("sshd") + [p for p in self.pids() if b"console.sim.hostd" in _cmdline(p)]
+        for pid in targets:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        return targets
+
     def signal_all(self, sig: int) -> None:
         """Signal every process of this host (its namespace init's process group and below)."""
         if self.process and self.process.poll() is None:
@@ -275,6 +312,7 @@ class SimFleet:
                 "python": host.python,
                 "connect_timeout": 5,
                 "keepalive_interval": 2,
+                "lock_dir": host.seen("logs"),  # /tmp is shared by every simulated host on this machine
             }
             if host.spec.exec_prefix:
                 entry["exec_prefix"] = host.spec.exec_prefix
@@ -295,6 +333,13 @@ class SimFleet:
         out["python"] = host.python
         out["args"] = [self._fill(host, a) for a in profile["args"]]
         return out
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _read(path: Path) -> str:

@@ -10,7 +10,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from console.secrets import mask_argv
-from console.sim import flagtable
+from console.sim import flagtable, settings
 from console.sim.http import Request, Response, json_response, text_response
 
 if TYPE_CHECKING:
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 class Routes:
     def __init__(self, server: SimServer):
         self.server = server
+        self._fault_read = 0.0
+        self._fault_value: str | None = None
 
     def table(self) -> dict:
         version = flagtable.version_tuple(self.server.version)
@@ -40,7 +42,31 @@ class Routes:
             routes[("GET", "/ready")] = self.ready
         if self.server.args.get("enable_metrics"):
             routes[("GET", "/metrics")] = self.metrics
-        return routes
+        return {key: self._faulty(handler) for key, handler in routes.items()}
+
+    def _faulty(self, handler):
+        """The host's `http` setting makes every endpoint hang, fail, or answer nonsense (re-read live)."""
+
+        async def wrapped(request: Request) -> Response:
+            fault = self._fault()
+            if fault == "hang":
+                await asyncio.sleep(3600)
+            if fault == "500":
+                return json_response({"error": {"message": "Internal Server Error (simulated)"}}, 500)
+            if fault == "garbage":
+                return Response(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+            if fault == "wrong_json":
+                return json_response(["not", "what", "you", "expected"])
+            return await handler(request)
+
+        return wrapped
+
+    def _fault(self) -> str | None:
+        now = time.monotonic()
+        if now - self._fault_read > 0.5:
+            self._fault_read = now
+            self._fault_value = settings.server_settings(self.server.root, self.server.port).get("http")
+        return self._fault_value
 
     # ----------------------------------------------------------------- health
 

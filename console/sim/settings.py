@@ -25,6 +25,7 @@ SGLANG_DEFAULTS: dict = {
     "linger_children": False,
     "zombie_child": False,
     "reserved_gib": 0.0,
+    "http": None,  # None | "hang" | "500" | "garbage" | "wrong_json": how every endpoint misbehaves
     "load": {"concurrency": 0, "max_tokens": 256},
 }
 
