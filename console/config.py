@@ -278,7 +278,10 @@ class _NodeLoader(yaml.SafeLoader):
 
 
 def _compose(text: str, filename: str) -> tuple[Any, dict[Path_, int]]:
-    loader = _NodeLoader(text)
+    try:
+        loader = _NodeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError(_reader_problem(exc, text, filename)) from None
     try:
         node = loader.get_single_node()
         lines: dict[Path_, int] = {}
@@ -291,10 +294,17 @@ def _compose(text: str, filename: str) -> tuple[Any, dict[Path_, int]]:
         line = mark.line + 1 if mark else 1
         what = exc.problem or exc.context or "invalid YAML"
         raise ConfigError(f"{filename}:{line}: YAML syntax error: {what}") from None
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError(_reader_problem(exc, text, filename)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{filename}:1: YAML syntax error: {exc}") from None
     finally:
         loader.dispose()
+
+
+def _reader_problem(exc: yaml.reader.ReaderError, text: str, filename: str) -> str:
+    line = text.count("\n", 0, max(0, exc.position)) + 1
+    return f"{filename}:{line}: YAML syntax error: character {exc.character!r} is not allowed in YAML (column {exc.position - text.rfind(chr(10), 0, exc.position)})"
 
 
 def _record_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int], filename: str) -> None:

@@ -10,6 +10,7 @@ streams them into a progress panel.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from enum import StrEnum
 from console.config import Config
 from console.errors import ActionError
 from console.remote.ssh import Fleet
+from console.secrets import mask_argv, mask_env
 
 
 class StageState(StrEnum):
@@ -67,6 +69,26 @@ class Plan:
     destructive: bool = True
 
 
+def masked_argv(argv: list[str]) -> list[str]:
+    out = []
+    for arg in mask_argv(argv):
+        if arg.startswith("{"):
+            try:
+                arg = json.dumps(_mask_json(json.loads(arg)))
+            except ValueError:
+                pass
+        out.append(arg)
+    return out
+
+
+def _mask_json(value):
+    if isinstance(value, dict):
+        return {k: (mask_env(v) if k.endswith("env") and isinstance(v, dict) else _mask_json(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return mask_argv([str(v) for v in value]) if all(isinstance(v, str) for v in value) else [_mask_json(v) for v in value]
+    return value
+
+
 class StageFailed(ActionError):
     def __init__(self, message: str, evidence: list[str] | None = None):
         super().__init__(message)
@@ -100,6 +122,10 @@ class ActionContext:
         else:
             if current.state == StageState.RUNNING:
                 self._end(current, StageState.OK, current.detail)
+
+    def would_run(self, ssh, argv: list[str]) -> None:
+        """Under --dry-run: note the exact remote command, with secrets masked (JSON arguments too)."""
+        self.commands.append(ssh.command(masked_argv(argv)))
 
     def skip(self, name: str, detail: str) -> None:
         stage = Stage(name, StageState.SKIPPED, detail, duration=0.0)

@@ -144,7 +144,7 @@ async def signal_tree(ctx: ActionContext, ssh: SshHost, process: ServerProcess, 
     argv = [python, "-c", source("kill_agent"), json.dumps(args)]
     async with ctx.stage("stop", f"SIGTERM pid {process.main.pid} and its tree") as stage:
         if ctx.dry_run:
-            ctx.commands.append(ssh.command(argv))
+            ctx.would_run(ssh, argv)
             stage.detail = "dry run"
             return
         result = await ssh.run(argv, timeout=GRACE_S + 30)
@@ -189,7 +189,7 @@ async def verify_stopped(ctx: ActionContext, ssh: SshHost, host: str, port: int,
 async def remote(ctx: ActionContext, ssh: SshHost, argv: list[str], timeout: float = 60, check: bool = False):
     """Run a command that changes the host (recorded instead under --dry-run)."""
     if ctx.dry_run:
-        ctx.commands.append(ssh.command(argv))
+        ctx.would_run(ssh, argv)
         return None
     result = await ssh.run(argv, timeout=timeout)
     if check and not result.ok:

@@ -167,7 +167,7 @@ async def launch(ctx: ActionContext, ssh: SshHost, host: str, port: int, spec: L
         request = {"argv": argv, "env": spec.env, "cwd": spec.cwd, "log": spec.log, "exact_env": spec.exact_env}
         command = [python, "-c", source("launch_agent"), json.dumps(request)]
         if ctx.dry_run:
-            ctx.commands.append(shlex.join(mask_argv(command[:3])) + " " + shlex.quote(json.dumps({**request, "env": mask_env(spec.env)})))
+            ctx.would_run(ssh, command)
             stage.detail = "dry run"
             return Started(0, spec.log, None, None)
         result = await ssh.run(command, timeout=60)

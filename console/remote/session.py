@@ -184,17 +184,20 @@ class HostMonitor:
     def _handle(self, line: str, stream) -> None:
         try:
             message = json.loads(line)
-            kind = message.get("t")
-        except (ValueError, AttributeError):
+        except ValueError:
             return
-        if kind == "log":
-            self._on_log(message)
-        elif kind == "procs":
-            self._on_procs(message, stream)
-        elif kind == "apps":
-            self._on_apps(message)
-        elif kind == "log_state":
-            self._on_log_state(message)
+        if not isinstance(message, dict):
+            return
+        handler = {"log": self._on_log, "procs": lambda m: self._on_procs(m, stream), "apps": self._on_apps,
+                   "log_state": self._on_log_state}.get(message.get("t"))
+        if handler is None:
+            return
+        try:
+            handler(message)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            # our own watcher never says this; a host that does is shown, not believed
+            self.state.watcher_error = f"unexpected message from the watcher: {type(exc).__name__}"
+            return
         self.state.watcher_error = None
 
     def _owner(self, path: str) -> ServerState | None:
@@ -205,12 +208,16 @@ class HostMonitor:
 
     def _on_log(self, message: dict) -> None:
         path = message.get("path")
+        if not isinstance(path, str):
+            return
         self.offsets[path] = {"ino": message.get("ino"), "off": message.get("off")}
         server = self._owner(path)
         if server is None:
             return
         now = time.time()
-        for text in message.get("lines") or []:
+        for text in _list(message.get("lines")):
+            if not isinstance(text, str):
+                continue
             server.log_lines.append(text)
             record = parse_line(text)
             if record is not None:
@@ -234,18 +241,19 @@ class HostMonitor:
         if server is None:
             return
         state = message.get("state")
+        state = state if isinstance(state, str) else "unknown"
         server.log_state = state if state != "following" else None
         if state in ("rotated", "truncated"):
             server.log_lines.append(f"--- sglconsole: log {state}, following the new file ---")
         self._changed(server.port)
 
     def _on_apps(self, message: dict) -> None:
-        if message.get("rc") == 0:
-            self.state.apps = parse_compute_apps(message.get("out") or "")
+        if message.get("rc") == 0 and isinstance(message.get("out"), str):
+            self.state.apps = parse_compute_apps(message["out"])
         self._reanalyse()
 
     def _on_procs(self, message: dict, stream) -> None:
-        procs = [ProcInfo.from_json(p) for p in message.get("procs") or [] if isinstance(p, dict)]
+        procs = [ProcInfo.from_json(p) for p in _list(message.get("procs")) if isinstance(p, dict)]
         self._procs = [p for p in procs if p is not None]
         self._reanalyse()
         self._follow_stdout(stream)
@@ -365,6 +373,10 @@ def _describe(response: httpx.Response | None, server: ServerState) -> str:
     if response.status_code == 503:
         return "starting (503)"
     return f"HTTP {response.status_code}"
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _is_file(path: str | None) -> bool:
