@@ -58,6 +58,7 @@ class HostMonitor:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
         self._info_at: dict[int, float] = {}
         self._ready_path: dict[int, str] = {}
+        self._new_server = asyncio.Event()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -119,35 +120,57 @@ class HostMonitor:
         while True:
             stream = await self.ssh.stream(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS, loop_ms=period)])
             assembler = GpuStreamAssembler(GPU_QUERY_FIELDS)
-            silent_after = max(5.0, 3 * period / 1000)
             unreadable: deque[str] = deque(maxlen=5)  # what nvidia-smi said instead of GPU lines
-            lines = stream.__aiter__()
+            try:
+                await self._read_gpus(stream, assembler, unreadable, period)
+                if stream.exit_status is None and not await self.ssh.still_connected():
+                    raise self._lost()
+                stderr = await stream.stderr_text()
+            finally:
+                await stream.close()
+            message = classify_nvidia_smi_error("\n".join(unreadable), stderr, stream.exit_status)
+            if message is None and assembler.snapshots == 0:
+                message = "nvidia-smi printed no GPU lines" + (f" ({assembler.garbage} unreadable)" if assembler.garbage else "")
+            self._gpu_error(message or "nvidia-smi stopped")
+            await asyncio.sleep(5)
+
+    async def _read_gpus(self, stream, assembler: GpuStreamAssembler, unreadable: deque, period: int) -> None:
+        """Lines into snapshots. The first period has no wrap to end it: a short pause does."""
+        silent_after = max(5.0, 3 * period / 1000)
+        lines = stream.__aiter__()
+        upcoming: asyncio.Future | None = None
+        try:
             while True:
-                try:
-                    line = await asyncio.wait_for(lines.__anext__(), silent_after)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
-                    self._gpu_error(f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)")
+                upcoming = upcoming or asyncio.ensure_future(lines.__anext__())
+                first = bool(assembler.pending) and assembler.snapshots == 0
+                done, _ = await asyncio.wait({upcoming}, timeout=0.3 if first else silent_after)
+                if not done:
+                    if first:
+                        self._gpus(assembler.flush())
+                        assembler = GpuStreamAssembler(GPU_QUERY_FIELDS, expected_gpus=len(self.state.gpus))
+                    else:
+                        self._gpu_error(f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)")
                     continue
+                upcoming, finished = None, upcoming
+                try:
+                    line = finished.result()
+                except StopAsyncIteration:
+                    return
                 garbage = assembler.garbage
                 snapshots = assembler.feed(line)
                 if assembler.garbage > garbage:
                     unreadable.append(line)
                 for snapshot in snapshots:
-                    self.state.gpus = snapshot
-                    self.state.gpu_time = time.time()
-                    self.state.gpu_error = None
-                    self._changed()
-            if stream.exit_status is None and not await self.ssh.still_connected():
-                raise self._lost()
-            stderr = await stream.stderr_text()
-            message = classify_nvidia_smi_error("\n".join(unreadable), stderr, stream.exit_status)
-            if message is None and assembler.snapshots == 0:
-                message = "nvidia-smi printed no GPU lines" + (f" ({assembler.garbage} unreadable)" if assembler.garbage else "")
-            self._gpu_error(message or "nvidia-smi stopped")
-            await stream.close()
-            await asyncio.sleep(5)
+                    self._gpus(snapshot)
+        finally:
+            if upcoming is not None:
+                upcoming.cancel()
+
+    def _gpus(self, snapshot) -> None:
+        self.state.gpus = snapshot
+        self.state.gpu_time = time.time()
+        self.state.gpu_error = None
+        self._changed()
 
     def _gpu_error(self, message: str) -> None:
         if self.state.gpu_error != message:
@@ -269,6 +292,7 @@ class HostMonitor:
                 server = ServerState(self.name, process.port, None, None, None)
                 self.state.servers[process.port] = server
             if server.process is None or server.process.main.pid != process.main.pid:
+                self._new_server.set()
                 server.server_info = server.version = server.health = server.drift = None
                 self._info_at.pop(process.port, None)
                 self._ready_path.pop(process.port, None)
@@ -296,9 +320,13 @@ class HostMonitor:
 
     async def _http_loop(self) -> None:
         while True:
+            self._new_server.clear()
             servers = [s for s in self.state.servers.values() if s.process is not None]
             await asyncio.gather(*(self._poll_http(s) for s in servers))
-            await asyncio.sleep(HTTP_INTERVAL_S)
+            try:  # a server that just appeared is asked at once, not at the next interval
+                await asyncio.wait_for(self._new_server.wait(), HTTP_INTERVAL_S)
+            except TimeoutError:
+                pass
 
     async def _poll_http(self, server: ServerState) -> None:
         address = server.config.http_address if server.config else "127.0.0.1"

@@ -44,7 +44,7 @@ def state(action: str, facts: Facts) -> bool | None:
     if action in CHANGES_HOST | {"probe"} and not facts.live:
         return False
     if action == "close":
-        return facts.closable or None
+        return facts.closable  # hidden when there is nothing to close
     if action in NEEDS_SERVER and facts.server is None:
         return None
     if action in CHANGES_HOST | {"probe"} and facts.busy:

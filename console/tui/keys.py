@@ -55,7 +55,7 @@ KEYS: list[Key] = [
                      id="previous-problem")),
     Key(MOVE, _b("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓")),
     Key(MOVE, _b("J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="J/↑")),
-    Key(MOVE, _b("escape", "close", "Close", "close the progress panel or the log filter", key_display="esc")),
+    Key(MOVE, _b("escape", "close", "Close", "close the progress panel or the log filter", key_display="esc"), 10),
     Key(CONSOLE, _b("L", "lock", "Read-only", "hide every action that changes a host (cannot be undone)"), 15),
     Key(CONSOLE, _b("b", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
     Key(CONSOLE, _b("question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"), 1),

@@ -54,12 +54,17 @@ OPERATIONS = {
 }
 
 
-def capture(name: str) -> Operation | None:
-    """The capture action, once the actions package has it (it is being written)."""
+def capture(name: str, force: bool = False) -> Operation | None:
+    """The capture action, when this version of the actions package has it."""
     run = getattr(actions, "capture", None)
     if run is None:
         return None
-    return Operation("capture", None, lambda ctx, host, port: run(ctx, host, port, name))
+    return Operation("capture", None, lambda ctx, host, port: run(ctx, host, port, name, force=force))
+
+
+def replace_profile_plan(name: str, target: str, path: object) -> Plan:
+    return Plan("replace profile", name, [f"profile {name!r} already exists in {path}",
+                                          f"it will be replaced by the config that runs on {target}"])
 
 
 class Ui(Protocol):

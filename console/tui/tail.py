@@ -32,10 +32,10 @@ class TailCursor(Generic[T]):
 
 
 def _resume_at(items: list, mark: tuple) -> int:
-    n = len(mark)
-    if n == 0:
-        return 0
-    for end in range(len(items), n - 1, -1):
-        if all(a is b for a, b in zip(items[end - n:end], mark, strict=True)):
-            return end
+    # the oldest marked items may have been pushed out of the deque since: try the newer ones alone
+    for n in range(len(mark), 0, -1):
+        tail = mark[-n:]
+        for end in range(len(items), n - 1, -1):
+            if all(a is b for a, b in zip(items[end - n:end], tail, strict=True)):
+                return end
     return 0

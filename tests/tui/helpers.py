@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable
 
 from rich.console import Console
 
 from console.tui.app import ConsoleApp
+from console.tui.history import ActionRecord
 
 
 async def until(pilot, check: Callable[[], object], timeout: float = 30.0, what: str = "condition"):
@@ -24,7 +26,7 @@ async def until(pilot, check: Callable[[], object], timeout: float = 30.0, what:
 
 def plain(renderable, width: int = 160) -> str:
     """What a Rich renderable shows, as plain text."""
-    console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
 
@@ -35,3 +37,8 @@ def shown(app: ConsoleApp, selector: str) -> str:
 
 def log_lines(app: ConsoleApp) -> list[str]:
     return [strip.text for strip in app.main.server_view.log.lines.lines]
+
+
+def actions_done(app: ConsoleApp) -> list[ActionRecord]:
+    """Finished actions of the session (alerts and running actions left out)."""
+    return [e for e in app.session.history if isinstance(e, ActionRecord) and not e.running]

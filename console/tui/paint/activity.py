@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from console.actions import Stage, StageState
@@ -16,15 +17,23 @@ ICON = {StageState.RUNNING: "…", StageState.OK: "✓", StageState.FAILED: "✗
 EVIDENCE_LINES = 8
 
 
-def stage_line(stage: Stage, palette: Palette) -> Text:
+def stage_row(stage: Stage, palette: Palette) -> tuple[Text, Text, Text, Text]:
     style = {StageState.OK: palette.good, StageState.FAILED: palette.bad, StageState.RUNNING: palette.accent}
-    text = Text(f" {ICON[stage.state]} ", style=style.get(stage.state, palette.muted))
-    text.append(f"{stage.name:<10}", style="bold")
-    if stage.duration is not None:
-        text.append(f" {stage.duration:5.1f}s", style=palette.muted)
-    if stage.detail:
-        text.append(" " + clean(stage.detail))
-    return text
+    took = f"{stage.duration:.1f}s" if stage.duration is not None else ""
+    return (Text(ICON[stage.state], style=style.get(stage.state, palette.muted)), Text(stage.name, style="bold"),
+            Text(took, style=palette.muted), Text(clean(stage.detail)))
+
+
+def stages_table(stages: list[Stage], palette: Palette) -> Table:
+    """One row per stage; a long detail wraps under itself, not under the stage's name."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, justify="right")
+    table.add_column(overflow="fold")
+    for stage in stages:
+        table.add_row(*stage_row(stage, palette))
+    return table
 
 
 def outcome(record: ActionRecord, palette: Palette) -> Text:
@@ -36,9 +45,8 @@ def outcome(record: ActionRecord, palette: Palette) -> Text:
 
 def progress(record: ActionRecord, palette: Palette) -> Group:
     head = Text.assemble((f"{record.action} {clean(record.target)}  ", "bold"), outcome(record, palette))
-    lines = [head] + [stage_line(s, palette) for s in record.stages]
-    lines += [Text("   " + clean(e), style=palette.muted) for e in record.evidence[-EVIDENCE_LINES:]]
-    return Group(*lines)
+    evidence = [Text("   " + clean(e), style=palette.muted) for e in record.evidence[-EVIDENCE_LINES:]]
+    return Group(head, stages_table(record.stages, palette), *evidence)
 
 
 def clock(when: float) -> str:

@@ -9,6 +9,15 @@ from console.render import clean
 from console.tui.paint.labels import gpu_summary, shorten, tok_s
 from console.tui.paint.palette import Palette
 
+STALE_S = 10.0  # no GPU sample for this long from a reachable host: what we show is old
+
+
+def stale_for(host: HostState, now: float) -> float | None:
+    """Seconds since the last GPU sample of a host that still counts as reachable, when too long."""
+    if host.reachable and host.gpu_time is not None and now - host.gpu_time > STALE_S:
+        return now - host.gpu_time
+    return None
+
 
 def host_status(host: HostState) -> Status:
     if host.reachable is False:
@@ -19,25 +28,32 @@ def host_status(host: HostState) -> Status:
 
 
 def retry_in(host: HostState, now: float) -> str:
-    if host.retry_at is None:
-        return "retrying"
-    return f"retry {max(0, int(host.retry_at - now))}s"
+    left = None if host.retry_at is None else int(host.retry_at - now)
+    return "retrying" if left is None or left <= 0 else f"retry {left}s"
+
+
+def _retry_forms(host: HostState, now: float) -> list[str]:
+    stale = stale_for(host, now)
+    if stale is not None:
+        return [f" stale {stale:.0f}s", " ⚠"]
+    if host.reachable is not False:
+        return []
+    long = f" {retry_in(host, now)}"
+    return [long, " ↻" + long.split()[-1]] if long != " retrying" else [long, " ↻"]
 
 
 def host_label(host: HostState, palette: Palette, now: float, width: int) -> Text:
-    text = Text.assemble((clean(host.name), "bold"))
+    """Name and problem badge always; then the retry countdown, then the GPUs, as room allows."""
     status = host_status(host)
     if status == Status.UNKNOWN:
-        text.append(" connecting…", style=palette.muted)
-        return text
-    text.append(f" {gpu_summary(host)}", style=palette.muted)
-    if status != Status.UP:
-        text.append(" ")
-        text.append_text(palette.badge(status))
-    if host.reachable is False:
-        text.append(f" {retry_in(host, now)}", style=palette.muted)
-    text.truncate(width, overflow="ellipsis")
-    return text
+        return Text.assemble((clean(host.name), "bold"), (" connecting…", palette.muted))
+    badge = palette.badge(status) if status != Status.UP else Text("")
+    name = shorten(clean(host.name), max(6, width - badge.cell_len - 1))
+    gpus = f" {gpu_summary(host)}" if host.gpus else ""
+    room = width - len(name) - badge.cell_len - 1
+    retry = next((r for r in _retry_forms(host, now) if len(r) <= room), "")
+    gpus = gpus if len(gpus) <= room - len(retry) else ""
+    return Text.assemble((name, "bold"), (gpus, palette.muted), " ", badge, (retry, palette.warn if stale_for(host, now) else palette.muted))
 
 
 def server_label(server: ServerState, palette: Palette, width: int) -> Text:

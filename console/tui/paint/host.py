@@ -8,7 +8,7 @@ from rich.text import Text
 
 from console.fleet import HostState, ServerState
 from console.render import clean, fmt_duration, fmt_num
-from console.tui.paint.fleet import host_status, retry_in
+from console.tui.paint.fleet import host_status, retry_in, stale_for
 from console.tui.paint.gpus import WIDE, gpu_table
 from console.tui.paint.labels import tok_s
 from console.tui.paint.palette import Palette
@@ -18,6 +18,7 @@ def host_view(host: HostState, palette: Palette, now: float, width: int) -> Grou
     parts: list[RenderableType] = [title(host, palette)]
     if host.reachable is False:
         parts += unreachable(host, palette, now)
+    parts += warnings(host, palette, now)
     parts += [section("GPUs"), gpu_table(host, palette, width)]
     parts += [section("Servers"), server_table(host, palette, now, width)]
     parts += problems(host, palette)
@@ -34,6 +35,17 @@ def title(host: HostState, palette: Palette) -> Text:
     if host.gpus:
         text.append(f"  {len(host.gpus)}× {clean(host.gpu_model or 'GPU')}", style=palette.muted)
     return text
+
+
+def warnings(host: HostState, palette: Palette, now: float) -> list[Text]:
+    lines = []
+    stale = stale_for(host, now)
+    if stale is not None:
+        lines.append(Text(f"no GPU sample for {fmt_duration(stale)}: the host may be frozen; what follows is old",
+                          style=palette.warn))
+    if host.gpu_error and host.gpus:
+        lines.append(Text(f"nvidia-smi: {clean(host.gpu_error)}", style=palette.warn))
+    return lines
 
 
 def unreachable(host: HostState, palette: Palette, now: float) -> list[Text]:

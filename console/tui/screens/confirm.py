@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -12,9 +13,14 @@ from console.actions import Plan
 from console.render import clean
 
 
-def plan_text(plan: Plan) -> Text:
-    lines = [Text("• " + clean(line)) for line in plan.lines]
-    return Text("\n").join(lines)
+def plan_text(plan: Plan) -> Table:
+    """One bullet per line of the plan; a wrapped argv stays indented under its bullet."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for line in plan.lines:
+        table.add_row("•", Text(clean(line)))
+    return table
 
 
 class ConfirmScreen(ModalScreen[bool]):

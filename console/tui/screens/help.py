@@ -61,10 +61,14 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self):
         with Vertical(id="help"):
-            yield Static(Text("sglconsole: keys and statuses   (Esc closes)", style="bold"), id="dialog-title")
+            yield Static(Text("sglconsole: keys and statuses   (↑↓ scroll, Esc closes)", style="bold"),
+                         id="dialog-title")
             with VerticalScroll(id="help-body"):
                 yield Static(Group(Text(FIRST_STEPS), Text(""), keys_table(self.app), Text(""),
                                    Text("Statuses", style="bold underline"), statuses_table(self.app)))
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Tree
 
-from console.actions import Plan
 from console.fleet import ServerState
 from console.tui import gating, keys
 from console.tui.coalesce import Key, hosts_of
-from console.tui.history import ActionRecord
 from console.tui.messages import FleetChanged
-from console.tui.operations import OPERATIONS, Operation, capture, perform
-from console.tui.screens.ask import AskScreen
-from console.tui.screens.confirm import ConfirmScreen
+from console.tui.screens.acting import RunsActions
 from console.tui.screens.help import HelpScreen
 from console.tui.session import Session
 from console.tui.widgets.activity import ActivityView, ProgressPanel
@@ -26,15 +24,17 @@ from console.tui.widgets.server_view import ServerView
 from console.tui.widgets.top_bar import TopBar
 
 GATED = gating.NEEDS_SERVER | {"lock", "close"}
+DETAIL_S = 0.5
 
 
-class MainScreen(Screen):
+class MainScreen(RunsActions, Screen):
     BINDINGS = keys.BINDINGS
     selected: reactive[Key | None] = reactive(None, bindings=True)
 
     def __init__(self, session: Session):
         super().__init__()
         self.session = session
+        self._detail_at = 0.0
 
     def compose(self):
         yield TopBar(id="top-bar")
@@ -82,11 +82,18 @@ class MainScreen(Screen):
         unreachable = {n for n, h in self.session.fleet.hosts.items() if h.reachable is False}
         self.tree.sync(hosts | unreachable, now)
         self.query_one(TopBar).show(self.session.fleet, self.session.read_only, self.session.bell)
-        self.update_detail(now)
+        if not hosts or (self.selected is not None and self.selected[0] in hosts):
+            self.update_detail(now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S)
         self.refresh_bindings()  # a server that started or stopped changes which keys apply
 
-    def update_detail(self, now: float) -> None:
+    def update_detail(self, now: float, full: bool = True) -> None:
+        """The log streams at every refresh; tables (costly to lay out) at most every DETAIL_S."""
         switcher = self.query_one(ContentSwitcher)
+        if not full:
+            if switcher.current == "server-view":
+                self.server_view.log.pull()
+            return
+        self._detail_at = time.monotonic()
         if switcher.current == "server-view":
             self.server_view.update_view(now)
         elif switcher.current == "host-view":
@@ -189,70 +196,3 @@ class MainScreen(Screen):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
-
-    async def action_quit(self) -> None:
-        await self.app.action_quit()
-
-    # --------------------------------------------------------------- actions
-
-    def action_kill(self) -> None:
-        self.operate(OPERATIONS["kill"])
-
-    def action_relaunch(self) -> None:
-        self.operate(OPERATIONS["relaunch"])
-
-    def action_restore(self) -> None:
-        self.operate(OPERATIONS["restore"])
-
-    def action_rollback(self) -> None:
-        self.operate(OPERATIONS["rollback"])
-
-    def action_probe(self) -> None:
-        self.operate(OPERATIONS["probe"])
-
-    def action_capture(self) -> None:
-        if capture("") is None:
-            self.notify("capture is not available yet in this version of sglconsole", severity="warning")
-            return
-        server = self.server
-        default = f"{server.profile_name or 'captured'}-{server.port}" if server else "captured"
-        self.app.push_screen(AskScreen("Save the running config as profile:", default), self._captured_as)
-
-    def _captured_as(self, name: str | None) -> None:
-        op = capture(name) if name else None
-        if op is not None:
-            self.operate(op)
-
-    def operate(self, op: Operation) -> None:
-        server = self.server
-        if server is None:
-            return
-        target = (server.host, server.port)
-        self.session.busy.add(target)
-        self.refresh_bindings()
-        self.run_worker(self._perform(op, *target), group="ops", name=f"{op.name} {server.key}", exit_on_error=False)
-
-    async def _perform(self, op: Operation, host: str, port: int) -> None:
-        try:
-            await perform(op, host, port, self.session, self)
-        finally:
-            self.session.busy.discard((host, port))
-            self.refresh_bindings()
-
-    # ----------------------------------------------- what perform() calls back
-
-    async def confirm(self, plan: Plan) -> bool:
-        return bool(await self.app.push_screen_wait(ConfirmScreen(plan)))
-
-    def progress(self, record: ActionRecord) -> None:
-        self.query_one(ProgressPanel).show(record)
-        self.refresh_bindings()
-
-    def finished(self, record: ActionRecord) -> None:
-        self.progress(record)
-        severity = "information" if record.ok else "error"
-        self.notify(f"{record.action} {record.target}: {record.summary}", severity=severity, timeout=10)
-        self.update_detail(self.session.clock())
-
-    def refused(self, message: str) -> None:
-        self.notify(message, severity="warning", timeout=6)

@@ -15,4 +15,4 @@ def palette(widget: Widget) -> Palette:
 
 def width(widget: Widget) -> int:
     """The cells a widget's content gets (a sensible guess before the first layout)."""
-    return widget.content_region.width or DEFAULT_WIDTH
+    return widget.scrollable_content_region.width or DEFAULT_WIDTH

@@ -37,7 +37,7 @@ class FleetTree(Tree[Key]):
             host = self.fleet.hosts.get(name)
             node = self._by_key.get((name, None))
             if host is not None and node is not None:
-                node.set_label(host_label(host, palette(self), now, width(self) - 4))
+                node.set_label(host_label(host, palette(self), now, width(self) - 2))  # after the ▼
                 self._sync_servers(host, node)
 
     def _sync_servers(self, host: HostState, node: TreeNode[Key]) -> None:
@@ -48,7 +48,7 @@ class FleetTree(Tree[Key]):
             for port in wanted:
                 self._by_key[(host.name, port)] = node.add_leaf("", data=(host.name, port))
         for port in wanted:
-            label = server_label(host.servers[port], palette(self), width(self) - 5)
+            label = server_label(host.servers[port], palette(self), width(self) - 3)  # after the guide
             self._by_key[(host.name, port)].set_label(label)
 
     @property

@@ -25,7 +25,9 @@ class KeyBar(Static):
         self._changed()
 
     def _changed(self, *_) -> None:
-        self.update(self.keys_text())
+        text = self.keys_text()
+        if text != self.content:
+            self.update(text, layout=False)  # one line, always
 
     def shown(self) -> list[tuple[Key, bool]]:
         """Footer keys that are not hidden, with whether they can be used now."""

@@ -116,4 +116,6 @@ class LogView(Vertical):
                 text.append(f" ({clean(self.server.log_state)})", style=pal.warn)
         if self.needle:
             text.append(f" · filter “{clean(self.needle)}”", style=pal.accent)
-        self.query_one("#log-status", Static).update(text)
+        status = self.query_one("#log-status", Static)
+        if text != status.content:
+            status.update(text, layout=False)  # one line, always

@@ -1,4 +1,4 @@
-"""Scrollable panels that re-render one Rich renderable from a server or host."""
+"""Scrollable panels that re-render one Rich renderable from a server (again when resized)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,23 @@ from console.tui.widgets.common import palette, width
 
 
 class _Panel(VerticalScroll):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.server: ServerState | None = None
+
     def compose(self):
         yield Static(classes="panel-body")
 
     def paint(self, renderable) -> None:
         self.query_one(".panel-body", Static).update(renderable)
+
+    def show(self, server: ServerState) -> None:
+        self.server = server
+
+    def on_resize(self) -> None:
+        # tables are laid out for a width: a tab shown for the first time, or a resized terminal
+        if self.server is not None:
+            self.show(self.server)
 
 
 class DriftPanel(_Panel):
@@ -27,6 +39,7 @@ class DriftPanel(_Panel):
         self._shown: tuple | None = None
 
     def show(self, server: ServerState) -> None:
+        super().show(server)
         key = (id(server), id(server.drift), server.drift_error, width(self))
         if key != self._shown:
             self._shown = key
@@ -34,7 +47,12 @@ class DriftPanel(_Panel):
 
 
 class GpuPanel(_Panel):
-    def show(self, fleet: FleetState, server: ServerState) -> None:
-        host = fleet.hosts[server.host]
+    def __init__(self, fleet: FleetState, **kwargs):
+        super().__init__(**kwargs)
+        self.fleet = fleet
+
+    def show(self, server: ServerState) -> None:
+        super().show(server)
+        host = self.fleet.hosts[server.host]
         mine = server.process.gpus if server.process else tuple(server.config.gpus if server.config else ())
         self.paint(gpu_table(host, palette(self), width(self), mine))

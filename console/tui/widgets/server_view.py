@@ -24,7 +24,7 @@ class ServerView(Vertical):
         yield Static(id="server-header")
         with TabbedContent(id="server-tabs", initial="gpus"):
             with TabPane(TABS[0][1], id="gpus"):
-                yield GpuPanel(id="gpu-panel")
+                yield GpuPanel(self.fleet, id="gpu-panel")
             with TabPane(TABS[1][1], id="config"):
                 yield DriftPanel(id="drift-panel")
             with TabPane(TABS[2][1], id="log"):
@@ -50,6 +50,6 @@ class ServerView(Vertical):
         if self.server is None:
             return
         self.query_one("#server-header", Static).update(header(self.server, palette(self), now))
-        self.query_one(GpuPanel).show(self.fleet, self.server)
+        self.query_one(GpuPanel).show(self.server)
         self.query_one(DriftPanel).show(self.server)
         self.log.pull()

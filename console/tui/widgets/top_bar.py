@@ -31,4 +31,6 @@ def summary(fleet: FleetState, pal: Palette, read_only: bool, bell: bool) -> Tex
 
 class TopBar(Static):
     def show(self, fleet: FleetState, read_only: bool, bell: bool) -> None:
-        self.update(summary(fleet, palette(self), read_only, bell))
+        text = summary(fleet, palette(self), read_only, bell)
+        if text != self.content:
+            self.update(text, layout=False)  # one line, always: no layout pass for the whole screen
