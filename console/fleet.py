@@ -223,7 +223,15 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
 
 
 def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S) -> list[Sample]:
-    return [s for s in server.history if s.time >= now - window and (s.running_req or 0) > 0 and not s.after_idle]
+    """Decode samples of the last minute while requests ran — of this process only (a restore
+    must not stay SLOW for a minute on the old server's numbers)."""
+    since = max(now - window, _started(server))
+    return [s for s in server.history if s.time >= since and (s.running_req or 0) > 0 and not s.after_idle]
+
+
+def _started(server: ServerState) -> float:
+    # log timestamps have whole seconds: a line of this process may carry the second it started in
+    return server.process.main.start - 1 if server.process is not None else 0.0
 
 
 def slowness(server: ServerState, now: float) -> str | None:
@@ -257,14 +265,14 @@ def baseline_for(profile: Profile, running: float) -> float | None:
 
 
 def looping(server: ServerState) -> bool:
-    samples = [s for s in server.history if (s.running_req or 0) > 0][-LOOP_SAMPLES:]
+    samples = [s for s in server.history if (s.running_req or 0) > 0 and s.time >= _started(server)][-LOOP_SAMPLES:]
     if len(samples) < LOOP_SAMPLES or server.process is None:
         return False
     draft = flag(server.process.args, "--speculative-num-draft-tokens")
     ceiling = float(draft) if draft and draft.replace(".", "", 1).isdigit() else None
 
     def pinned(sample: Sample) -> bool:
-        if sample.accept_rate is not None and sample.accept_rate >= 0.99:
+        if sample.accept_rate is not None and sample.accept_rate >= 0.98:
             return True
         return ceiling is not None and sample.accept_len is not None and sample.accept_len >= ceiling - 0.01
 

@@ -83,7 +83,7 @@ async def plan_relaunch(ctx: ActionContext, host: str, port: int, profile_name: 
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
     lines = [f"host {host}, port {port}, profile {profile_name or server.profile}"]
-    lines.append(f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))[:200]})" if process else "stop: nothing runs there")
+    lines.append(f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})" if process else "stop: nothing runs there")
     lines.append(f"launch ({spec.launcher}): {spec.shown()}")
     lines.append(f"log: {spec.log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
     lines.append("preflight runs first; if it fails nothing is touched")

@@ -36,7 +36,8 @@ def _demo(parser: argparse.ArgumentParser):
                 return _serve(path)
             from console.commands.tui import run_console
 
-            return run_console(path, read_only=getattr(args, "read_only", False))
+            return run_console(path, read_only=getattr(args, "read_only", False), theme=getattr(args, "theme", None),
+                               record=getattr(args, "record", None))
         finally:
             fleet.stop()
             if args.dir is None:

@@ -167,7 +167,8 @@ class Engine:
         self._publish_stats()
 
     def _generate(self, request: SimRequest, steps: int, accept: float, now: float) -> None:
-        exact = steps * accept * self.random.uniform(0.97, 1.03) + request._carry
+        noise = 1.0 if self.degenerate else self.random.uniform(0.97, 1.03)  # a loop is accepted in full, always
+        exact = steps * accept * noise + request._carry
         tokens = min(int(exact), request.max_new_tokens - request.generated)
         request._carry = exact - int(exact)
         if tokens <= 0:

@@ -76,6 +76,11 @@ async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
     import asyncssh
 
     env = session_env(root)
+    if os.environ.get("SGLSIM_SSH_DEBUG"):
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+        asyncssh.set_debug_level(2)
 
     class Server(asyncssh.SSHServer):
         def connection_requested(self, dest_host, dest_port, orig_host, orig_port):
@@ -91,25 +96,28 @@ async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
             "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=env, cwd=str(root), start_new_session=True,
         )
-        try:
-            await process.redirect(stdin=proc.stdin, stdout=proc.stdout, stderr=proc.stderr)
-            exited = asyncio.create_task(proc.wait())
-            closed = asyncio.create_task(process.channel.wait_closed())
-            await asyncio.wait({exited, closed}, return_when=asyncio.FIRST_COMPLETED)
-            if not exited.done():
-                hang_up(proc.pid)  # the client went away: like a closed session, not a kill
-                try:
-                    await asyncio.wait_for(asyncio.shield(exited), 2.0)
-                except TimeoutError:
-                    proc.kill()
-            status = await exited
-            closed.cancel()
-        except (asyncssh.Error, OSError):
-            status = 255
-            if proc.returncode is None:
+        # pumped by hand: asyncssh's redirect() drops the whole connection when a pipe's EOF
+        # reaches a channel the client already closed (KeyError in feed_eof)
+        pumps = [asyncio.create_task(_pump(proc.stdout, process.stdout)),
+                 asyncio.create_task(_pump(proc.stderr, process.stderr)),
+                 asyncio.create_task(_feed(process.stdin, proc.stdin))]
+        exited = asyncio.create_task(proc.wait())
+        closed = asyncio.create_task(process.channel.wait_closed())
+        await asyncio.wait({exited, closed}, return_when=asyncio.FIRST_COMPLETED)
+        if not exited.done():
+            hang_up(proc.pid)  # the client went away: like a closed session, not a kill
+            try:
+                await asyncio.wait_for(asyncio.shield(exited), 2.0)
+            except TimeoutError:
                 proc.kill()
-                await proc.wait()
-        process.exit(max(0, status) if status >= 0 else 128 - status)
+        status = await exited
+        await asyncio.wait(pumps[:2], timeout=2.0)  # the last output, before the exit status
+        for task in (*pumps, closed):
+            task.cancel()
+        try:  # the client may have closed the channel already: nothing to report to
+            process.exit(max(0, status) if status >= 0 else 128 - status)
+        except (asyncssh.Error, OSError):
+            pass
 
     ssh = root / "ssh"
     await asyncssh.listen(
@@ -123,6 +131,35 @@ async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
         keepalive_interval=5,
     )
     await asyncio.Event().wait()
+
+
+async def _pump(source: asyncio.StreamReader, sink) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except (asyncssh_errors(), OSError, BrokenPipeError):
+        pass
+
+
+async def _feed(source, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except (asyncssh_errors(), OSError, BrokenPipeError):
+        pass
+    finally:
+        try:
+            sink.close()  # EOF on the command's stdin: the channel's input ended
+        except OSError:
+            pass
+
+
+def asyncssh_errors():
+    import asyncssh
+
+    return asyncssh.Error
 
 
 def main(argv: list[str] | None = None) -> int:
