@@ -1,3 +1,3 @@
 """CLI subcommands; importing this package registers them with console.cli."""
 
-from console.commands import actions, basic, capture, demo, drift, replay, status, tui  # noqa: F401
+from console.commands import actions, basic, bench, capture, demo, drift, replay, status, tui  # noqa: F401

@@ -122,20 +122,24 @@ class HostMonitor:
             assembler = GpuStreamAssembler(GPU_QUERY_FIELDS)
             unreadable: deque[str] = deque(maxlen=5)  # what nvidia-smi said instead of GPU lines
             try:
-                await self._read_gpus(stream, assembler, unreadable, period)
-                if stream.exit_status is None and not await self.ssh.still_connected():
+                hung = await self._read_gpus(stream, assembler, unreadable, period)
+                if not hung and stream.exit_status is None and not await self.ssh.still_connected():
                     raise self._lost()
-                stderr = await stream.stderr_text()
+                stderr = "" if hung else await stream.stderr_text()
             finally:
                 await stream.close()
+            if hung:
+                await asyncio.sleep(5)  # a fresh stream, in case this one alone was stuck
+                continue
             message = classify_nvidia_smi_error("\n".join(unreadable), stderr, stream.exit_status)
             if message is None and assembler.snapshots == 0:
                 message = "nvidia-smi printed no GPU lines" + (f" ({assembler.garbage} unreadable)" if assembler.garbage else "")
             self._gpu_error(message or "nvidia-smi stopped")
             await asyncio.sleep(5)
 
-    async def _read_gpus(self, stream, assembler: GpuStreamAssembler, unreadable: deque, period: int) -> None:
-        """Lines into snapshots. The first period has no wrap to end it: a short pause does."""
+    async def _read_gpus(self, stream, assembler: GpuStreamAssembler, unreadable: deque, period: int) -> bool:
+        """Lines into snapshots (the first period has no wrap to end it: a short pause does).
+        True when nvidia-smi went silent (hung), False when the stream ended."""
         silent_after = max(5.0, 3 * period / 1000)
         lines = stream.__aiter__()
         upcoming: asyncio.Future | None = None
@@ -150,12 +154,13 @@ class HostMonitor:
                         assembler = GpuStreamAssembler(GPU_QUERY_FIELDS, expected_gpus=len(self.state.gpus))
                     else:
                         self._gpu_error(f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)")
+                        return True
                     continue
                 upcoming, finished = None, upcoming
                 try:
                     line = finished.result()
                 except StopAsyncIteration:
-                    return
+                    return False
                 garbage = assembler.garbage
                 snapshots = assembler.feed(line)
                 if assembler.garbage > garbage:

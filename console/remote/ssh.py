@@ -72,6 +72,8 @@ class RemoteStream:
         # anything else (nvidia-smi -lms) die on its next write.
         try:
             self._process.stdin.write_eof()
+            if self._process.exit_status is None:
+                self._process.terminate()  # where the server honours signal requests
         except (asyncssh.Error, OSError, BrokenPipeError):
             pass
         self._process.close()

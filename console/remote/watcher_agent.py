@@ -17,6 +17,7 @@ followed like ``tail -F``.
 
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -256,7 +257,41 @@ def compute_apps():
         return 126, "", str(exc)
 
 
-def commands(follows, lock, args, stop):
+class Changes(object):
+    """inotify on the folders of the followed logs, so a new line wakes us at once and an idle
+    host costs nothing; None where inotify is unavailable (then we poll)."""
+
+    MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200  # modify attrib close_write moved create delete
+
+    def __init__(self):
+        import ctypes
+        import ctypes.util
+
+        self.libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        if self.fd < 0:
+            raise OSError("inotify_init1 failed")
+        self.folders = {}
+
+    def watch(self, path):
+        """True when changes to `path` will wake us (its folder exists and is watched)."""
+        folder = os.path.dirname(path) or "."
+        if folder not in self.folders:
+            wd = self.libc.inotify_add_watch(self.fd, folder.encode(), self.MASK)
+            if wd < 0:
+                return False
+            self.folders[folder] = wd
+        return True
+
+    def drain(self):
+        try:
+            while os.read(self.fd, 65536):
+                pass
+        except OSError:
+            pass
+
+
+def commands(follows, lock, args, stop, wake):
     for line in sys.stdin:
         try:
             cmd = json.loads(line)
@@ -268,13 +303,15 @@ def commands(follows, lock, args, stop):
                     follows[path] = Follow(path, pos.get("ino"), pos.get("off"), args.get("backlog", 65536))
             for path in cmd.get("unfollow") or []:
                 follows.pop(path, None)
+        os.write(wake, b"x")
     stop.set()
+    os.write(wake, b"x")
 
 
 def main():
     args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     interval = float(args.get("interval", 2.0))
-    apps_interval = float(args.get("apps_interval", 5.0))
+    apps_interval = float(args.get("apps_interval", 30.0))
     poll = float(args.get("log_poll", 0.1))
     procs = Procs(args.get("env_names") or ())
     if args.get("once"):
@@ -286,9 +323,14 @@ def main():
     follows, lock, stop = {}, threading.Lock(), threading.Event()
     for path, pos in (args.get("follow") or {}).items():
         follows[path] = Follow(path, pos.get("ino"), pos.get("off"), args.get("backlog", 65536))
-    reader = threading.Thread(target=commands, args=(follows, lock, args, stop))
+    wake_r, wake_w = os.pipe()
+    reader = threading.Thread(target=commands, args=(follows, lock, args, stop, wake_w))
     reader.daemon = True
     reader.start()
+    try:
+        changes = Changes()
+    except (OSError, AttributeError, TypeError):
+        changes = None
     next_scan = next_apps = 0.0
     last_procs = last_apps = None
     gpu_pids = set()
@@ -307,19 +349,30 @@ def main():
             snapshot = {"t": "procs", "procs": found, "ports": listen_ports()}
             key = json.dumps([[p["pid"], p["start_ticks"], p["state"], p["ppid"], p.get("argv"), p.get("stdout")] for p in found] + snapshot["ports"])
             if key != last_procs:
+                if last_procs is not None:
+                    next_apps = now  # processes came or went: who holds GPU memory now?
                 last_procs = key
                 snapshot["time"] = now
                 out(snapshot)
             else:
                 out({"t": "hb", "time": now})
         with lock:
+            watched = True
             for follow in list(follows.values()):
+                watched = (changes is not None and changes.watch(follow.path)) and watched
                 try:
                     follow.poll()
                 except (OSError, IOError) as exc:
                     follow.note("error", error=str(exc))
                     follow.fh = None
-        stop.wait(poll)
+        timeout = max(0.0, min(next_scan, next_apps) - time.time())
+        if not watched:
+            timeout = min(timeout, poll)  # a folder we cannot watch (yet): poll it
+        ready = select.select([fd for fd in (wake_r, changes and changes.fd) if fd], [], [], timeout)[0]
+        if changes is not None and changes.fd in ready:
+            changes.drain()
+        if wake_r in ready:
+            os.read(wake_r, 4096)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu", type=int)
     parser.add_argument("--linger", action="store_true")
     parser.add_argument("--exit-early", action="store_true")
+    parser.add_argument("--poll", type=float, default=0.5)
     args = parser.parse_args(argv)
     try:
         import setproctitle
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             if state != last and state[0]:
                 gpustate.register_gpu_use(args.root, os.getpid(), [args.gpu], state[0], state[1], args.title)
                 last = state
-        time.sleep(0.5)
+        time.sleep(args.poll)
 
 
 def _read(path: str) -> dict:

@@ -78,6 +78,7 @@ class Engine:
         hybrid: str | None = None,
         prefix: str = "TP0",
         mfu: bool = False,
+        tick_s: float = TICK_S,
     ):
         self.perf = perf
         self.max_running = max_running
@@ -88,6 +89,7 @@ class Engine:
         self.hybrid = hybrid
         self.prefix = prefix
         self.mfu = mfu
+        self.tick_s = tick_s
         self.random = random.Random(seed)
         self.running: list[SimRequest] = []
         self.waiting: deque[SimRequest] = deque()
@@ -121,7 +123,7 @@ class Engine:
                 await self._wake.wait()
                 last = time.monotonic()
             self._admit()
-            await asyncio.sleep(TICK_S)
+            await asyncio.sleep(self.tick_s)
             now = time.monotonic()
             self._advance(now - last, now)
             last = now
@@ -143,7 +145,7 @@ class Engine:
                     token_usage=self._usage(),
                     running_req=len(self.running) - len(admitted),
                     queue_req=len(self.waiting),
-                    input_throughput=new_tokens / max(TICK_S, new_tokens / self.perf.prefill_tokens_per_s),
+                    input_throughput=new_tokens / max(self.tick_s, new_tokens / self.perf.prefill_tokens_per_s),
                     hybrid=self.hybrid,
                     prefix=self.prefix,
                 )

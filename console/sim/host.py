@@ -44,6 +44,13 @@ SHIM_FILES = {
         "    from sglang._sim import ROOT, VERSION\n\n"
         "    raise SystemExit(main(sys.argv[1:], version=VERSION, root=ROOT))\n"
     ),
+    "benchmark/__init__.py": "",
+    # 0.5.23 moved bench_serving here; the simulated one drives this host's simulated server
+    "benchmark/serving.py": (
+        'if __name__ == "__main__":\n'
+        "    from console.sim.bench_serving import main\n\n"
+        "    raise SystemExit(main())\n"
+    ),
     "srt/__init__.py": "",
     "srt/server_args.py": (
         '"""The simulated ServerArgs: the same flags as the real version\'s parser."""\n\n'

@@ -92,3 +92,26 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
             servers=[ServerSpec(30000, "qwen-next-mtp", [0], running=NEXT_059, running_env={"SGLANG_ENABLE_SPEC_V2": "1"})],
         ),
     ]
+
+
+FRESHNESS_PORT = 39999
+
+
+def bench_hosts(count: int = 16, servers: int = 4) -> list[HostSpec]:
+    """The benchmark fleet: `count` 4xH200 hosts, `servers` TP=1 servers each, each under load and
+    logging a decode line about once a second; plus, per host, a configured-but-idle server entry
+    whose log the benchmark writes into (to time freshness)."""
+    args = ["--model-path", "{models}/Qwen3-8B", "--host", "0.0.0.0", "--mem-fraction-static", "0.85",
+            "--max-running-requests", "64", "--decode-log-interval", "50"]
+    return [
+        HostSpec(
+            name=f"gpu{index:02d}",
+            gpu_model="H200",
+            gpu_count=max(servers, 1),
+            models=("Qwen3-8B",),
+            sglang={"startup_s": 0.5, "tick_s": 0.25, "child_poll_s": 5.0, "load": {"concurrency": 1, "max_tokens": 4000}},
+            servers=[ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*args, "--port", str(30000 + i)]) for i in range(servers)]
+            + [ServerSpec(FRESHNESS_PORT, "qwen8b-tp1", [], running=None)],
+        )
+        for index in range(count)
+    ]

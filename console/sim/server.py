@@ -230,6 +230,7 @@ class SimServer:
                 command += ["--gpu", str(gpu)]
             if linger:
                 command.append("--linger")
+            command += ["--poll", str(self.settings.get("child_poll_s") or 0.5)]
             if role == "detokenizer" and self.settings.get("zombie_child"):
                 command.append("--exit-early")
             self.children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
@@ -286,6 +287,7 @@ class SimServer:
             degenerate=bool(self.settings.get("degenerate")),
             seed=self.port,
             hybrid=model.get("sim_hybrid"),
+            tick_s=float(self.settings.get("tick_s") or 0.05),
         )
 
     async def _serve_http(self) -> None:

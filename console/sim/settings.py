@@ -25,6 +25,8 @@ SGLANG_DEFAULTS: dict = {
     "linger_children": False,
     "zombie_child": False,
     "reserved_gib": 0.0,
+    "tick_s": 0.05,  # how often the simulated scheduler advances (coarser = cheaper)
+    "child_poll_s": 0.5,  # how often the simulated children refresh what they report to nvidia-smi
     "http": None,  # None | "hang" | "500" | "garbage" | "wrong_json": how every endpoint misbehaves
     "load": {"concurrency": 0, "max_tokens": 256},
 }

@@ -22,8 +22,9 @@ from console.monitor import FleetMonitor
 from console.remote.ssh import Fleet
 from console.sim import gpustate
 from console.sim.fleet import HostSpec, ServerSpec
-from tests.fleets import SSH_MODE
 from tests.e2e.test_actions import ct129
+from tests.fleets import SSH_MODE
+
 
 def quiet_host(name: str = "h200") -> HostSpec:
     return HostSpec(name=name, gpu_model="H200", gpu_count=1, models=("Qwen3-8B",),

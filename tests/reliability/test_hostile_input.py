@@ -20,8 +20,8 @@ from console.core.processes import ProcInfo, analyse
 from console.diffing import report_from
 from console.errors import ConfigError
 from console.fleet import FleetState
-from console.remote.sglang_args import Canonical, Verdict, parse_output
 from console.remote.session import HostMonitor
+from console.remote.sglang_args import Canonical, Verdict, parse_output
 from console.remote.ssh import SshHost
 from console.render import clean, fleet_view
 

@@ -46,7 +46,7 @@ def main():
         print(json.dumps({"ok": False, "error": "cannot start %s: %s" % (args["argv"][0], exc)}))
         return 2
     os.close(fd)
-    time.sleep(float(args.get("settle", 0.3)))
+    time.sleep(float(args.get("settle", 0.05)))
     code = child.poll()
     info = {"ok": code is None, "pid": child.pid, "exit_code": code, "log_ino": st.st_ino, "log_off": st.st_size,
             "my_sid": os.getsid(0)}

@@ -1,0 +1,313 @@
+"""sglconsole's cost and latency at fleet scale, against the naive way, in one run on this machine.
+
+    python bench/run.py [--hosts 16] [--servers 4] [--seconds 60] [--rss-minutes 10] [--out bench/results.json]
+
+Starts a simulated fleet (hosts x servers, each server under load, logging a decode line about
+once a second), then watches it for --seconds each with (a) sglconsole's monitor, headless,
+(b) the TUI, headless, and (c) the naive baseline: every second, for every host, a new
+`ssh host nvidia-smi --query-gpu=...` and `ssh host tail -n 50 LOGS`. Reports CPU per
+host-minute of the watcher and of the hosts' side (sshd and everything it spawned), the
+freshness of log lines (append on a host -> record in fleet state), cold start with one host
+that hangs, the parser against SGLang's regex, restore's overhead beyond the server's own
+startup, and the monitor's memory growth. Writes bench/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import yaml  # noqa: E402
+
+from console.sim.fleet import SimFleet  # noqa: E402
+from console.sim.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+# --------------------------------------------------------------- host-side CPU
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds including reaped children) of a process."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()
+    return int(fields[1]), sum(int(v) for v in fields[11:15]) / HZ
+
+
+def host_cpu(fleet: SimFleet) -> float:
+    """CPU of every host's SSH side: its SSH daemon and everything under it (sessions, commands),
+    alive or already reaped into a parent's counters. The simulated GPU servers are not included."""
+    total = 0.0
+    for host in fleet.hosts.values():
+        pids = set(host.pids())
+        table = {pid: _stat(pid) for pid in pids}
+        daemons = [pid for pid in pids if b"console.sim.hostd" in _cmdline(pid)]
+        keep = set(daemons)
+        changed = True
+        while changed:
+            changed = False
+            for pid, stat in table.items():
+                if stat and pid not in keep and stat[0] in keep:
+                    keep.add(pid)
+                    changed = True
+        total += sum(table[pid][1] for pid in keep if table.get(pid))
+    return total
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+# ------------------------------------------------------------------- phases
+
+
+def run_worker(mode: str, config: Path, seconds: float, rss_at: tuple[float, ...] = ()) -> dict:
+    command = [sys.executable, "-m", "bench.worker", mode, str(config), str(seconds)]
+    for mark in rss_at:
+        command += ["--rss-at", str(mark)]
+    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 300)
+    if out.returncode != 0:
+        raise RuntimeError(f"{mode} worker failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout)
+
+
+def measured(fleet: SimFleet, mode: str, config: Path, seconds: float, **kwargs) -> dict:
+    before = host_cpu(fleet)
+    result = run_worker(mode, config, seconds, **kwargs)
+    result["host_cpu_s"] = host_cpu(fleet) - before
+    return result
+
+
+class MarkerWriter:
+    """Appends decode-format lines with a unique id to each host's idle log; notes when."""
+
+    def __init__(self, fleet: SimFleet, hosts: list[str], rate_hz: float = 4.0):
+        self.paths = {name: fleet.hosts[name].root / "logs" / f"sglang-{FRESHNESS_PORT}.log" for name in hosts}
+        self.rate = rate_hz
+        self.written: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self, delay: float, seconds: float) -> None:
+        self._delay = delay
+        self._until = time.monotonic() + delay + seconds
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        if self._stop.wait(self._delay):
+            return
+        marker = 10_000_000
+        while not self._stop.is_set() and time.monotonic() < self._until:
+            for name, path in self.paths.items():
+                marker += 1
+                line = (f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] Decode batch, #running-req: 1, #token: {marker}, "
+                        f"token usage: 0.01, cuda graph: True, gen throughput (token/s): 1.00, #queue-req: 0\n")
+                with open(path, "a") as fh:
+                    fh.write(line)
+                self.written[f"{name}:{marker}"] = time.time()
+            self._stop.wait(random.uniform(0.5, 1.5) / self.rate)
+
+
+def freshness(fleet: SimFleet, config: Path, hosts: list[str], seconds: float) -> dict:
+    writer = MarkerWriter(fleet, hosts)
+    writer.start(delay=6.0, seconds=seconds)  # after the monitor has connected and read its backlogs
+    result = run_worker("monitor", config, seconds + 8)  # and stops 2 s after the last marker
+    writer.stop()
+    latencies = sorted((result["arrivals"][k] - t) * 1000 for k, t in writer.written.items() if k in result["arrivals"])
+    lost = len(writer.written) - len(latencies)
+    if not latencies:
+        return {"n": 0, "lost": lost}
+    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
+    return {"n": len(latencies), "lost": lost, "p50_ms": pick(0.5), "p95_ms": pick(0.95), "max_ms": latencies[-1]}
+
+
+def subset(config: Path, hosts: list[str], out: Path) -> Path:
+    data = yaml.safe_load(config.read_text())
+    data["hosts"] = {k: v for k, v in data["hosts"].items() if k in hosts}
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    return out
+
+
+def hanging_host(config: Path, out: Path) -> tuple[Path, socket.socket]:
+    """The same fleet plus one host that accepts TCP connections and never speaks SSH."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    data = yaml.safe_load(config.read_text())
+    template = next(iter(data["hosts"].values()))
+    data["hosts"]["hangs"] = {**template, "address": "127.0.0.1", "port": sock.getsockname()[1], "servers": []}
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    return out, sock
+
+
+def cold_start(config: Path) -> tuple[float, float, float]:
+    data = yaml.safe_load(config.read_text())
+    timeout = float(next(iter(data["hosts"].values())).get("connect_timeout", 10))
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "console", "status", "-c", str(config), "--timeout", str(timeout + 5)],
+                   cwd=REPO, capture_output=True, timeout=300)
+    ours = time.monotonic() - started
+    started = time.monotonic()
+    for host in data["hosts"].values():  # one after another, as a for-loop over ssh does
+        base = ["ssh", "-q", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={timeout:g}", "-o",
+                f"UserKnownHostsFile={host['known_hosts']}", "-i", host["identity_file"], "-p", str(host["port"]),
+                f"{host['user']}@{host['address']}"]
+        subprocess.run([*base, "nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv"],
+                       capture_output=True, timeout=timeout + 30)
+    return ours, time.monotonic() - started, timeout
+
+
+def parser_ratio() -> dict:
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "parser_bench.py"), "--json"], cwd=REPO,
+                         capture_output=True, text=True, timeout=900)
+    return json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr[-500:]}
+
+
+def restore_overhead(workdir: Path) -> dict:
+    """Wall time of `restore` minus the server's own time: its startup (exec to ready line, watched
+    from outside), its shutdown (the stop stage), and the probe's generations."""
+    hosts = [h for h in demo_hosts(startup_s=3.0) if h.name == "ct129"]
+    fleet = SimFleet(workdir / "restore", hosts, demo_profiles(), ssh="sshd" if os.geteuid() == 0 else "asyncssh")
+    fleet.start()
+    fleet.wait_ready()
+    try:
+        time.sleep(5)
+        log = fleet.hosts["ct129"].root / "logs" / "sglang-30000.log"
+        offset = log.stat().st_size
+        env = {**os.environ, "XDG_STATE_HOME": str(workdir / "state")}
+        started = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "console", "restore", "-c", str(fleet.config_path), "ct129:30000",
+                                 "--yes", "--json"], cwd=REPO, stdout=subprocess.PIPE, text=True, env=env)
+        launched = ready = None
+        while proc.poll() is None:
+            text = log.read_text(errors="replace")[offset:]
+            if launched is None and "server_args=" in text:
+                launched = time.monotonic()
+            if ready is None and "The server is fired up and ready to roll!" in text:
+                ready = time.monotonic()
+            time.sleep(0.01)
+        total = time.monotonic() - started
+        result = json.loads(proc.stdout.read())
+    finally:
+        fleet.stop()
+    stages = {s["name"]: s["duration_s"] or 0.0 for s in result.get("stages", [])}
+    server = (ready - launched if ready and launched else 0.0) + stages.get("stop", 0) + stages.get("answer", 0) \
+        + stages.get("throughput", 0) + stages.get("generate", 0)
+    return {"ok": result.get("ok"), "total_s": total, "server_s": server, "overhead_s": total - server, "stages": stages}
+
+
+# --------------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=16)
+    parser.add_argument("--servers", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--rss-minutes", type=float, default=10)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="sglconsole-perf-"))
+    results: dict = {"hosts": args.hosts, "servers_per_host": args.servers, "seconds": args.seconds,
+                     "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    ssh = "sshd" if os.geteuid() == 0 else "asyncssh"
+    fleet = SimFleet(workdir / "fleet", bench_hosts(args.hosts, args.servers), demo_profiles(), ssh=ssh)
+    print(f"starting {args.hosts} simulated hosts x {args.servers} servers ({ssh}) ...", flush=True)
+    fleet.start(timeout=120)
+    fleet.wait_ready(timeout=300)
+    time.sleep(10)  # let the load settle into steady decode lines
+    config = fleet.config_path
+    host_minutes = args.hosts * args.seconds / 60
+    try:
+        phases = {}
+        for mode in ("naive", "monitor", "tui"):
+            print(f"phase {mode}: {args.seconds:g}s ...", flush=True)
+            phases[mode] = measured(fleet, mode, config, args.seconds)
+        results["phases"] = {m: {"cpu_s": p["cpu_s"], "host_cpu_s": p["host_cpu_s"],
+                                 "cpu_s_per_host_minute": p["cpu_s"] / host_minutes,
+                                 "host_cpu_s_per_host_minute": p["host_cpu_s"] / host_minutes} for m, p in phases.items()}
+        naive = phases["naive"]
+        results["cpu_console_vs_naive"] = phases["monitor"]["cpu_s"] / naive["cpu_s"]
+        results["cpu_tui_vs_naive"] = phases["tui"]["cpu_s"] / naive["cpu_s"]
+        results["cpu_host_vs_naive"] = phases["monitor"]["host_cpu_s"] / naive["host_cpu_s"]
+        names = list(fleet.hosts)
+        print("freshness ...", flush=True)
+        one = freshness(fleet, subset(config, names[:1], workdir / "one.yaml"), names[:1], min(args.seconds, 30))
+        many = freshness(fleet, config, names, min(args.seconds, 30))
+        results["freshness"] = {"1_host": one, f"{args.hosts}_hosts": many}
+        results["freshness_p95_ms"] = many.get("p95_ms")
+        print("cold start ...", flush=True)
+        with_hang, sock = hanging_host(config, workdir / "hang.yaml")
+        ours, serial, timeout = cold_start(with_hang)
+        sock.close()
+        results.update(cold_start_s=ours, cold_start_serial_s=serial, connect_timeout_s=timeout)
+        if args.rss_minutes > 0:
+            print(f"memory over {args.rss_minutes:g} minutes ...", flush=True)
+            run = run_worker("monitor", config, args.rss_minutes * 60, rss_at=(60.0,))
+            first, last = run["rss_kib"].get("60.0"), run["rss_end_kib"]
+            results.update(rss_minute_1_kib=first, rss_end_kib=last, rss_minutes=args.rss_minutes,
+                           rss_growth=(last - first) / first if first else None)
+    finally:
+        fleet.stop()
+    print("parser ...", flush=True)
+    parser_result = parser_ratio()
+    results["parser"] = parser_result
+    results["parser_vs_sglang_regex"] = parser_result.get("parser_vs_sglang_regex")
+    print("restore overhead ...", flush=True)
+    restore = restore_overhead(workdir)
+    results["restore"] = restore
+    results["restore_overhead_s"] = restore["overhead_s"]
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print_table(results)
+    return 0
+
+
+def print_table(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"sglconsole vs naive polling: {results['hosts']} hosts x {results['servers_per_host']} servers")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("target")
+    for phase, data in results.get("phases", {}).items():
+        table.add_row(f"{phase}: CPU s per host-minute (watcher / hosts)",
+                      f"{data['cpu_s_per_host_minute']:.3f} / {data['host_cpu_s_per_host_minute']:.3f}", "")
+    rows = [
+        ("cpu_console_vs_naive", "{:.3f}", "<= 0.25"), ("cpu_tui_vs_naive", "{:.3f}", "<= 2x console"),
+        ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"), ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"),
+        ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"), ("cold_start_serial_s", "{:.2f} s", ""),
+        ("connect_timeout_s", "{:.0f} s", ""), ("parser_vs_sglang_regex", "{:.2f}x", ">= 1.0"),
+        ("restore_overhead_s", "{:.2f} s", "<= 1 s"), ("rss_growth", "{:+.1%}", "<= 10%"),
+    ]
+    for key, fmt, target in rows:
+        value = results.get(key)
+        table.add_row(key, "-" if value is None else fmt.format(value), target)
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

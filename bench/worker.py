@@ -1,0 +1,117 @@
+"""One measured watcher of the fleet, in its own process (so its CPU and memory are its own).
+
+    python -m bench.worker monitor|tui|naive CONFIG SECONDS [--rss-at S]
+
+Prints one JSON object: CPU seconds (self + reaped children), RSS samples, and for `monitor`
+the arrival time of every freshness marker line it saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import sys
+import time
+
+MARKER = re.compile(r"#token: (\d+)")
+
+
+def cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def rss_kib() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+async def sample_rss(rss: dict, at: list[float], started: float) -> None:
+    for mark in sorted(at):
+        await asyncio.sleep(max(0.0, started + mark - time.monotonic()))
+        rss[str(mark)] = rss_kib()
+
+
+async def monitor(config, seconds: float, arrivals: dict) -> None:
+    from console.monitor import FleetMonitor
+
+    def on_record(host: str, port: int, record) -> None:
+        if record.kind == "decode" and port == 39999:
+            arrivals[f"{host}:{record.token}"] = time.time()
+
+    async with FleetMonitor(config) as fleet_monitor:
+        for host_monitor in fleet_monitor.monitors.values():
+            host_monitor.on_record = on_record
+        await asyncio.sleep(seconds)
+
+
+async def tui(config, seconds: float) -> None:
+    from console.tui.app import make_app
+
+    app = make_app(config)
+    async with app.run_test(headless=True, size=(160, 48)):
+        await asyncio.sleep(seconds)
+
+
+async def naive(config, seconds: float) -> None:
+    """What scripts and gpustat-web-style tools do: every second, for every host, a new ssh exec per query."""
+    from console.core.nvidia_smi import GPU_QUERY_FIELDS, gpu_query_args
+
+    async def ssh(host, *argv: str) -> None:
+        command = ["ssh", "-q", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={host.known_hosts}",
+                   "-o", "StrictHostKeyChecking=yes", "-i", host.identity_file, "-p", str(host.port),
+                   f"{host.user}@{host.address}", *argv]
+        proc = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        await proc.wait()
+
+    async def poll(host) -> None:
+        logs = [s.log for s in host.servers if s.log and s.port != 39999]
+        await asyncio.gather(ssh(host, "nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)), ssh(host, "tail", "-n", "50", *logs))
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        tick = time.monotonic()
+        await asyncio.gather(*(poll(h) for h in config.hosts.values() if h.servers))
+        await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - tick)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=("monitor", "tui", "naive"))
+    parser.add_argument("config")
+    parser.add_argument("seconds", type=float)
+    parser.add_argument("--rss-at", type=float, action="append", default=[])
+    args = parser.parse_args()
+    from console import config
+
+    cfg = config.load(args.config)
+    arrivals: dict = {}
+    rss: dict = {}
+
+    async def run() -> None:
+        started = time.monotonic()
+        sampler = asyncio.create_task(sample_rss(rss, args.rss_at, started))
+        if args.mode == "monitor":
+            await monitor(cfg, args.seconds, arrivals)
+        elif args.mode == "tui":
+            await tui(cfg, args.seconds)
+        else:
+            await naive(cfg, args.seconds)
+        sampler.cancel()
+
+    before = cpu_seconds()
+    asyncio.run(run())
+    json.dump({"cpu_s": cpu_seconds() - before, "rss_kib": rss, "rss_end_kib": rss_kib(), "arrivals": arrivals,
+               "pid": os.getpid()}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
