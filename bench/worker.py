@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("config")
     parser.add_argument("seconds", type=float)
     parser.add_argument("--rss-at", type=float, action="append", default=[])
+    parser.add_argument("--warmup", type=float, default=0.0, help="seconds not counted (imports, connects, backlogs)")
     args = parser.parse_args()
     from console import config
 
@@ -96,9 +97,16 @@ def main() -> None:
     arrivals: dict = {}
     rss: dict = {}
 
+    marks: dict = {}
+
+    async def warmed(started: float) -> None:
+        await asyncio.sleep(max(0.0, started + args.warmup - time.monotonic()))
+        marks["cpu"], marks["time"] = cpu_seconds(), time.monotonic()
+
     async def run() -> None:
         started = time.monotonic()
         sampler = asyncio.create_task(sample_rss(rss, args.rss_at, started))
+        warm = asyncio.create_task(warmed(started))
         if args.mode == "monitor":
             await monitor(cfg, args.seconds, arrivals)
         elif args.mode == "tui":
@@ -106,11 +114,12 @@ def main() -> None:
         else:
             await naive(cfg, args.seconds)
         sampler.cancel()
+        warm.cancel()
 
-    before = cpu_seconds()
     asyncio.run(run())
-    json.dump({"cpu_s": cpu_seconds() - before, "rss_kib": rss, "rss_end_kib": rss_kib(), "arrivals": arrivals,
-               "pid": os.getpid()}, sys.stdout)
+    ended = time.monotonic()
+    json.dump({"cpu_s": cpu_seconds() - marks.get("cpu", 0.0), "cpu_total_s": cpu_seconds(), "measured_s": ended - marks.get("time", ended),
+               "rss_kib": rss, "rss_end_kib": rss_kib(), "arrivals": arrivals, "pid": os.getpid()}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -226,7 +226,17 @@ def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S)
     """Decode samples of the last minute while requests ran — of this process only (a restore
     must not stay SLOW for a minute on the old server's numbers)."""
     since = max(now - window, _started(server))
-    return [s for s in server.history if s.time >= since and (s.running_req or 0) > 0 and not s.after_idle]
+    return [s for s in _newest_since(server.history, since) if (s.running_req or 0) > 0 and not s.after_idle]
+
+
+def _newest_since(history, since: float) -> list[Sample]:
+    """Samples at or after `since`, newest first (walks back from the end: status runs at every change)."""
+    out = []
+    for sample in reversed(history):
+        if sample.time < since:
+            break
+        out.append(sample)
+    return out
 
 
 def _started(server: ServerState) -> float:
@@ -265,7 +275,7 @@ def baseline_for(profile: Profile, running: float) -> float | None:
 
 
 def looping(server: ServerState) -> bool:
-    samples = [s for s in server.history if (s.running_req or 0) > 0 and s.time >= _started(server)][-LOOP_SAMPLES:]
+    samples = [s for s in _newest_since(server.history, _started(server)) if (s.running_req or 0) > 0][:LOOP_SAMPLES]
     if len(samples) < LOOP_SAMPLES or server.process is None:
         return False
     draft = flag(server.process.args, "--speculative-num-draft-tokens")

@@ -28,7 +28,7 @@ from console.config import Profile, Server
 from console.core.sglang_log import parse_line
 from console.diffing import profile_argv, resolve_env
 from console.remote.agents import source
-from console.remote.inspect import snapshot
+from console.remote.inspect import Snapshot, snapshot
 from console.remote.session import WATCHER_SOURCE
 from console.remote.ssh import SshHost
 from console.secrets import mask_argv, mask_env
@@ -103,20 +103,22 @@ async def relaunch(ctx: ActionContext, host: str, port: int, profile_name: str |
 
 
 async def replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, profile: Profile | None, *,
-                  audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool = True) -> Started:
+                  audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool = True,
+                  snap: Snapshot | None = None) -> Started:
     """preflight -> stop what runs -> launch -> ready. The shared body of relaunch, restore and rollback."""
     async with host_lock(ctx, host, port, action):
         return await _replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action=action,
-                              preflight=preflight)
+                              preflight=preflight, snap=snap)
 
 
 async def _replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, profile: Profile | None, *,
-                   audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool) -> Started:
+                   audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool,
+                   snap: Snapshot | None) -> Started:
     ssh = ctx.ssh[host]
     hostcfg = ctx.config.host(host)
     server = configured(ctx, host, port)
     async with ctx.stage("inspect", f"what runs on {host}:{port}") as stage:
-        snap = await snapshot(ssh, hostcfg.python)
+        snap = snap or await snapshot(ssh, hostcfg.python)  # the kill re-checks the process on the host anyway
         process = snap.server(port)
         stage.detail = f"pid {process.main.pid}" if process else "nothing running"
     if preflight and profile is not None and server is not None:

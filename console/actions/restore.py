@@ -73,7 +73,7 @@ async def restore(ctx: ActionContext, host: str, port: int, *, audit: AuditLog |
             log = server.log or running.main.stdout
             before = await decode_stats(ssh, log) if log else before
             stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
-    started = await replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action="restore")
+    started = await replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action="restore", snap=snap)
     if ctx.dry_run:
         return ctx.result("restore", target, True, "dry run: nothing was changed")
     checked = await probe(ctx, host, port)

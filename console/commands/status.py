@@ -34,7 +34,6 @@ def _status(parser: argparse.ArgumentParser):
 async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float) -> int:
     async with FleetMonitor(cfg) as monitor:
         await monitor.wait_settled(timeout)
-        await asyncio.sleep(0.3)  # the log backlog's decode lines
         for host in monitor.state.hosts:
             monitor.state.refresh_status(host)
         if watch:

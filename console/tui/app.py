@@ -28,7 +28,7 @@ from console.tui.screens.main import MainScreen
 from console.tui.session import Session
 from console.tui.title import fleet_title, osc_title
 
-REFRESH_S = 0.1
+REFRESH_S = 0.2
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 

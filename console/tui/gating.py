@@ -37,6 +37,10 @@ class Facts:
     def running(self) -> bool:
         return self.server is not None and self.server.process is not None
 
+    def key(self) -> tuple:
+        """What the key gating depends on (cheap to compare; the server itself is not)."""
+        return (self.server is not None, self.managed, self.running, self.read_only, self.busy, self.closable, self.live)
+
 
 def state(action: str, facts: Facts) -> bool | None:
     if action in CHANGES_HOST | {"lock"} and facts.read_only:

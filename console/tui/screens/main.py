@@ -24,7 +24,7 @@ from console.tui.widgets.server_view import ServerView
 from console.tui.widgets.top_bar import TopBar
 
 GATED = gating.NEEDS_SERVER | {"lock", "close"}
-DETAIL_S = 0.5
+DETAIL_S = 1.0
 
 
 class MainScreen(RunsActions, Screen):
@@ -35,6 +35,7 @@ class MainScreen(RunsActions, Screen):
         super().__init__()
         self.session = session
         self._detail_at = 0.0
+        self._facts: tuple | None = None
 
     def compose(self):
         yield TopBar(id="top-bar")
@@ -84,7 +85,10 @@ class MainScreen(RunsActions, Screen):
         self.query_one(TopBar).show(self.session.fleet, self.session.read_only, self.session.bell)
         if not hosts or (self.selected is not None and self.selected[0] in hosts):
             self.update_detail(now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S)
-        self.refresh_bindings()  # a server that started or stopped changes which keys apply
+        facts = self.facts().key()
+        if facts != self._facts:  # a server that started or stopped changes which keys apply
+            self._facts = facts
+            self.refresh_bindings()
 
     def update_detail(self, now: float, full: bool = True) -> None:
         """The log streams at every refresh; tables (costly to lay out) at most every DETAIL_S."""

@@ -13,6 +13,12 @@ from console.tui.widgets.common import palette, width
 CALM = {Status.UP, Status.UNKNOWN}
 
 
+def _relabel(node: TreeNode[Key], label) -> None:
+    """Set a label only when it reads differently: an unchanged line costs no redraw."""
+    if node.label != label:
+        node.set_label(label)
+
+
 class FleetTree(Tree[Key]):
     def __init__(self, fleet: FleetState, **kwargs):
         super().__init__("fleet", **kwargs)
@@ -37,7 +43,7 @@ class FleetTree(Tree[Key]):
             host = self.fleet.hosts.get(name)
             node = self._by_key.get((name, None))
             if host is not None and node is not None:
-                node.set_label(host_label(host, palette(self), now, width(self) - 2))  # after the ▼
+                _relabel(node, host_label(host, palette(self), now, width(self) - 2))  # after the ▼
                 self._sync_servers(host, node)
 
     def _sync_servers(self, host: HostState, node: TreeNode[Key]) -> None:
@@ -49,7 +55,7 @@ class FleetTree(Tree[Key]):
                 self._by_key[(host.name, port)] = node.add_leaf("", data=(host.name, port))
         for port in wanted:
             label = server_label(host.servers[port], palette(self), width(self) - 3)  # after the guide
-            self._by_key[(host.name, port)].set_label(label)
+            _relabel(self._by_key[(host.name, port)], label)
 
     @property
     def selected(self) -> Key | None:

@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from console.fleet import HostState
 from console.tui.paint.host import host_view
-from console.tui.widgets.common import palette, width
+from console.tui.widgets.common import palette, show, width
 
 
 class HostView(VerticalScroll):
@@ -27,7 +27,7 @@ class HostView(VerticalScroll):
         self._now = now
         if self.host is not None:
             body = self.query_one("#host-body", Static)
-            body.update(host_view(self.host, palette(self), now, width(self)))
+            show(body, host_view(self.host, palette(self), now, width(self)), width(self))
 
     def on_resize(self) -> None:
         self.update_view(self._now)

@@ -8,7 +8,7 @@ from textual.widgets import Static
 from console.fleet import FleetState, ServerState
 from console.tui.paint.drift import drift_view
 from console.tui.paint.gpus import gpu_table
-from console.tui.widgets.common import palette, width
+from console.tui.widgets.common import palette, show, width
 
 
 class _Panel(VerticalScroll):
@@ -20,7 +20,7 @@ class _Panel(VerticalScroll):
         yield Static(classes="panel-body")
 
     def paint(self, renderable) -> None:
-        self.query_one(".panel-body", Static).update(renderable)
+        show(self.query_one(".panel-body", Static), renderable, width(self))
 
     def show(self, server: ServerState) -> None:
         self.server = server
