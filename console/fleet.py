@@ -19,8 +19,8 @@ from console.core.nvidia_smi import ComputeApp, GpuSample
 from console.core.processes import ProcessView, ServerProcess, flag
 from console.core.sglang_log import LogRecord
 
-HISTORY = 3600  # samples per server (~1 h of decode lines at one per second)
-LOG_LINES = 2000
+HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
+LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)
 IDLE_GAP_S = 30.0
 SLOW_WINDOW_S = 60.0
 SLOW_MIN_SAMPLES = 3
@@ -263,15 +263,27 @@ def slowness(server: ServerState, now: float) -> str | None:
     return None
 
 
-def baseline_for(profile: Profile, running: float) -> float | None:
-    """The baseline tok/s at the concurrency nearest to what is running now."""
+def nearest_baseline(profile: Profile, running: float) -> tuple[float, int] | None:
+    """(aggregate tok/s, concurrency) of the baseline measured nearest to `running` requests."""
     baseline = profile.baseline
     if baseline is None:
         return None
     if baseline.levels:
         level = min(baseline.levels, key=lambda lv: abs(lv.concurrency - running))
-        return level.gen_throughput
-    return baseline.gen_throughput
+        return level.gen_throughput, level.concurrency
+    return (baseline.gen_throughput, baseline.concurrency or 1) if baseline.gen_throughput else None
+
+
+def baseline_for(profile: Profile, running: float) -> float | None:
+    """The baseline tok/s at the concurrency nearest to what is running now."""
+    nearest = nearest_baseline(profile, running)
+    return nearest[0] if nearest else None
+
+
+def per_request_baseline(profile: Profile, running: float) -> float | None:
+    """tok/s one request should see, from the baseline at the nearest concurrency."""
+    nearest = nearest_baseline(profile, running)
+    return nearest[0] / nearest[1] if nearest else None
 
 
 def looping(server: ServerState) -> bool:

@@ -29,7 +29,6 @@ from console.core.sglang_log import parse_line
 from console.diffing import profile_argv, resolve_env
 from console.remote.agents import source
 from console.remote.inspect import Snapshot, snapshot
-from console.remote.session import WATCHER_SOURCE
 from console.remote.ssh import SshHost
 from console.secrets import mask_argv, mask_env
 
@@ -212,7 +211,7 @@ async def wait_ready(ctx: ActionContext, ssh: SshHost, host: str, port: int, sta
     address = server.http_address if server else "127.0.0.1"
     follow = {started.log: {"ino": started.log_ino, "off": started.log_off}}
     args = {"interval": 0.5, "log_poll": 0.05, "apps_interval": 3600, "follow": follow}
-    stream = await ssh.stream([python, "-c", WATCHER_SOURCE, json.dumps(args)])
+    stream = await ssh.stream([python, "-c", source("watcher_agent"), json.dumps(args)])
     lines: list[str] = started.lines
     state = {"alive": True, "ready_line": False}
     async with ctx.stage("startup", f"following {started.log}") as stage:

@@ -18,6 +18,7 @@ import httpx
 from console.actions.base import ActionContext, ActionResult
 from console.config import Profile
 from console.core import degeneracy
+from console.fleet import per_request_baseline
 
 THROUGHPUT_PROMPT = "Write a Python module with small, well-named functions for parsing and summing numbers."
 THROUGHPUT_TOKENS = 512
@@ -130,19 +131,6 @@ def judge(answer: Generation, throughput: Generation | None, profile: Profile | 
             result.verdict = "SLOW"
             result.reason = f"{speed:.1f} tok/s for one request, the baseline gives about {expected:.1f}"
     return result
-
-
-def per_request_baseline(profile: Profile, batch: int) -> float | None:
-    """tok/s one request should see, from the baseline at the nearest concurrency."""
-    baseline = profile.baseline
-    if baseline is None:
-        return None
-    if baseline.levels:
-        level = min(baseline.levels, key=lambda lv: abs(lv.concurrency - batch))
-        return level.gen_throughput / level.concurrency
-    if baseline.gen_throughput:
-        return baseline.gen_throughput / (baseline.concurrency or 1)
-    return None
 
 
 async def probe(ctx: ActionContext, host: str, port: int, prompt: str | None = None, max_tokens: int | None = None,

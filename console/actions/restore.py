@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from console.actions.audit import AuditLog, RollbackStore
 from console.actions.base import ActionContext, ActionResult, StageFailed
 from console.actions.launch import replace, spec_for
-from console.actions.probe import per_request_baseline, probe
+from console.actions.probe import probe
 from console.core.sglang_log import parse_line
+from console.fleet import per_request_baseline
 from console.remote.inspect import snapshot
 from console.remote.ssh import SshHost
 

@@ -143,8 +143,28 @@ def _relaunch_build(parser):
 
 
 def _restore_build(parser):
-    return _handler("restore", lambda h, p, a: lambda ctx: _restore_plan(ctx, h, p),
-                    lambda h, p, a: lambda ctx: actions.restore(ctx, h, p))(parser)
+    parser.add_argument("--all", action="store_true",
+                        help="HOST (no port): restore every server of the host, one after another")
+    single = _handler("restore", lambda h, p, a: lambda ctx: _restore_plan(ctx, h, p),
+                      lambda h, p, a: lambda ctx: actions.restore(ctx, h, p))(parser)
+
+    def handle(args: argparse.Namespace) -> int:
+        if not args.all:
+            return single(args)
+        cfg = config.load(config_path(args))
+        host, port = parse_target(args.target)
+        if port is not None:
+            raise UsageError("--all takes a HOST, not HOST:PORT")
+        worst = 0
+        for server in cfg.host(host).servers:  # one at a time: never two starting on the same GPU
+            args.target = f"{host}:{server.port}"
+            stdout().print(Text(f"== {args.target}", style="bold"))
+            code = run_async(_run(cfg, args, "restore", lambda ctx, p=server.port: _restore_plan(ctx, host, p),
+                                  lambda ctx, p=server.port: actions.restore(ctx, host, p)))
+            worst = max(worst, code)
+        return worst
+
+    return handle
 
 
 async def _restore_plan(ctx, host, port) -> Plan:

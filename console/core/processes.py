@@ -1,6 +1,6 @@
 """From a host's process table to SGLang servers, their children and orphans (pure).
 
-Input is what the watcher reports (console/remote/watcher_agent.py) plus
+Input is what the watcher reports (console/remote/agents/watcher_agent.py) plus
 nvidia-smi's compute-apps; output says which processes are servers (by argv,
 never by name alone), which children belong to them (by parentage, process
 group and session), which SGLang children lost their server (reparented to

@@ -22,7 +22,7 @@ from console.core.nvidia_smi import (
 )
 from console.core.processes import ProcessView, ProcInfo, ServerProcess, analyse
 from console.errors import RemoteCommandFailed
-from console.remote.session import WATCHER_SOURCE
+from console.remote.agents import source
 from console.remote.ssh import SshHost
 
 
@@ -44,7 +44,7 @@ class Snapshot:
 async def snapshot(ssh: SshHost, python: str, env_names: list[str] | tuple[str, ...] = (), gpus: bool = True) -> Snapshot:
     args = json.dumps({"once": True, "env_names": list(env_names)})
     scan, query = await asyncio.gather(
-        ssh.run([python, "-c", WATCHER_SOURCE, args], timeout=30),
+        ssh.run([python, "-c", source("watcher_agent"), args], timeout=30),
         ssh.run(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)], timeout=30) if gpus else _nothing(),
     )
     if not scan.ok:
@@ -70,23 +70,35 @@ async def _nothing():
     return None
 
 
+async def first_json(get, base: str, paths: tuple[str, ...]) -> dict | None:
+    """The first of `paths` answering 200 with a JSON object (`get(url)` -> response or None)."""
+    for path in paths:
+        response = await get(base + path)
+        if response is not None and response.status_code == 200:
+            try:
+                data = response.json()
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
 async def http_json(ssh: SshHost, address: str, port: int, paths: tuple[str, ...], timeout: float = 5.0) -> dict | None:
     """GET the first of `paths` that answers 200 with a JSON object, through a port forward."""
     local = await ssh.forward(port, address)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
-        for path in paths:
+
+        async def get(url: str):
             try:
-                response = await client.get(f"http://127.0.0.1:{local}{path}")
+                return await client.get(url)
             except httpx.HTTPError:
                 return None
-            if response.status_code == 200:
-                try:
-                    data = response.json()
-                except ValueError:
-                    return None
-                return data if isinstance(data, dict) else None
-    return None
+
+        return await first_json(get, f"http://127.0.0.1:{local}", paths)
+
+
+INFO_PATHS = ("/server_info", "/get_server_info")  # the second for SGLang before 0.5.10
 
 
 async def server_info(ssh: SshHost, address: str, port: int) -> dict | None:
-    return await http_json(ssh, address, port, ("/server_info", "/get_server_info"))
+    return await http_json(ssh, address, port, INFO_PATHS)

@@ -14,7 +14,6 @@ import json
 import logging
 import time
 from collections import deque
-from pathlib import Path
 
 import asyncssh
 import httpx
@@ -31,11 +30,12 @@ from console.core.processes import ProcInfo, analyse
 from console.core.sglang_log import parse_line
 from console.errors import HostUnreachable, RemoteError
 from console.fleet import FleetState, ServerState, record_decode
+from console.remote.agents import source
+from console.remote.inspect import INFO_PATHS, first_json
 from console.remote.ssh import SshHost
 
 log = logging.getLogger(__name__)
 
-WATCHER_SOURCE = (Path(__file__).with_name("watcher_agent.py")).read_text()
 MAX_BACKOFF_S = 30.0
 HTTP_INTERVAL_S = 5.0
 INFO_REFRESH_S = 60.0
@@ -59,6 +59,7 @@ class HostMonitor:
         self._info_at: dict[int, float] = {}
         self._ready_path: dict[int, str] = {}
         self._new_server = asyncio.Event()
+        self._cursors: dict[str, str] = {}  # systemd unit -> journal cursor: survives reconnects
 
     # ------------------------------------------------------------ lifecycle
 
@@ -99,7 +100,9 @@ class HostMonitor:
         self.fleet.changed(self.name, port)
 
     async def _connected(self) -> None:
-        tasks = [asyncio.create_task(c) for c in (self._gpu_loop(), self._watch_loop(), self._http_loop())]
+        loops = [self._gpu_loop(), self._watch_loop(), self._http_loop()]
+        loops += [self._journal_loop(s) for s in self.state.servers.values() if _journal_only(s)]
+        tasks = [asyncio.create_task(c) for c in loops]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
@@ -187,7 +190,7 @@ class HostMonitor:
     async def _watch_loop(self) -> None:
         while True:
             args = {"interval": self.watch_interval, "log_poll": self.log_poll, "follow": self._wanted_logs()}
-            stream = await self.ssh.stream([self.host.python, "-c", WATCHER_SOURCE, json.dumps(args)])
+            stream = await self.ssh.stream([self.host.python, "-c", source("watcher_agent"), json.dumps(args)])
             self._followed = set(args["follow"])
             self._stream = stream
             async for line in stream:
@@ -321,6 +324,40 @@ class HostMonitor:
             except Exception as exc:  # noqa: BLE001 - a closing channel: the reconnect will re-follow
                 log.debug("%s: cannot ask the watcher to follow: %s", self.name, exc)
 
+    # ---------------------------------------------------------------- journal
+
+    async def _journal_loop(self, server: ServerState) -> None:
+        """A systemd unit with no log file: `journalctl -fu UNIT`, resumed by cursor after a reconnect."""
+        unit = server.config.systemd_unit
+        while True:
+            argv = ["journalctl", "-u", unit, "-f", "-o", "json", "--no-pager"]
+            cursor = self._cursors.get(unit)
+            argv += [f"--after-cursor={cursor}"] if cursor else ["-n", "200"]
+            stream = await self.ssh.stream(argv)
+            try:
+                async for line in stream:
+                    self._journal_line(server, unit, line)
+                if stream.exit_status is None and not await self.ssh.still_connected():
+                    raise self._lost()
+                detail = (await stream.stderr_text()).strip().splitlines()
+            finally:
+                await stream.close()
+            server.log_state = f"journalctl exited {stream.exit_status}: {detail[-1] if detail else ''}".strip()
+            self._changed(server.port)
+            await asyncio.sleep(10)
+
+    def _journal_line(self, server: ServerState, unit: str, line: str) -> None:
+        message, cursor = journal_entry(line)
+        if cursor:
+            self._cursors[unit] = cursor
+        if message is None:
+            return
+        server.log_lines.append(message)
+        record = parse_line(message)
+        if record is not None:
+            self._apply(server, record, time.time())
+        self._changed(server.port)
+
     # ------------------------------------------------------------------ HTTP
 
     async def _http_loop(self) -> None:
@@ -383,15 +420,7 @@ class HostMonitor:
         return True, await self._get(base + "/health")
 
     async def _server_info(self, base: str) -> dict | None:
-        for path in ("/server_info", "/get_server_info"):
-            response = await self._get(base + path)
-            if response is not None and response.status_code == 200:
-                try:
-                    data = response.json()
-                except ValueError:
-                    return None
-                return data if isinstance(data, dict) else None
-        return None
+        return await first_json(self._get, base, INFO_PATHS)
 
     async def _get(self, url: str) -> httpx.Response | None:
         try:
@@ -406,6 +435,26 @@ def _describe(response: httpx.Response | None, server: ServerState) -> str:
     if response.status_code == 503:
         return "starting (503)"
     return f"HTTP {response.status_code}"
+
+
+def _journal_only(server: ServerState) -> bool:
+    """Servers whose output only the journal has (a systemd unit without a configured log)."""
+    return server.config is not None and server.config.systemd_unit is not None and not server.config.log
+
+
+def journal_entry(line: str) -> tuple[str | None, str | None]:
+    """(message, cursor) of one `journalctl -o json` line; MESSAGE may be a list of bytes."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None, None
+    if not isinstance(entry, dict):
+        return None, None
+    message = entry.get("MESSAGE")
+    if isinstance(message, list):
+        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
+    cursor = entry.get("__CURSOR")
+    return (message if isinstance(message, str) else None), (cursor if isinstance(cursor, str) else None)
 
 
 def _list(value) -> list:

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from console.fleet import ServerState
 
 CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture"}
-NEEDS_SERVER = CHANGES_HOST | {"probe", "diff", "log", "gpus", "filter", "follow", "verbatim"}
+NEEDS_SERVER = CHANGES_HOST | {"probe", "bench", "diff", "log", "gpus", "filter", "follow", "verbatim"}
 NEEDS = {
     "kill": ("running",), "capture": ("running",), "relaunch": ("managed",), "restore": ("managed",),
     "probe": ("managed", "running"),
+    "bench": ("managed", "running"),
 }
 
 
@@ -45,13 +46,13 @@ class Facts:
 def state(action: str, facts: Facts) -> bool | None:
     if action in CHANGES_HOST | {"lock"} and facts.read_only:
         return False
-    if action in CHANGES_HOST | {"probe"} and not facts.live:
+    if action in CHANGES_HOST | {"probe", "bench"} and not facts.live:
         return False
     if action == "close":
         return facts.closable  # hidden when there is nothing to close
     if action in NEEDS_SERVER and facts.server is None:
         return None
-    if action in CHANGES_HOST | {"probe"} and facts.busy:
+    if action in CHANGES_HOST | {"probe", "bench"} and facts.busy:
         return None
     if not all(getattr(facts, need) for need in NEEDS.get(action, ())):
         return None

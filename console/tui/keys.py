@@ -42,6 +42,7 @@ KEYS: list[Key] = [
     Key(FIX, _b("u", "rollback", "Rollback", "bring back exactly what ran before the last kill/relaunch/restore"), 12),
     Key(FIX, _b("c", "capture", "Capture", "save the running server's config as a profile in hosts.yaml"), 14),
     Key(LOOK, _b("p", "probe", "Probe", "ask the server a question with a known answer; time it"), 7),
+    Key(LOOK, _b("b", "bench", "Bench", "sweep the server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length")),
     Key(LOOK, _b("d", "diff", "Diff", "the running config next to the profile, differences first"), 4),
     Key(LOOK, _b("l", "log", "Log", "live tail of the server's log"), 5),
     Key(LOOK, _b("g", "gpus", "GPUs", "the host's GPUs and who holds them"), 13),
@@ -57,7 +58,7 @@ KEYS: list[Key] = [
     Key(MOVE, _b("J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="J/↑")),
     Key(MOVE, _b("escape", "close", "Close", "close the progress panel or the log filter", key_display="esc"), 10),
     Key(CONSOLE, _b("L", "lock", "Read-only", "hide every action that changes a host (cannot be undone)"), 15),
-    Key(CONSOLE, _b("b", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
+    Key(CONSOLE, _b("B", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
     Key(CONSOLE, _b("question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"), 1),
     Key(CONSOLE, _b("q", "quit", "Quit", "leave the console (running actions are cancelled)"), 1),
 ]

@@ -45,12 +45,39 @@ async def plan_rollback(ctx: ActionContext, host: str, port: int) -> Plan:
     return actions.plan_rollback(ctx, host, port)
 
 
+BENCH_LEVELS = (1, 4, 16)
+
+
+async def bench(ctx: ActionContext, host: str, port: int) -> ActionResult:
+    """A quick sweep (1, 4, 16 concurrent requests); the summary holds the table and a tok/s chart."""
+    from console.bench import SweepSettings, run_sweep
+
+    result = await run_sweep(ctx, host, port, list(BENCH_LEVELS), settings=SweepSettings(output_len=128))
+    return ctx.result("bench", f"{host}:{port}", True, sweep_summary(result), sweep=result)
+
+
+def sweep_summary(result) -> str:
+    """tok/s against concurrency, as text the progress panel shows."""
+    top = max((level.output_tok_s or 0.0 for level in result.levels), default=0.0) or 1.0
+    lines = ["tok/s by concurrency (aggregate · per request · TTFT p50 · accept len)"]
+    for level in result.levels:
+        tok_s = level.output_tok_s or 0.0
+        bar = "█" * max(1, round(24 * tok_s / top))
+        accept = f" · {level.accept_len:.2f}" if level.accept_len else ""
+        ttft = f" · {level.ttft_p50_ms:.0f} ms" if level.ttft_p50_ms is not None else ""
+        per = f" · {level.per_request_tok_s:.1f}" if getattr(level, "per_request_tok_s", None) else ""
+        lines.append(f"{level.concurrency:>4}  {bar:<24} {tok_s:7.1f}{per}{ttft}{accept}")
+    lines += [f"note: {warning}" for warning in getattr(result, "warnings", [])][:3]
+    return "\n".join(lines)
+
+
 OPERATIONS = {
     "kill": Operation("kill", actions.plan_kill, actions.kill, "being stopped (kill)"),
     "relaunch": Operation("relaunch", actions.plan_relaunch, actions.relaunch, "relaunching the proven profile"),
     "restore": Operation("restore", plan_restore, actions.restore, "restoring the proven profile"),
     "rollback": Operation("rollback", plan_rollback, actions.rollback, "rolling back"),
     "probe": Operation("probe", None, actions.probe),
+    "bench": Operation("bench", None, bench, "being benchmarked"),
 }
 
 

@@ -116,3 +116,13 @@ def test_set_entry_keeps_comments_and_replaces_blocks():
     assert added.startswith(text.rstrip("\n")) and added.endswith("  c:\n    args:\n    - z\n")
     replaced = set_entry(text, ("profiles",), "a", {"args": ["new"]})
     assert "# second" in replaced and "# first" in replaced and "[x]" not in replaced and "  b:\n    args: [y]" in replaced
+
+
+def test_journal_entries_text_bytes_and_garbage():
+    from console.remote.session import journal_entry
+
+    assert journal_entry('{"MESSAGE": "Decode batch, #running-req: 1", "__CURSOR": "s=1;i=2"}') == ("Decode batch, #running-req: 1", "s=1;i=2")
+    assert journal_entry('{"MESSAGE": [104, 105, 255], "__CURSOR": "c"}') == ("hi\ufffd", "c")
+    assert journal_entry("not json") == (None, None)
+    assert journal_entry('[1, 2]') == (None, None)
+    assert journal_entry('{"MESSAGE": {"x": 1}, "__CURSOR": 5}') == (None, None)

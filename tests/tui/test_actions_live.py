@@ -64,3 +64,19 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
             app.main.query_one("#progress").content)
         await until(pilot, lambda: server_of(app).status == Status.UP, 90, "ct129:30000 UP")
         assert server_of(app).process.main.pid != old_pid and not server_of(app).drift.differs
+
+
+async def test_b_sweeps_the_selected_server_and_charts_tok_s(fleet_factory):
+    fleet = fleet_factory([drifted_ct129()])
+    app = make_app(config.load(fleet.config_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: server_of(app) and server_of(app).health == "ok", 30, "a healthy server")
+        app.main.tree.select(("ct129", 30000))
+        await pilot.press("b")
+        await until(pilot, lambda: actions_done(app), 120, "the sweep")
+        record = actions_done(app)[-1]
+        assert record.ok, (record.summary, [s.line() for s in record.stages])
+        lines = record.summary.splitlines()
+        assert lines[0].startswith("tok/s by concurrency")
+        rows = {int(line.split()[0]): float(line.split()[2]) for line in lines[1:4]}
+        assert sorted(rows) == [1, 4, 16] and rows[4] > rows[1]  # more in flight, more tok/s in all

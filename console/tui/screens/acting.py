@@ -52,6 +52,9 @@ class RunsActions:
     def action_probe(self) -> None:
         self.operate(OPERATIONS["probe"])
 
+    def action_bench(self) -> None:
+        self.operate(OPERATIONS["bench"])
+
     def action_capture(self) -> None:
         server = self.server
         if capture("") is None or server is None:

@@ -25,6 +25,7 @@ import time
 
 ENV_PREFIXES = ("SGLANG_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "HF_", "OMP_", "NVIDIA_")
 MAX_LINE = 65536
+CHUNK = 65536
 
 
 def out(obj):
@@ -32,10 +33,10 @@ def out(obj):
     sys.stdout.flush()
 
 
-def read(path, limit=1 << 20):
+def read(path):
     try:
-        with open(path, "rb") as fh:
-            return fh.read(limit)
+        with open(path, "rb", buffering=0) as fh:
+            return fh.read()  # read(n) with a large n allocates n bytes first: costly at every scan
     except (OSError, IOError):
         return None
 
@@ -228,7 +229,7 @@ class Follow:
 
     def drain(self):
         while True:
-            data = self.fh.read(1 << 20)
+            data = self.fh.read(CHUNK)
             if not data:
                 return
             data = self.partial + data
@@ -346,8 +347,10 @@ def main():
         if now >= next_scan:
             next_scan = now + interval
             found = procs.scan(gpu_pids)
-            snapshot = {"t": "procs", "procs": found, "ports": listen_ports()}
-            key = json.dumps([[p["pid"], p["start_ticks"], p["state"], p["ppid"], p.get("argv"), p.get("stdout")] for p in found] + snapshot["ports"])
+            # no listening ports here: /proc/net/tcp costs milliseconds on a busy host (the kernel
+            # walks every socket); only the one-shot snapshots before an action read it
+            snapshot = {"t": "procs", "procs": found}
+            key = json.dumps([[p["pid"], p["start_ticks"], p["state"], p["ppid"], p.get("argv"), p.get("stdout")] for p in found])
             if key != last_procs:
                 if last_procs is not None:
                     next_apps = now  # processes came or went: who holds GPU memory now?
