@@ -252,3 +252,21 @@ def test_actions_refuse_without_yes_when_not_a_terminal(demo_fleet, state_dir):
     result = subprocess.run([sys.executable, "-m", "console", "kill", "-c", str(demo_fleet.config_path), "h200x4:30000"],
                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert result.returncode == 2 and "refusing without --yes" in result.stderr
+
+
+def test_restore_all_restores_a_hosts_servers_one_after_another(fleet_factory, state_dir):
+    from console.sim.scenarios import QWEN8B
+
+    drifted = [a for a in QWEN8B if a not in ("--max-running-requests", "64")]
+    host = HostSpec(name="h2", gpu_model="H200", gpu_count=2, models=("Qwen3-8B",), sglang={"startup_s": 0.3},
+                    servers=[ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*drifted, "--port", str(30000 + i)])
+                             for i in range(2)])
+    fleet = fleet_factory([host])
+    path = str(fleet.config_path)
+    assert cli("diff", "-c", path, "h2").returncode == 1
+    result = cli("restore", "-c", path, "h2", "--all", "--yes", timeout=300)
+    assert result.stdout.index("== h2:30000") < result.stdout.index("== h2:30001")
+    assert cli("diff", "-c", path, "h2").returncode == 0, result.stdout  # both run their profile now
+    actions = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()
+    starts = [a["time"] for a in actions]
+    assert [a["port"] for a in actions] == [30000, 30001] and starts == sorted(starts)
