@@ -1,0 +1,32 @@
+"""The boundaries: parsers and the remote layer run without the TUI; pure parsers without I/O libraries."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import console.actions
+import console.core
+import console.remote
+
+
+def modules(package) -> list[str]:
+    return [f"{package.__name__}.{m.name}" for m in pkgutil.walk_packages(package.__path__)]
+
+
+def imported_by(names: list[str]) -> set[str]:
+    code = "import importlib, json, sys\nfor n in %r: importlib.import_module(n)\nprint(json.dumps(sorted(sys.modules)))" % names
+    return set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
+
+
+def test_core_remote_and_actions_never_import_textual():
+    loaded = imported_by(modules(console.core) + modules(console.remote) + modules(console.actions))
+    assert not {m for m in loaded if m.split(".")[0] == "textual"}
+
+
+def test_core_is_pure():
+    loaded = imported_by(modules(console.core))
+    assert not {m.split(".")[0] for m in loaded} & {"textual", "asyncssh", "httpx", "console.remote"}
+    assert "console.remote" not in loaded and "console.actions" not in loaded
