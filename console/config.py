@@ -261,7 +261,7 @@ def parse(text: str, filename: str = "hosts.yaml") -> HostsFile:
     try:
         model = HostsFile.model_validate(merged)
     except ValidationError as exc:
-        raise ConfigError(sorted(_problems(exc, lines, filename), key=_line_of)) from None
+        raise ConfigError(sorted(_problems(exc, lines, filename, merged), key=_line_of)) from None
     problems = _cross_check(model, lines, filename)
     if problems:
         raise ConfigError(problems)
@@ -361,10 +361,10 @@ def _lookup_line(loc: Path_, lines: dict[Path_, int]) -> int:
     return 1
 
 
-def _problems(exc: ValidationError, lines: dict[Path_, int], filename: str) -> list[str]:
+def _problems(exc: ValidationError, lines: dict[Path_, int], filename: str, data: Any) -> list[str]:
     out = []
     for err in exc.errors(include_url=False):
-        loc = tuple(part for part in err["loc"] if not _is_internal_loc(part))
+        loc = _user_loc(err["loc"], data)
         if _from_defaults(loc, lines):
             continue  # reported once, at defaults.<key>
         out.append(f"{filename}:{_lookup_line(loc, lines)}: {_dotted(loc)}: {_describe(err, loc)}")
@@ -375,6 +375,24 @@ def _from_defaults(loc: Path_, lines: dict[Path_, int]) -> bool:
     return (
         len(loc) >= 3 and loc[0] == "hosts" and loc[:3] not in lines and ("defaults", loc[2]) in lines
     )
+
+
+def _user_loc(loc: tuple, data: Any) -> Path_:
+    """The error's location with pydantic's own steps dropped; a step that is a real key in the
+    document is kept even when it looks like one of pydantic's (a key named '[' or 'int')."""
+    kept: list = []
+    current = data
+    for part in loc:
+        if isinstance(current, dict) and part in current:
+            kept.append(part)
+            current = current[part]
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            kept.append(part)
+            current = current[part]
+        elif not _is_internal_loc(part):
+            kept.append(part)
+            current = None
+    return tuple(kept)
 
 
 def _is_internal_loc(part: Any) -> bool:
@@ -414,7 +432,7 @@ def _describe(err: dict, loc: Path_) -> str:
 
 
 def _unknown_key_message(loc: Path_) -> str:
-    model = _model_at(loc[:-1])
+    model = _model_at(loc[:-1]) if loc else None
     if model is None:
         return "unknown key"
     known = list(model.model_fields)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -49,8 +49,16 @@ def assert_clear(text: str) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(documents, shaped))
+@example({"[": None})  # a key that looks like one of pydantic's internal location steps (CI once failed on it)
+@example({"hosts": {}, "int": 1})
 def test_any_yaml_document_is_loaded_or_refused_with_file_and_line(document):
     assert_clear(yaml.safe_dump(document))
+
+
+def test_a_key_that_looks_like_pydantic_internals_is_named_in_the_error():
+    with pytest.raises(ConfigError) as caught:
+        config.parse("hosts: {}\n'[': 1\n", "hosts.yaml")
+    assert 'hosts.yaml:2: "[": unknown key' in str(caught.value)
 
 
 @settings(max_examples=150, deadline=None)
