@@ -383,10 +383,9 @@ def _user_loc(loc: tuple, data: Any) -> Path_:
     kept: list = []
     current = data
     for part in loc:
-        if isinstance(current, dict) and part in current:
-            kept.append(part)
-            current = current[part]
-        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+        in_dict = isinstance(current, dict) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
             kept.append(part)
             current = current[part]
         elif not _is_internal_loc(part):

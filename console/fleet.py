@@ -19,6 +19,7 @@ from console.core.nvidia_smi import ComputeApp, GpuSample
 from console.core.processes import ProcessView, ServerProcess, flag
 from console.core.sglang_log import LogRecord
 
+METRICS_FRESH_S = 30.0
 HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
 LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)
 IDLE_GAP_S = 30.0
@@ -87,6 +88,9 @@ class ServerState:
     drift: object | None = None
     """A console.core.drift.Report once the host's SGLang compared the running argv with the profile."""
     drift_error: str | None = None
+    metrics: object | None = None
+    """A console.core.metrics.ServerMetrics from /metrics, when the server was launched with --enable-metrics."""
+    metrics_at: float | None = None
     action: str | None = None
     status: Status = Status.UNKNOWN
     reason: str = ""
@@ -103,10 +107,36 @@ class ServerState:
         for sample in reversed(self.history):
             if not sample.after_idle:
                 return sample.gen_throughput
+        # no decode line read (a log the console cannot follow): what /metrics says, while fresh
+        if self.metrics is not None and self.metrics_at is not None and time.time() - self.metrics_at < METRICS_FRESH_S:
+            return getattr(self.metrics, "gen_throughput", None)
         return None
 
     def uptime(self, now: float | None = None) -> float | None:
         return None if self.process is None else (now or time.time()) - self.process.main.start
+
+    def load(self) -> Load | None:
+        """Accept length, running/queued requests and token usage: from the newest decode line, else
+        from a fresh /metrics page."""
+        last = self.history[-1] if self.history else None
+        if last is not None:
+            return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
+        m = self.metrics
+        if m is not None and self.metrics_at is not None and time.time() - self.metrics_at < METRICS_FRESH_S:
+            running = None if m.running_req is None else int(m.running_req)
+            queued = None if m.queue_req is None else int(m.queue_req)
+            return Load(m.accept_len, running, queued, m.token_usage, "metrics")
+        return None
+
+
+@dataclass(frozen=True)
+class Load:
+    accept_len: float | None
+    running_req: int | None
+    queue_req: int | None
+    token_usage: float | None
+    source: str
+    """'log' (a decode line) or 'metrics' (SGLang's /metrics page)."""
 
 
 @dataclass

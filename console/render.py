@@ -109,12 +109,12 @@ def server_table(host: HostState, now: float | None = None) -> Table:
 
 
 def server_row(server: ServerState, now: float) -> list:
-    last = server.history[-1] if server.history else None
+    load = server.load()
     pid = str(server.process.main.pid) if server.process else "-"
-    run_queue = "-" if last is None else f"{last.running_req or 0}/{last.queue_req or 0}"
+    run_queue = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
     return [
         str(server.port), badge(server.status), safe(server.profile_name or "(unmanaged)"), pid,
-        fmt_num(server.tok_s()), fmt_num(last.accept_len if last else None, 2), run_queue,
+        fmt_num(server.tok_s()), fmt_num(load.accept_len if load else None, 2), run_queue,
         fmt_duration(server.uptime(now)), safe(server.reason, "dim"),
     ]
 

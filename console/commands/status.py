@@ -66,7 +66,7 @@ def state_json(fleet: FleetState) -> dict:
     for name, host in fleet.hosts.items():
         servers = []
         for server in sorted(host.servers.values(), key=lambda s: s.port):
-            last = server.history[-1] if server.history else None
+            load = server.load()
             process = server.process
             servers.append({
                 "port": server.port,
@@ -80,9 +80,11 @@ def state_json(fleet: FleetState) -> dict:
                 "gpus": list(process.gpus) if process else None,
                 "children": [{"pid": c.pid, "title": c.title, "state": c.state} for c in process.children] if process else [],
                 "tok_s": server.tok_s(),
-                "accept_len": last.accept_len if last else None,
-                "running_req": last.running_req if last else None,
-                "queue_req": last.queue_req if last else None,
+                "accept_len": load.accept_len if load else None,
+                "running_req": load.running_req if load else None,
+                "queue_req": load.queue_req if load else None,
+                "load_source": load.source if load else None,
+                "metrics": server.metrics.as_dict() if server.metrics is not None else None,
                 "uptime_s": server.uptime(now),
                 "version": server.version,
                 "health": server.health,

@@ -19,6 +19,7 @@ import asyncssh
 import httpx
 
 from console.config import Host
+from console.core.metrics import parse_metrics
 from console.core.nvidia_smi import (
     GPU_QUERY_FIELDS,
     GpuStreamAssembler,
@@ -58,6 +59,7 @@ class HostMonitor:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
         self._info_at: dict[int, float] = {}
         self._ready_path: dict[int, str] = {}
+        self._no_metrics: set[int] = set()  # ports whose server answered /metrics with 404 (no --enable-metrics)
         self._new_server = asyncio.Event()
         self._cursors: dict[str, str] = {}  # systemd unit -> journal cursor: survives reconnects
 
@@ -301,9 +303,10 @@ class HostMonitor:
                 self.state.servers[process.port] = server
             if server.process is None or server.process.main.pid != process.main.pid:
                 self._new_server.set()
-                server.server_info = server.version = server.health = server.drift = None
+                server.server_info = server.version = server.health = server.drift = server.metrics = None
                 self._info_at.pop(process.port, None)
                 self._ready_path.pop(process.port, None)
+                self._no_metrics.discard(process.port)
             server.process = process
             if server.log_path is None and _is_file(process.main.stdout):
                 server.log_path = process.main.stdout
@@ -375,8 +378,12 @@ class HostMonitor:
         local = await self.ssh.forward(server.port, address)
         base = f"http://127.0.0.1:{local}"
         checked, health = await self._health(base, server)
+        answer = server.health
         if checked:
-            server.health = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
+            answer = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
+        if answer == "ok" and server.port not in self._no_metrics:
+            await self._metrics(base, server)  # before health is set: a one-shot status sees both or neither
+        server.health = answer
         if server.health == "ok" and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S:
             info = await self._server_info(base)
             if info is not None:
@@ -386,6 +393,17 @@ class HostMonitor:
                 if server.drift is None and server.managed:
                     await self._drift(server)
         self._changed(server.port)
+
+    async def _metrics(self, base: str, server: ServerState) -> None:
+        """SGLang's /metrics (only with --enable-metrics; a 404 is remembered for this process)."""
+        response = await self._get(base + "/metrics")
+        if response is None:
+            return
+        if response.status_code == 404:
+            self._no_metrics.add(server.port)
+        elif response.status_code == 200:
+            server.metrics = parse_metrics(response.text)
+            server.metrics_at = time.time()
 
     async def _drift(self, server: ServerState) -> None:
         """Compare with the profile once per server process (the host's SGLang judges; it is not free)."""

@@ -17,7 +17,7 @@ def modules(package) -> list[str]:
 
 
 def imported_by(names: list[str]) -> set[str]:
-    code = "import importlib, json, sys\nfor n in %r: importlib.import_module(n)\nprint(json.dumps(sorted(sys.modules)))" % names
+    code = f"import importlib, json, sys\nfor n in {names!r}: importlib.import_module(n)\nprint(json.dumps(sorted(sys.modules)))"
     return set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
 
 

@@ -40,7 +40,7 @@ def test_status_json_shows_the_demo_story(demo_fleet):
     ct = hosts["ct129"]
     assert ct["reachable"] and len(ct["gpus"]) == 2 and ct["gpus"][0]["name"] == "NVIDIA RTX A6000"
     (server,) = ct["servers"]
-    assert server["status"] in ("SLOW", "STARTING"), server
+    assert server["status"] in ("SLOW", "DRIFT", "STARTING"), server  # drifted and slow: which shows first is timing
     assert server["argv"][1:3] == ["-m", "sglang.launch_server"] and "--speculative-algo" in server["argv"]
     assert server["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
     assert {c["title"] for c in server["children"]} >= {"sglang::scheduler_TP0", "sglang::scheduler_TP1", "sglang::detokenizer"}
@@ -109,3 +109,28 @@ async def test_each_host_sees_only_its_own_processes(demo_fleet):
         assert ps.stdout.count("sglang.launch_server") == 1
     finally:
         await fleet.close()
+
+
+async def test_metrics_page_is_read_where_the_server_has_one(demo_fleet):
+    cfg = config.load(demo_fleet.config_path)
+    async with FleetMonitor(cfg) as monitor:
+        state = monitor.state
+        with_metrics = state.server("h200x4", 30001)  # launched with --enable-metrics
+        metrics = await wait_for(lambda: with_metrics.metrics, timeout=30, state=state)
+        assert metrics.running_req == 2 and metrics.max_total_tokens > 0, metrics
+        # the page and the decode lines describe the same server: the same order of tok/s
+        await wait_for(lambda: with_metrics.history, timeout=30, state=state)
+        await wait_for(lambda: with_metrics.metrics.gen_throughput, timeout=30, state=state)
+        assert 0.3 < with_metrics.metrics.gen_throughput / with_metrics.tok_s() < 3
+        without = state.server("ct129", 30000)  # no --enable-metrics: a 404, remembered, never parsed
+        await wait_for(lambda: without.health == "ok", timeout=30, state=state)
+        session = monitor.monitors["ct129"]
+        await wait_for(lambda: 30000 in session._no_metrics, timeout=15, state=state)
+        assert without.metrics is None
+
+
+def test_status_json_carries_the_metrics_page(demo_fleet):
+    result = cli("status", "-c", str(demo_fleet.config_path), "--json")
+    h200 = {s["port"]: s for s in json.loads(result.stdout)["hosts"]["h200x4"]["servers"]}
+    assert h200[30000]["metrics"]["running_req"] == 2, h200[30000]
+    assert h200[30000]["load_source"] == "log" or h200[30000]["load_source"] == "metrics"

@@ -71,12 +71,12 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
 
 
 def server_row(server: ServerState, palette: Palette, now: float, wide: bool) -> list:
-    last = server.history[-1] if server.history else None
-    run_q = "-" if last is None else f"{last.running_req or 0}/{last.queue_req or 0}"
+    load = server.load()
+    run_q = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
     row: list = [str(server.port), palette.badge(server.status), tok_s(server.tok_s()), run_q]
     if wide:
         pid = str(server.process.main.pid) if server.process else "-"
-        row += [fmt_num(last.accept_len if last else None, 2), pid, fmt_duration(server.uptime(now)),
+        row += [fmt_num(load.accept_len if load else None, 2), pid, fmt_duration(server.uptime(now)),
                 clean(server.profile_name or "(unmanaged)")]
     return row + [Text(clean(server.reason), style=palette.muted)]
 

@@ -37,16 +37,18 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
     if server.process is None:
         gpus = ",".join(map(str, server.config.gpus)) if server.config and server.config.gpus else "-"
         return Text(f"not running · GPUs {gpus} · log {clean(server.log_path or '-')}", style=palette.muted)
-    last = server.history[-1] if server.history else None
+    load = server.load()
     text = Text(f"pid {server.process.main.pid} · up {fmt_duration(server.uptime(now))} · ")
     text.append(f"{tok_s(server.tok_s())} tok/s", style="bold")
     spark = sparkline([s.gen_throughput for s in server.history if not s.after_idle], SPARK_WIDTH)
     if spark:
         text.append(f" {spark}", style=palette.accent)
-    text.append(f" · accept {fmt_num(last.accept_len if last else None, 2)}")
-    if last is not None:
-        text.append(f" · run {last.running_req or 0} queue {last.queue_req or 0}")
-        text.append(f" · tokens {fmt_num((last.token_usage or 0) * 100, 0, '%')}")
+    text.append(f" · accept {fmt_num(load.accept_len if load else None, 2)}")
+    if load is not None:
+        text.append(f" · run {load.running_req or 0} queue {load.queue_req or 0}")
+        text.append(f" · tokens {fmt_num((load.token_usage or 0) * 100, 0, '%')}")
+        if load.source == "metrics":
+            text.append(" (from /metrics)", style=palette.muted)
     return text
 
 
