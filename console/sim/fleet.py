@@ -145,7 +145,8 @@ class SimFleet:
 
     # ------------------------------------------------------------ lifecycle
 
-    def start(self, timeout: float = 15.0) -> Path:
+    def start(self, timeout: float = 60.0) -> Path:
+        # generous: on a machine just booted, or busy writing a large venv, one run waited over 15 s
         self.workdir.mkdir(parents=True, exist_ok=True)
         specs = self.specs
         if not self.namespaces:
@@ -380,7 +381,7 @@ def _wait_banner(host: SimHost, deadline: float) -> None:
             pass
         if time.monotonic() > deadline:
             log = (host.root / "sim" / "hostd.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"simulated host {host.spec.name} did not start SSH in time:\n{log}")
+            raise RuntimeError(f"simulated host {host.spec.name} did not start SSH in time (still running):\n{log}")
         if host.process and host.process.poll() is not None:
             log = (host.root / "sim" / "hostd.log").read_text(errors="replace")[-2000:]
             raise RuntimeError(f"simulated host {host.spec.name} exited ({host.process.returncode}):\n{log}")
