@@ -179,13 +179,18 @@ def hanging_host(config: Path, out: Path) -> tuple[Path, socket.socket]:
     return out, sock
 
 
-def cold_start(config: Path) -> tuple[float, float, float]:
+def cold_start(config: Path) -> tuple[float, float, float, float]:
+    """(status: table printed, status: process exited, the same one host after another, connect timeout)."""
     data = yaml.safe_load(config.read_text())
     timeout = float(next(iter(data["hosts"].values())).get("connect_timeout", 10))
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "console", "status", "-c", str(config), "--timeout", str(timeout + 5)],
-                   cwd=REPO, capture_output=True, timeout=300)
-    ours = time.monotonic() - started
+    status = subprocess.Popen([sys.executable, "-m", "console", "status", "-c", str(config), "--timeout", str(timeout + 5)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    printed = started
+    while os.read(status.stdout.fileno(), 65536):  # the table is printed in one go, then connections close
+        printed = time.monotonic()
+    status.wait(timeout=300)
+    ours, ours_exit = printed - started, time.monotonic() - started
     started = time.monotonic()
     for host in data["hosts"].values():  # one after another, as a for-loop over ssh does
         base = ["ssh", "-q", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={timeout:g}", "-o",
@@ -193,7 +198,7 @@ def cold_start(config: Path) -> tuple[float, float, float]:
                 f"{host['user']}@{host['address']}"]
         subprocess.run([*base, "nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv"],
                        capture_output=True, timeout=timeout + 30)
-    return ours, time.monotonic() - started, timeout
+    return ours, ours_exit, time.monotonic() - started, timeout
 
 
 def parser_ratio() -> dict:
@@ -333,9 +338,10 @@ def main() -> int:
         results["freshness_p95_ms"] = many.get("p95_ms")
         print("cold start ...", flush=True)
         with_hang, sock = hanging_host(config, workdir / "hang.yaml")
-        ours, serial, timeout = cold_start(with_hang)
+        ours, ours_exit, serial, timeout = cold_start(with_hang)
         sock.close()
-        results.update(cold_start_s=ours, cold_start_serial_s=serial, connect_timeout_s=timeout)
+        results.update(cold_start_s=ours, cold_start_exit_s=ours_exit, cold_start_serial_s=serial,
+                       connect_timeout_s=timeout)
         if args.rss_minutes > 0:
             print(f"memory over {args.rss_minutes:g} minutes ...", flush=True)
             run = run_worker("monitor", config, args.rss_minutes * 60, rss_at=(60.0,))
@@ -372,7 +378,8 @@ def print_table(results: dict) -> None:
     rows = [
         ("cpu_console_vs_naive", "{:.3f}", "<= 0.25"), ("cpu_tui_vs_naive", "{:.3f}", "<= 2x console"),
         ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"), ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"),
-        ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"), ("cold_start_serial_s", "{:.2f} s", ""),
+        ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"), ("cold_start_exit_s", "{:.2f} s", ""),
+        ("cold_start_serial_s", "{:.2f} s", ""),
         ("connect_timeout_s", "{:.0f} s", ""), ("parser_vs_sglang_regex", "{:.2f}x", ">= 1.0"),
         ("restore_overhead_s", "{:.2f} s", "<= 1 s"), ("restore_overhead_cli_s", "{:.2f} s", ""),
         ("rss_growth", "{:+.1%}", "<= 10%"),
