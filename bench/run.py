@@ -84,8 +84,9 @@ def _cmdline(pid: int) -> bytes:
 WARMUP_S = 10.0
 
 
-def run_worker(mode: str, config: Path, seconds: float, rss_at: tuple[float, ...] = (), warmup: float = 0.0) -> dict:
-    command = [sys.executable, "-m", "bench.worker", mode, str(config), str(seconds + warmup), "--warmup", str(warmup)]
+def run_worker(mode: str, config: Path, seconds: float, rss_at: tuple[float, ...] = (), warmup: float = 0.0,
+               extra: tuple[str, ...] = ()) -> dict:
+    command = [sys.executable, "-m", "bench.worker", mode, str(config), str(seconds + warmup), "--warmup", str(warmup), *extra]
     for mark in rss_at:
         command += ["--rss-at", str(mark)]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 300)
@@ -147,13 +148,19 @@ class MarkerWriter:
             self._stop.wait(random.uniform(0.5, 1.5) / self.rate)
 
 
-def freshness(fleet: SimFleet, config: Path, hosts: list[str], seconds: float) -> dict:
+def freshness(fleet: SimFleet, config: Path, hosts: list[str], seconds: float, on_screen: bool = False) -> dict:
+    """Append -> record in fleet state (the monitor), or append -> in the TUI's terminal output, for
+    the one server shown (the TUI, with every host's markers still arriving)."""
     writer = MarkerWriter(fleet, hosts)
-    writer.start(delay=6.0, seconds=seconds)  # after the monitor has connected and read its backlogs
-    result = run_worker("monitor", config, seconds + 8)  # and stops 2 s after the last marker
+    writer.start(delay=8.0 if on_screen else 6.0, seconds=seconds)  # after connecting and reading backlogs
+    if on_screen:
+        result = run_worker("tui-screen", config, seconds + 10, extra=("--select", hosts[0]))
+    else:
+        result = run_worker("monitor", config, seconds + 8)  # and stops 2 s after the last marker
     writer.stop()
-    latencies = sorted((result["arrivals"][k] - t) * 1000 for k, t in writer.written.items() if k in result["arrivals"])
-    lost = len(writer.written) - len(latencies)
+    written = {k: t for k, t in writer.written.items() if not on_screen or k.startswith(f"{hosts[0]}:")}
+    latencies = sorted((result["arrivals"][k] - t) * 1000 for k, t in written.items() if k in result["arrivals"])
+    lost = len(written) - len(latencies)
     if not latencies:
         return {"n": 0, "lost": lost}
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
@@ -334,8 +341,12 @@ def main() -> int:
         print("freshness ...", flush=True)
         one = freshness(fleet, subset(config, names[:1], workdir / "one.yaml"), names[:1], min(args.seconds, 30))
         many = freshness(fleet, config, names, min(args.seconds, 30))
-        results["freshness"] = {"1_host": one, f"{args.hosts}_hosts": many}
+        screen_one = freshness(fleet, subset(config, names[:1], workdir / "one.yaml"), names[:1], min(args.seconds, 30), True)
+        screen_many = freshness(fleet, config, names, min(args.seconds, 30), True)
+        results["freshness"] = {"1_host": one, f"{args.hosts}_hosts": many,
+                                "tui_on_screen": {"1_host": screen_one, f"{args.hosts}_hosts": screen_many}}
         results["freshness_p95_ms"] = many.get("p95_ms")
+        results["freshness_tui_p95_ms"] = screen_many.get("p95_ms")
         print("cold start ...", flush=True)
         with_hang, sock = hanging_host(config, workdir / "hang.yaml")
         ours, ours_exit, serial, timeout = cold_start(with_hang)
@@ -377,7 +388,7 @@ def print_table(results: dict) -> None:
                       f"{data['cpu_s_per_host_minute']:.3f} / {data['host_cpu_s_per_host_minute']:.3f}", "")
     rows = [
         ("cpu_console_vs_naive", "{:.3f}", "<= 0.25"), ("cpu_tui_vs_naive", "{:.3f}", "<= 2x console"),
-        ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"), ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"),
+        ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"), ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"), ("freshness_tui_p95_ms", "{:.0f} ms", "(on screen)"),
         ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"), ("cold_start_exit_s", "{:.2f} s", ""),
         ("cold_start_serial_s", "{:.2f} s", ""),
         ("connect_timeout_s", "{:.0f} s", ""), ("parser_vs_sglang_regex", "{:.2f}x", ">= 1.0"),

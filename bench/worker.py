@@ -1,9 +1,9 @@
 """One measured watcher of the fleet, in its own process (so its CPU and memory are its own).
 
-    python -m bench.worker monitor|tui|naive CONFIG SECONDS [--rss-at S]
+    python -m bench.worker monitor|tui|tui-screen|naive CONFIG SECONDS [--rss-at S] [--select HOST]
 
 Prints one JSON object: CPU seconds (self + reaped children), RSS samples, and for `monitor`
-the arrival time of every freshness marker line it saw.
+the arrival time of every freshness marker line it saw (for `tui-screen`: on screen).
 """
 
 from __future__ import annotations
@@ -61,6 +61,35 @@ async def tui(config, seconds: float) -> None:
         await asyncio.sleep(seconds)
 
 
+async def tui_screen(config, seconds: float, arrivals: dict, host: str) -> None:
+    """The TUI with the freshness server of `host` selected, its log raw: when each marker line is
+    first in the terminal output the app produced (headless: rendered the same, not written)."""
+    from textual._compositor import CompositorUpdate
+
+    from console.tui.app import make_app
+
+    app = make_app(config)
+    display = app._display
+    strip_ansi = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+    def seen_on_screen(screen, renderable) -> None:
+        display(screen, renderable)
+        if isinstance(renderable, CompositorUpdate):
+            now = time.time()
+            for token in MARKER.findall(strip_ansi.sub("", renderable.render_segments(app.console))):
+                arrivals.setdefault(f"{host}:{token}", now)
+
+    app._display = seen_on_screen
+    async with app.run_test(headless=True, size=(200, 50)) as pilot:
+        deadline = time.monotonic() + 30
+        while app.main.tree._by_key.get((host, 39999)) is None and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        app.main.tree.select((host, 39999))
+        await pilot.press("l")
+        await pilot.press("v")  # raw lines: the marker is the line's #token value
+        await asyncio.sleep(seconds)
+
+
 async def naive(config, seconds: float) -> None:
     """What scripts and gpustat-web-style tools do: every second, for every host, a new ssh exec per query."""
     from console.core.nvidia_smi import GPU_QUERY_FIELDS, gpu_query_args
@@ -85,7 +114,8 @@ async def naive(config, seconds: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=("monitor", "tui", "naive"))
+    parser.add_argument("mode", choices=("monitor", "tui", "tui-screen", "naive"))
+    parser.add_argument("--select", default=None, help="tui-screen: the host whose freshness server is shown")
     parser.add_argument("config")
     parser.add_argument("seconds", type=float)
     parser.add_argument("--rss-at", type=float, action="append", default=[])
@@ -111,6 +141,8 @@ def main() -> None:
             await monitor(cfg, args.seconds, arrivals)
         elif args.mode == "tui":
             await tui(cfg, args.seconds)
+        elif args.mode == "tui-screen":
+            await tui_screen(cfg, args.seconds, arrivals, args.select or next(iter(cfg.hosts)))
         else:
             await naive(cfg, args.seconds)
         sampler.cancel()

@@ -1,8 +1,10 @@
 """The Textual app: wiring only. Builds the session, starts the monitor (or a replay), batches
-fleet changes into at most ~10 refreshes a second, raises alerts, records, sets the title."""
+fleet changes into a few refreshes a second (sooner for what is on screen), raises alerts, records,
+sets the title."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -29,6 +31,7 @@ from console.tui.session import Session
 from console.tui.title import fleet_title, osc_title
 
 REFRESH_S = 0.2
+SHOWN_S = 0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 
@@ -60,10 +63,11 @@ class ConsoleApp(App[int]):
         self.theme = theme
         self._title = ""
         self._unsubscribe = None
+        self._soon: asyncio.TimerHandle | None = None
 
     def on_mount(self) -> None:
         self.push_screen(self.main)
-        self._unsubscribe = self.session.fleet.subscribe(self.dirty.mark)
+        self._unsubscribe = self.session.fleet.subscribe(self.changed)
         if self.record_path is not None:
             self.recorder = Recorder(self.record_path, self.session.fleet, self.session.clock)
         self.set_interval(REFRESH_S, self.flush)
@@ -83,15 +87,32 @@ class ConsoleApp(App[int]):
 
     # --------------------------------------------------------- refresh loop
 
+    def changed(self, host: str, port: int | None) -> None:
+        """Fleet listener: everything waits for the next batch, except what the operator is looking at."""
+        self.dirty.mark(host, port)
+        shown = self.main.selected
+        if self._soon is None and shown is not None and shown[0] == host and shown[1] in (None, port):
+            try:
+                self._soon = asyncio.get_running_loop().call_later(SHOWN_S, self._flush_soon)
+            except RuntimeError:  # not on the app's loop: the next batch will show it
+                pass
+
+    def _flush_soon(self) -> None:
+        self._soon = None
+        self.flush_changes()
+
     def flush(self) -> None:
+        self.flush_changes()
+        for alert in sweep(self.session.fleet, self.alerts, self.session.clock()):
+            self.raise_alert(alert)
+
+    def flush_changes(self) -> None:
         keys = self.dirty.take()
         if keys:
             self.main.post_message(FleetChanged(keys))
             if self.recorder is not None:
                 self.recorder.write(keys)
             self.show_title(fleet_title(self.session.fleet))
-        for alert in sweep(self.session.fleet, self.alerts, self.session.clock()):
-            self.raise_alert(alert)
 
     def show_title(self, text: str) -> None:
         if text == self._title:
