@@ -32,6 +32,7 @@ from console.tui.title import fleet_title, osc_title
 
 REFRESH_S = 0.2
 SHOWN_S = 0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
+MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 
@@ -64,6 +65,7 @@ class ConsoleApp(App[int]):
         self._title = ""
         self._unsubscribe = None
         self._soon: asyncio.TimerHandle | None = None
+        self._flushed_at = 0.0
 
     def on_mount(self) -> None:
         self.push_screen(self.main)
@@ -93,22 +95,26 @@ class ConsoleApp(App[int]):
         shown = self.main.selected
         if self._soon is None and shown is not None and shown[0] == host and shown[1] in (None, port):
             try:
-                self._soon = asyncio.get_running_loop().call_later(SHOWN_S, self._flush_soon)
+                loop = asyncio.get_running_loop()
             except RuntimeError:  # not on the app's loop: the next batch will show it
-                pass
+                return
+            delay = max(SHOWN_S, self._flushed_at + MIN_GAP_S - loop.time())
+            self._soon = loop.call_later(delay, self._flush_soon)
 
     def _flush_soon(self) -> None:
         self._soon = None
         self.flush_changes()
 
     def flush(self) -> None:
-        self.flush_changes()
+        if asyncio.get_running_loop().time() - self._flushed_at >= MIN_GAP_S:
+            self.flush_changes()
         for alert in sweep(self.session.fleet, self.alerts, self.session.clock()):
             self.raise_alert(alert)
 
     def flush_changes(self) -> None:
         keys = self.dirty.take()
         if keys:
+            self._flushed_at = asyncio.get_running_loop().time()
             self.main.post_message(FleetChanged(keys))
             if self.recorder is not None:
                 self.recorder.write(keys)
