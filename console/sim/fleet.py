@@ -37,6 +37,8 @@ class ServerSpec:
     """argv after `python -m sglang.launch_server` of the server left running at boot (None: DOWN)."""
     running_env: dict[str, str] = field(default_factory=dict)
     launcher: str = "nohup"
+    entry: str = "launch_server"
+    """How the running server was started: `python -m sglang.launch_server` or "serve" (`sglang serve`)."""
 
 
 @dataclass
@@ -273,7 +275,9 @@ class SimFleet:
             env = {**server.running_env}
             if server.gpus:
                 env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, server.gpus))
-            argv = [host.python, "-m", "sglang.launch_server", *[self._fill(host, a) for a in server.running]]
+            start = [host.python, str(Path(host.python).parent / "sglang"), "serve"] if server.entry == "serve" \
+                else [host.python, "-m", "sglang.launch_server"]
+            argv = [*start, *[self._fill(host, a) for a in server.running]]
             if "--port" not in server.running and server.port != 30000:
                 argv += ["--port", str(server.port)]
             boot.append({"argv": argv, "env": env, "log": str(host.root / "logs" / f"sglang-{server.port}.log"),

@@ -77,6 +77,7 @@ def create_host(root: str | os.PathLike, *, gpu_model: str = "H200", gpu_count: 
     _make_venv(root / "env")
     _install_shim(root, sglang_version)
     _write_bin(root)
+    _write_serve_cli(root, sglang_version)
     for name in models:
         add_model(root, name)
     gpustate.write_host(
@@ -171,3 +172,25 @@ def _write_bin(root: Path) -> None:
     )
     for script in (nvidia_smi, pct):
         script.chmod(0o755)
+
+
+def _write_serve_cli(root: Path, version: str) -> None:
+    """SGLang 0.5.10+ installs a `sglang` console script; `sglang serve ...` runs the server, so /proc
+    shows `<env>/bin/python3 <env>/bin/sglang serve --model-path ...` (what the monitor must find)."""
+    from console.sim.flagtable import version_tuple
+
+    if version_tuple(version) < (0, 5, 10):
+        return
+    script = root / "env" / "bin" / "sglang"
+    script.write_text(
+        f"#!{python_of(root)}\n"
+        '"""sglang\'s console script, simulated: only `serve` is."""\n'
+        "import sys\n\n"
+        "from sglang._sim import ROOT, VERSION\n\n"
+        'if len(sys.argv) < 2 or sys.argv[1] != "serve":\n'
+        '    print("usage: sglang serve [-h] --model-path MODEL_PATH ...  (only serve is simulated)", file=sys.stderr)\n'
+        "    raise SystemExit(2)\n"
+        "from console.sim.server import main\n\n"
+        'raise SystemExit(main(sys.argv[2:], version=VERSION, root=ROOT, entry="serve"))\n'
+    )
+    script.chmod(0o755)

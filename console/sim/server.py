@@ -26,8 +26,9 @@ from console.sim.routes import Routes
 READY_LINE = "The server is fired up and ready to roll!"
 
 
-def main(argv: list[str] | None = None, *, version: str, root: str) -> int:
-    if flagtable.version_tuple(version) >= (0, 5, 10):  # launch_server.py warns on import, before parsing
+def main(argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server") -> int:
+    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve` CLI, 0.5.10+)."""
+    if entry == "launch_server" and flagtable.version_tuple(version) >= (0, 5, 10):  # it warns on import, before parsing
         print(f"{sys.argv[0] if sys.argv else 'launch_server.py'}:71: UserWarning: 'python -m sglang.launch_server' is "
               "still supported, but 'sglang serve' is the recommended entrypoint.\n"
               "  Example: sglang serve --model-path <model> [options]\n  warnings.warn(", file=sys.stderr, flush=True)

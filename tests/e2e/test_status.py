@@ -134,3 +134,28 @@ def test_status_json_carries_the_metrics_page(demo_fleet):
     h200 = {s["port"]: s for s in json.loads(result.stdout)["hosts"]["h200x4"]["servers"]}
     assert h200[30000]["metrics"]["running_req"] == 2, h200[30000]
     assert h200[30000]["load_source"] == "log" or h200[30000]["load_source"] == "metrics"
+
+
+def test_a_server_started_with_the_sglang_serve_cli_is_found_compared_and_killed(fleet_factory, tmp_path, monkeypatch):
+    from console.sim.fleet import HostSpec, ServerSpec
+    from console.sim.scenarios import QWEN8B
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    host = HostSpec(name="serve1", gpu_model="H200", gpu_count=1, models=("Qwen3-8B",),
+                    sglang={"startup_s": 0.5, "load": {"concurrency": 1, "max_tokens": 200}},
+                    servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=QWEN8B, entry="serve")])
+    path = str(fleet_factory([host]).config_path)
+    deadline = time.monotonic() + 40
+    while True:
+        (server,) = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["serve1"]["servers"]
+        if server["health"] == "ok" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert server["managed"] and server["profile"] == "qwen8b-tp1" and server["health"] == "ok", server
+    assert server["argv"][1].endswith("/bin/sglang") and server["argv"][2] == "serve", server["argv"]
+    assert server["gpus"] == [0]
+    assert cli("diff", "-c", path, "serve1:30000").returncode == 0  # the flags after `serve` are the profile's
+    killed = cli("kill", "-c", path, "serve1:30000", "--yes")
+    assert killed.returncode == 0 and "port 30000 free" in killed.stdout, killed.stdout + killed.stderr
+    (server,) = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["serve1"]["servers"]
+    assert server["status"] == "DOWN"
