@@ -144,8 +144,9 @@ def test_http_faults_never_crash_the_monitor(fleet_factory, fault, expect):
             data = json.loads((root / "sim" / "host.json").read_text())
             data["sglang"]["http"] = fault
             (root / "sim" / "host.json").write_text(json.dumps(data))
+            await asyncio.sleep(6)  # a poll that began before the fault has ended (it may set server_info)
             server.server_info = None
-            monitor.monitors["h200"]._info_at.clear()
+            monitor.monitors["h200"]._info_at.clear()  # the next poll asks again, and meets the fault
             await asyncio.sleep(6)
             await until(lambda: server.health == expect, 20, f"health {expect!r} (got {server.health!r})")
             if fault in ("garbage", "wrong_json"):
