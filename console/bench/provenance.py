@@ -66,7 +66,7 @@ async def inspect_server(ctx: ActionContext, host: str, port: int) -> ServerFact
 def _int(value) -> int | None:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # /server_info JSON may say Infinity
         return None
 
 

@@ -60,7 +60,7 @@ class ProcInfo:
                 env={str(k): str(v) for k, v in (data.get("env") or {}).items()} if data.get("env") is not None else None,
                 cwd=_opt_str(data.get("cwd")), stdout=_opt_str(data.get("stdout")), exe=_opt_str(data.get("exe")),
             )
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):  # OverflowError: int(inf)
             return None
 
 

@@ -85,6 +85,7 @@ def test_edits_of_the_example_are_loaded_or_refused_with_file_and_line(data):
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["pid", "ppid", "pgid", "sid", "state", "comm", "argv", "start", "start_ticks",
                                         "main", "env", "cwd", "stdout"]), documents, max_size=13))
+@example({"pid": float("inf")})  # int(inf) raises OverflowError (a clean-clone run found it)
 def test_process_records_from_a_host_never_raise(data):
     proc = ProcInfo.from_json(data)
     if proc is not None:
