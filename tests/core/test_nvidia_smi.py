@@ -329,14 +329,21 @@ _TOKENS = [
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_fuzz_arbitrary_text(text):
-    parse_gpu_line(text)
-    parse_gpu_csv(text)
-    parse_compute_apps(text)
-    classify_nvidia_smi_error(text, text, 1)
+    lines = text.splitlines()
+    one = parse_gpu_line(text)
+    assert one is None or isinstance(one, GpuSample)
+    samples = parse_gpu_csv(text)
+    assert len(samples) <= len(lines) and all(isinstance(s, GpuSample) for s in samples)
+    assert all(isinstance(a, ComputeApp) for a in parse_compute_apps(text))
+    message = classify_nvidia_smi_error(text, text, 1)
+    assert isinstance(message, str) and message.strip()  # exit code 1 is always a failure with a reason
     asm = GpuStreamAssembler()
-    asm.feed_lines(text)
+    snapshots = asm.feed_lines(text)
+    assert all(snapshot for snapshot in snapshots)  # a completed snapshot holds at least one GPU
+    assert sum(map(len, snapshots)) <= len(samples)  # only lines that parse as GPUs
     asm.feed(text)
-    asm.flush()
+    rest = asm.flush()
+    assert rest is None or all(isinstance(s, GpuSample) for s in rest)
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -53,13 +54,27 @@ def file_lines(fleet, host: str, port: int = 30000) -> list[str]:
     return (fleet.hosts[host].root / "logs" / f"sglang-{port}.log").read_text(errors="replace").splitlines()
 
 
-def assert_contiguous(collected: list[str], written: list[str]) -> None:
-    """The collected lines are one run of the file's lines: none lost, none repeated."""
-    start = written.index(collected[0])
-    assert collected == written[start : start + len(collected)]
+@dataclass
+class Outcome:
+    """What the monitor saw of ct129 through a fault and its recovery."""
+
+    status: str | None  # ct129's server while the host was down
+    error: str | None  # the reason shown for UNREACHABLE
+    other_updated: bool  # the other host's GPUs kept updating meanwhile
+    collected: list[str]  # the log lines the console holds at the end
+    written: list[str]  # the log file on the host
+    new_after_reconnect: int
+
+    @property
+    def contiguous(self) -> bool:
+        """The collected lines are one run of the file's lines: none lost, none repeated."""
+        if not self.collected or self.collected[0] not in self.written:
+            return False
+        start = self.written.index(self.collected[0])
+        return self.collected == self.written[start : start + len(self.collected)]
 
 
-async def watch(fleet, fault, recover=None, lost_within: float = 15, *, expect_unreachable: bool = True):
+async def watch(fleet, fault, recover=None, lost_within: float = 15) -> Outcome:
     cfg = config.load(fleet.config_path)
     async with FleetMonitor(cfg) as monitor:
         state = monitor.state
@@ -67,26 +82,26 @@ async def watch(fleet, fault, recover=None, lost_within: float = 15, *, expect_u
         other = state.hosts["h200"]
         await until(lambda: len(server.log_lines) > 5 and other.gpus, 30, "lines and GPUs")
         fault()
-        if expect_unreachable:
-            await until(lambda: state.hosts["ct129"].reachable is False, lost_within, "ct129 UNREACHABLE")
-            assert state.server("ct129", 30000).status.value == "UNREACHABLE"
-            assert state.hosts["ct129"].error
-            ticks = other.gpu_time
-            await until(lambda: other.gpu_time and other.gpu_time > ticks, 10, "the other host to keep updating")
-            assert other.reachable
+        await until(lambda: state.hosts["ct129"].reachable is False, lost_within, "ct129 UNREACHABLE")
+        status, error = server.status.value, state.hosts["ct129"].error
+        ticks = other.gpu_time
+        await until(lambda: other.gpu_time and other.gpu_time > ticks, 10, "the other host to keep updating")
+        other_updated = bool(other.reachable)
         if recover:
             recover()
         await until(lambda: state.hosts["ct129"].reachable is True, 40, "ct129 back")
         before = len(server.log_lines)
         await until(lambda: len(server.log_lines) > before + 3, 30, "new lines after the reconnect")
         collected = [line for line in server.log_lines if not line.startswith("--- sglconsole")]
-        assert_contiguous(collected, file_lines(fleet, "ct129"))
-        return collected
+        return Outcome(status, error, other_updated, collected, file_lines(fleet, "ct129"), len(server.log_lines) - before)
 
 
 def test_sshd_killed_mid_stream(two_hosts):
     host = two_hosts.hosts["ct129"]
-    asyncio.run(watch(two_hosts, lambda: _kill_sessions(host)))
+    outcome = asyncio.run(watch(two_hosts, lambda: _kill_sessions(host)))
+    assert outcome.status == "UNREACHABLE" and "connection lost" in outcome.error, outcome.error
+    assert outcome.other_updated
+    assert outcome.contiguous and outcome.new_after_reconnect > 3
 
 
 def _kill_sessions(host) -> None:
@@ -96,8 +111,11 @@ def _kill_sessions(host) -> None:
 
 def test_sshd_frozen_then_thawed(two_hosts):
     host = two_hosts.hosts["ct129"]
-    asyncio.run(watch(two_hosts, lambda: host.signal_ssh(signal.SIGSTOP), lambda: host.signal_ssh(signal.SIGCONT),
-                      lost_within=20))
+    outcome = asyncio.run(watch(two_hosts, lambda: host.signal_ssh(signal.SIGSTOP), lambda: host.signal_ssh(signal.SIGCONT),
+                                lost_within=20))
+    assert outcome.status == "UNREACHABLE" and "keepalive" in outcome.error, outcome.error  # no reset: keepalives
+    assert outcome.other_updated
+    assert outcome.contiguous and outcome.new_after_reconnect > 3
 
 
 def test_host_reboots(two_hosts):
@@ -107,8 +125,10 @@ def test_host_reboots(two_hosts):
     def back():
         two_hosts.reboot("ct129", down_for=1)
 
-    collected = asyncio.run(watch(two_hosts, reboot, back))
-    assert any("The server is fired up" in line for line in collected[-400:])  # the rebooted server's startup, seen
+    outcome = asyncio.run(watch(two_hosts, reboot, back))
+    assert outcome.status == "UNREACHABLE" and outcome.error and outcome.other_updated
+    assert outcome.contiguous and outcome.new_after_reconnect > 3
+    assert any("The server is fired up" in line for line in outcome.collected[-400:])  # the rebooted server's startup, seen
 
 
 @pytest.mark.parametrize("mode,expect", [("fail", "Unknown Error"), ("no_driver", "NVIDIA driver"),

@@ -88,8 +88,29 @@ def test_edits_of_the_example_are_loaded_or_refused_with_file_and_line(data):
 @example({"pid": float("inf")})  # int(inf) raises OverflowError (a clean-clone run found it)
 def test_process_records_from_a_host_never_raise(data):
     proc = ProcInfo.from_json(data)
-    if proc is not None:
-        analyse([proc], [], [])
+    if proc is None:
+        assert not well_typed(data), data  # refused only for a field of the wrong type
+        return
+    assert proc.pid == int(data["pid"]) and all(isinstance(a, str) for a in proc.argv)
+    view = analyse([proc], [], [])
+    assert all(server.main.pid == proc.pid for server in view.servers) and len(view.servers) <= 1
+
+
+def well_typed(data: dict) -> bool:
+    """What a process record must be for the console to take it: numbers where numbers go, a list of
+    arguments, a mapping of environment variables."""
+    try:
+        int(data["pid"])
+        for key in ("ppid", "pgid", "sid", "start_ticks"):
+            int(data.get(key, 0))
+        float(data.get("start", 0.0))
+        list(data.get("argv") or ())
+        env = data.get("env")
+        if env is not None:
+            (env or {}).items()
+        return True
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+        return False
 
 
 def monitor() -> HostMonitor:
@@ -121,6 +142,10 @@ def test_any_server_info_json_never_breaks_the_drift_report(info):
                                                        "running": Canonical({"tp_size": 1}, {"tp_size"})})
     profile = config.Profile(args=["--tp-size", "2"])
     report = report_from(verdict, profile, Server(port=30000, profile="p"), None, info if isinstance(info, dict) else None)
+    # whatever the server says of itself, the difference in the command lines is still reported
+    (tp,) = [row for row in report.to_dict()["rows"] if row["dest"] == "tp_size"]
+    assert (tp["profile"], tp["running"], tp["state"]) == (2, 1, "DIFFERENT"), tp
+    assert report.differs
     json.dumps(report.to_dict(), default=str)
 
 
