@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from console.config import Config, Profile, Server
+from console.core.metrics import ServerMetrics
 from console.core.nvidia_smi import ComputeApp, GpuSample
 from console.core.processes import ProcessView, ServerProcess, flag
 from console.core.sglang_log import LogRecord
@@ -88,8 +89,8 @@ class ServerState:
     drift: object | None = None
     """A console.core.drift.Report once the host's SGLang compared the running argv with the profile."""
     drift_error: str | None = None
-    metrics: object | None = None
-    """A console.core.metrics.ServerMetrics from /metrics, when the server was launched with --enable-metrics."""
+    metrics: ServerMetrics | None = None
+    """What /metrics said last, when the server was launched with --enable-metrics."""
     metrics_at: float | None = None
     action: str | None = None
     status: Status = Status.UNKNOWN
@@ -108,8 +109,12 @@ class ServerState:
             if not sample.after_idle:
                 return sample.gen_throughput
         # no decode line read (a log the console cannot follow): what /metrics says, while fresh
+        metrics = self.fresh_metrics()
+        return None if metrics is None else metrics.gen_throughput
+
+    def fresh_metrics(self) -> ServerMetrics | None:
         if self.metrics is not None and self.metrics_at is not None and time.time() - self.metrics_at < METRICS_FRESH_S:
-            return getattr(self.metrics, "gen_throughput", None)
+            return self.metrics
         return None
 
     def uptime(self, now: float | None = None) -> float | None:
@@ -121,12 +126,12 @@ class ServerState:
         last = self.history[-1] if self.history else None
         if last is not None:
             return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
-        m = self.metrics
-        if m is not None and self.metrics_at is not None and time.time() - self.metrics_at < METRICS_FRESH_S:
-            running = None if m.running_req is None else int(m.running_req)
-            queued = None if m.queue_req is None else int(m.queue_req)
-            return Load(m.accept_len, running, queued, m.token_usage, "metrics")
-        return None
+        m = self.fresh_metrics()
+        if m is None:
+            return None
+        running = None if m.running_req is None else int(m.running_req)
+        queued = None if m.queue_req is None else int(m.queue_req)
+        return Load(m.accept_len, running, queued, m.token_usage, "metrics")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ log cannot be read (a systemd unit with no journal access, a log path on another
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -83,6 +84,6 @@ def parse_metrics(text: str) -> ServerMetrics | None:
 
 def _finite(value) -> bool:
     try:
-        return value == value and abs(float(value)) != float("inf")
+        return math.isfinite(float(value))
     except (TypeError, ValueError):
         return False
