@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -286,9 +287,9 @@ def restore_overhead(workdir: Path) -> dict:
     watched from outside the host; its shutdown; /health_generate's poll; the probe's generations)."""
     hosts = [h for h in demo_hosts(startup_s=3.0) if h.name == "ct129"]
     fleet = SimFleet(workdir / "restore", hosts, demo_profiles(), ssh="sshd" if os.geteuid() == 0 else "asyncssh")
-    fleet.start()
-    fleet.wait_ready()
     try:
+        fleet.start()
+        fleet.wait_ready()
         time.sleep(5)
         log = fleet.hosts["ct129"].root / "logs" / "sglang-30000.log"
         console = asyncio.run(restore_in_console(fleet.config_path, log, workdir / "state"))
@@ -299,6 +300,13 @@ def restore_overhead(workdir: Path) -> dict:
 
 
 # --------------------------------------------------------------------- main
+
+
+def exit_on_signals() -> None:
+    """SIGTERM (`timeout`, kill) and SIGHUP (a closed terminal) unwind like Ctrl-C: every `finally`
+    runs, so the simulated fleet is stopped instead of left running."""
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, lambda received, _frame: sys.exit(128 + received))
 
 
 def main() -> int:
@@ -315,12 +323,13 @@ def main() -> int:
     ssh = "sshd" if os.geteuid() == 0 else "asyncssh"
     fleet = SimFleet(workdir / "fleet", bench_hosts(args.hosts, args.servers), demo_profiles(), ssh=ssh)
     print(f"starting {args.hosts} simulated hosts x {args.servers} servers ({ssh}) ...", flush=True)
-    fleet.start(timeout=120)
-    fleet.wait_ready(timeout=300)
-    time.sleep(10)  # let the load settle into steady decode lines
-    config = fleet.config_path
-    host_minutes = args.hosts * args.seconds / 60
+    exit_on_signals()
     try:
+        fleet.start(timeout=120)
+        fleet.wait_ready(timeout=300)
+        time.sleep(10)  # let the load settle into steady decode lines
+        config = fleet.config_path
+        host_minutes = args.hosts * args.seconds / 60
         phases = {}
         for mode in ("naive", "monitor", "tui"):
             print(f"phase {mode}: {args.seconds:g}s ...", flush=True)

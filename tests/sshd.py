@@ -27,9 +27,9 @@ def free_port(address: str) -> int:
         return sock.getsockname()[1]
 
 
-def wait_listening(address: str, port: int, timeout: float = 10.0) -> None:
+def wait_listening(address: str, port: int, timeout: float = 10.0, alive: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (alive is None or alive.poll() is None):
         try:
             with socket.create_connection((address, port), timeout=0.5):
                 return
@@ -71,7 +71,7 @@ class Sshd:
 
     def start(self, trust: bool = True) -> Sshd:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # privilege separation dir
+        Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)  # privilege separation dir
         self.port = self.port or free_port(self.address)
         host_key = asyncssh.generate_private_key("ssh-ed25519")
         host_key_path = self.workdir / "host_ed25519"
@@ -103,8 +103,14 @@ SetEnv PATH={path}
 """
         )
         self.log = self.workdir / "sshd.log"
-        self.proc = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(self.log)])
-        wait_listening(self.address, self.port)
+        self.proc = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(self.log)],
+                                     stderr=subprocess.PIPE, text=True)
+        try:
+            wait_listening(self.address, self.port, alive=self.proc)
+        except TimeoutError as exc:  # sshd's own words, not only "nothing listens"
+            said = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            log = self.log.read_text(errors="replace")[-1500:] if self.log.exists() else ""
+            raise RuntimeError(f"{exc}: {said.strip()} {log.strip()}".strip()) from None
         return self
 
     def trust(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import tempfile
@@ -26,10 +27,18 @@ def _demo(parser: argparse.ArgumentParser):
         from console.sim.fleet import SimFleet
         from console.sim.scenarios import demo_hosts, demo_profiles
 
+        problem = ssh_problem(args.ssh)
+        if problem:
+            stderr().print(f"[red]error:[/red] {escape(problem)}")
+            return 2
         workdir = args.dir or Path(tempfile.mkdtemp(prefix="sglconsole-demo-"))
         fleet = SimFleet(workdir, demo_hosts(args.startup), demo_profiles(), ssh=args.ssh)
         try:
-            path = fleet.start()
+            try:
+                path = fleet.start()
+            except RuntimeError as exc:  # SimFleet stopped every host it had started
+                stderr().print(f"[red]error:[/red] {escape(str(exc))}")
+                return 2
             if fleet.warning:
                 stderr().print(f"[yellow]note:[/yellow] {escape(fleet.warning)}")
             if args.no_ui:
@@ -46,12 +55,23 @@ def _demo(parser: argparse.ArgumentParser):
     return handle
 
 
+def ssh_problem(mode: str) -> str | None:
+    """Why `--ssh sshd` cannot work here, in one line with the fix (None: nothing in the way)."""
+    if mode != "sshd":
+        return None
+    if os.geteuid() != 0:
+        return "--ssh sshd needs root (OpenSSH's sshd -i runs as root): run as root, or use --ssh asyncssh"
+    if not (shutil.which("sshd") or os.path.exists("/usr/sbin/sshd")):
+        return "--ssh sshd needs OpenSSH's server: apt-get install openssh-server (or use --ssh asyncssh)"
+    return None
+
+
 def _serve(path: Path) -> int:
     out = stdout()
     out.print(str(path), soft_wrap=True)
     out.print(f"[dim]simulated fleet is up; try: sglconsole status -c {escape(str(path))}  (Ctrl-C stops it)[/dim]")
     done = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: done.set())
     while not done.wait(1):
         pass

@@ -52,6 +52,8 @@ class HostSpec:
     models: tuple[str, ...] = ("Qwen3-8B",)
     sglang: dict = field(default_factory=dict)
     servers: list[ServerSpec] = field(default_factory=list)
+    sshd_config_extra: str = ""
+    """Lines added to the host's sshd_config (tests: a setting that stops sshd from starting)."""
 
 
 class NamespacesUnavailable(RuntimeError):
@@ -158,16 +160,21 @@ class SimFleet:
                 "(Ubuntu 24.04) or kernel.unprivileged_userns_clone=1"
             )
             specs = specs[:1]
-        client_key = self._client_key()
-        second = random.randint(100, 250)
-        for index, spec in enumerate(specs):
-            self.hosts[spec.name] = self._prepare(spec, f"127.{second}.{random.randint(0, 255)}.{index + 2}", client_key)
-        for host in self.hosts.values():
-            self._launch(host)
-        deadline = time.monotonic() + timeout
-        for host in self.hosts.values():
-            _wait_banner(host, deadline)
-        self._write_config()
+        try:
+            client_key = self._client_key()
+            second = random.randint(100, 250)
+            for index, spec in enumerate(specs):
+                address = f"127.{second}.{random.randint(0, 255)}.{index + 2}"
+                self.hosts[spec.name] = self._prepare(spec, address, client_key)
+            for host in self.hosts.values():
+                self._launch(host)
+            deadline = time.monotonic() + timeout
+            for host in self.hosts.values():
+                _wait_banner(host, deadline)
+            self._write_config()
+        except BaseException:
+            self.stop()  # a fleet that cannot start leaves none of its hosts behind
+            raise
         return self.config_path
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -184,17 +191,17 @@ class SimFleet:
                     time.sleep(0.1)
 
     def stop(self) -> None:
+        """Every host's processes ended (idempotent; safe on a fleet that only partly started)."""
         for host in self.hosts.values():
             host.signal_all(signal.SIGTERM)
         deadline = time.monotonic() + 5
         for host in self.hosts.values():
-            if host.process is None:
-                continue
-            try:
-                host.process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                host.signal_all(signal.SIGKILL)
-                host.process.wait()
+            if host.process is not None:
+                try:
+                    host.process.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    host.signal_all(signal.SIGKILL)
+                    host.process.wait()
             host.sock.close()
 
     def __enter__(self) -> SimFleet:
@@ -261,7 +268,7 @@ class SimFleet:
             f"HostKey {key_path}\nAuthorizedKeysFile {ssh / 'authorized_keys'}\nUsePAM no\nStrictModes no\n"
             "PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             "AllowTcpForwarding yes\nMaxSessions 200\nLogLevel ERROR\nClientAliveInterval 5\n"
-            f"SetEnv PATH={path_env(host.root)} HOME={host.root}\n"
+            f"SetEnv PATH={path_env(host.root)} HOME={host.root}\n{host.spec.sshd_config_extra}"
         )
 
     def _boot_file(self, host: SimHost) -> None:
@@ -291,14 +298,16 @@ class SimFleet:
         fd = host.sock.fileno()
         command = [sys.executable, "-m", "console.sim.init", "--root", str(host.root), "--listen-fd", str(fd), "--ssh", host.ssh_mode]
         if host.namespaced:
-            prefix = ["unshare", "--pid", "--net", "--mount", "--fork", "--mount-proc", "--propagation", "private"]
+            # --kill-child: should unshare die (its owner was SIGKILLed), the host's PID 1 dies with it,
+            # and with PID 1 every process of the host
+            prefix = ["unshare", "--pid", "--net", "--mount", "--kill-child", "--mount-proc", "--propagation", "private"]
             if os.geteuid() != 0:
                 prefix[1:1] = ["--user", "--map-root-user"]
             command = prefix + command + (["--layout", host.layout] if host.layout else [])
         log = open(host.root / "sim" / "hostd.log", "ab")  # noqa: SIM115
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))}
         host.process = subprocess.Popen(command, pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                        start_new_session=True, env=env)
+                                        start_new_session=True, env=env, preexec_fn=_die_with_owner())
         log.close()
 
     # --------------------------------------------------------------- config
@@ -378,16 +387,45 @@ def _wait_banner(host: SimHost, deadline: float) -> None:
     while True:
         try:
             with socket.create_connection((host.address, host.port), timeout=1) as conn:
-                conn.settimeout(max(0.2, deadline - time.monotonic()))
+                # short: the listening socket is also ours, so a host whose SSH server died still
+                # accepts the connection; only its silence and its exit tell
+                conn.settimeout(0.5)
                 if conn.recv(64).startswith(b"SSH-"):
                     return
         except OSError:
             pass
-        if time.monotonic() > deadline:
-            log = (host.root / "sim" / "hostd.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"simulated host {host.spec.name} did not start SSH in time (still running):\n{log}")
         if host.process and host.process.poll() is not None:
-            log = (host.root / "sim" / "hostd.log").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"simulated host {host.spec.name} exited ({host.process.returncode}):\n{log}")
+            raise RuntimeError(f"simulated host {host.spec.name} could not start SSH "
+                               f"(exit {host.process.returncode}): {_hostd_log(host)}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"simulated host {host.spec.name} did not start SSH in time "
+                               f"(still running): {_hostd_log(host)}")
         time.sleep(0.05)
+
+
+def _hostd_log(host: SimHost) -> str:
+    text = _read(host.root / "sim" / "hostd.log").strip()
+    return text[-2000:] if text else "(hostd.log is empty)"
+
+
+def _die_with_owner():
+    """preexec_fn: the host gets SIGKILL when the thread that started it dies, even by SIGKILL.
+
+    Only for the main thread: the kernel's parent-death signal follows the creating thread, and a
+    worker thread that started a fleet may end long before the fleet should."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    owner = os.getpid()
+
+    def arm() -> None:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != owner:  # the owner died between fork and prctl
+            os._exit(1)
+
+    return arm
 

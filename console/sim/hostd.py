@@ -54,15 +54,39 @@ def session_env(root: Path) -> dict[str, str]:
 # ------------------------------------------------------------------ OpenSSH
 
 
+PRIVSEP_DIR = "/run/sshd"
+"""Debian's sshd refuses to start without it; only an init system's unit creates it, so a machine
+without one (a container, CI) never has it after `apt-get install openssh-server`."""
+
+
+def sshd_binary() -> str:
+    return shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+def prepare_sshd(config: str) -> None:
+    """What sshd needs at run time, created idempotently; then sshd's own config test.
+
+    Raises SystemExit with sshd's own words when it cannot start, so the host fails in
+    about a second with the reason in hostd.log instead of refusing every connection."""
+    os.makedirs(PRIVSEP_DIR, mode=0o755, exist_ok=True)
+    test = subprocess.run([sshd_binary(), "-t", "-f", config], capture_output=True, text=True, check=False)
+    if test.returncode != 0:
+        reason = (test.stderr or test.stdout).strip() or f"exit status {test.returncode}"
+        print(f"sglsim hostd: sshd cannot start: {reason}", file=sys.stderr, flush=True)
+        raise SystemExit(3)
+
+
 async def serve_sshd(sock: socket.socket, config: str) -> None:
-    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    prepare_sshd(config)
+    sshd = sshd_binary()
     sock.setblocking(False)
     loop = asyncio.get_running_loop()
     children: set[subprocess.Popen] = set()
     while True:
         conn, _ = await loop.sock_accept(sock)
         conn.setblocking(True)
-        children.add(subprocess.Popen([sshd, "-i", "-f", config], stdin=conn, stdout=conn, stderr=subprocess.DEVNULL))
+        # sshd's stderr is ours, i.e. hostd.log: a refused connection says why there
+        children.add(subprocess.Popen([sshd, "-i", "-f", config], stdin=conn, stdout=conn, stderr=sys.stderr))
         conn.close()
         for child in list(children):
             if child.poll() is not None:
@@ -178,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         coro = serve_asyncssh(sock, args.root)
     try:
         asyncio.run(coro)
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
     return 0
 
 

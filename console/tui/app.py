@@ -5,6 +5,7 @@ sets the title."""
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -78,6 +79,17 @@ class ConsoleApp(App[int]):
         if self.replay is not None:
             self.run_worker(self.replay.play(), group="replay", exit_on_error=False)
         self.show_title(fleet_title(self.session.fleet))
+        self._exit_on_hangup()
+
+    def _exit_on_hangup(self) -> None:
+        """SIGTERM and SIGHUP (the tmux pane closed) end the app like q: unmount stops the monitor,
+        and whoever started the app (the demo) cleans up after run() returns."""
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(number, self.exit)
+            except (ValueError, RuntimeError, NotImplementedError):
+                pass  # not the main thread (tests drive the app from a worker): nothing to install
 
     async def on_unmount(self) -> None:
         if self._unsubscribe is not None:

@@ -8,32 +8,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-
-def processes_mentioning(text: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if text in cmdline:
-                found.append(f"{entry.name}: {cmdline}")
-    return found
-
-
-def in_namespaces(namespaces: set[str]) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.readlink(entry / "ns" / "pid") in namespaces:
-                    found.append(entry.name)
-            except OSError:
-                continue
-    return found
+from tests.processes import in_namespaces, processes_mentioning
 
 
 def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
