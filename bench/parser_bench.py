@@ -1,4 +1,4 @@
-"""Benchmark ``console.core.sglang_log.parse_line`` against SGLang's own decode regex.
+"""Benchmark ``sglconsole.core.sglang_log.parse_line`` against SGLang's own decode regex.
 
     python bench/parser_bench.py [--lines N] [--format 0.5.23|legacy] [--json]
                                  [--sglang-python PATH] [--seed S] [--repeat R]
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from console.core.sglang_log import parse_line  # noqa: E402
+from sglconsole.core.sglang_log import parse_line  # noqa: E402
 
 
 def time_sglang_regex(pattern, lines, repeat):

@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-from console.sim.fleet import SimFleet  # noqa: E402
-from console.sim.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet import SimFleet  # noqa: E402
+from sglconsole.sim.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
 
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -59,7 +59,7 @@ def host_cpu(fleet: SimFleet) -> float:
     for host in fleet.hosts.values():
         pids = set(host.pids())
         table = {pid: _stat(pid) for pid in pids}
-        daemons = [pid for pid in pids if b"console.sim.hostd" in _cmdline(pid)]
+        daemons = [pid for pid in pids if b"sglconsole.sim.hostd" in _cmdline(pid)]
         keep = set(daemons)
         changed = True
         while changed:
@@ -192,7 +192,7 @@ def cold_start(config: Path) -> tuple[float, float, float, float]:
     data = yaml.safe_load(config.read_text())
     timeout = float(next(iter(data["hosts"].values())).get("connect_timeout", 10))
     started = time.monotonic()
-    status = subprocess.Popen([sys.executable, "-m", "console", "status", "-c", str(config), "--timeout", str(timeout + 5)],
+    status = subprocess.Popen([sys.executable, "-m", "sglconsole", "status", "-c", str(config), "--timeout", str(timeout + 5)],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     printed = started
     while os.read(status.stdout.fileno(), 65536):  # the table is printed in one go, then connections close
@@ -248,10 +248,10 @@ def server_seconds(startup: float, stages: dict) -> float:
 
 async def restore_in_console(config_path: Path, log: Path, state: Path) -> dict:
     """As the console does it: the SSH connection is already up when the operator presses R."""
-    from console import config as config_module
-    from console.actions import ActionContext, restore
-    from console.actions.audit import AuditLog, RollbackStore
-    from console.remote.ssh import Fleet
+    from sglconsole import config as config_module
+    from sglconsole.actions import ActionContext, restore
+    from sglconsole.actions.audit import AuditLog, RollbackStore
+    from sglconsole.remote.ssh import Fleet
 
     cfg = config_module.load(config_path)
     fleet = Fleet(cfg.hosts)
@@ -274,7 +274,7 @@ async def restore_in_console(config_path: Path, log: Path, state: Path) -> dict:
 def restore_via_cli(config_path: Path, log: Path, state: Path) -> dict:
     times = LogTimes(log)
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "console", "restore", "-c", str(config_path), "ct129:30000", "--yes", "--json"],
+    out = subprocess.run([sys.executable, "-m", "sglconsole", "restore", "-c", str(config_path), "ct129:30000", "--yes", "--json"],
                          cwd=REPO, capture_output=True, text=True, env={**os.environ, "XDG_STATE_HOME": str(state)})
     total = time.monotonic() - started
     startup = times.stop()

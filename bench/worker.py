@@ -41,7 +41,7 @@ async def sample_rss(rss: dict, at: list[float], started: float) -> None:
 
 
 async def monitor(config, seconds: float, arrivals: dict) -> None:
-    from console.monitor import FleetMonitor
+    from sglconsole.monitor import FleetMonitor
 
     def on_record(host: str, port: int, record) -> None:
         if record.kind == "decode" and port == 39999:
@@ -54,7 +54,7 @@ async def monitor(config, seconds: float, arrivals: dict) -> None:
 
 
 async def tui(config, seconds: float) -> None:
-    from console.tui.app import make_app
+    from sglconsole.tui.app import make_app
 
     app = make_app(config)
     async with app.run_test(headless=True, size=(160, 48)):
@@ -66,7 +66,7 @@ async def tui_screen(config, seconds: float, arrivals: dict, host: str) -> None:
     first in the terminal output the app produced (headless: rendered the same, not written)."""
     from textual._compositor import CompositorUpdate
 
-    from console.tui.app import make_app
+    from sglconsole.tui.app import make_app
 
     app = make_app(config)
     display = app._display
@@ -92,7 +92,7 @@ async def tui_screen(config, seconds: float, arrivals: dict, host: str) -> None:
 
 async def naive(config, seconds: float) -> None:
     """What scripts and gpustat-web-style tools do: every second, for every host, a new ssh exec per query."""
-    from console.core.nvidia_smi import GPU_QUERY_FIELDS, gpu_query_args
+    from sglconsole.core.nvidia_smi import GPU_QUERY_FIELDS, gpu_query_args
 
     async def ssh(host, *argv: str) -> None:
         command = ["ssh", "-q", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={host.known_hosts}",
@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--rss-at", type=float, action="append", default=[])
     parser.add_argument("--warmup", type=float, default=0.0, help="seconds not counted (imports, connects, backlogs)")
     args = parser.parse_args()
-    from console import config
+    from sglconsole import config
 
     cfg = config.load(args.config)
     arrivals: dict = {}

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from console.sim.fleet import SimFleet
-from console.sim.scenarios import demo_hosts, demo_profiles
+from sglconsole.sim.fleet import SimFleet
+from sglconsole.sim.scenarios import demo_hosts, demo_profiles
 
 SSH_MODE = "sshd" if os.geteuid() == 0 and shutil.which("sshd") else "asyncssh"
 

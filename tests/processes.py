@@ -33,7 +33,7 @@ def in_namespaces(namespaces: set[str]) -> list[str]:
 
 def host_namespaces(workdir: str) -> set[str]:
     """The PID namespaces of the simulated hosts living under workdir (their init processes')."""
-    inits = [line.split(":")[0] for line in processes_mentioning(workdir) if "console.sim.init" in line]
+    inits = [line.split(":")[0] for line in processes_mentioning(workdir) if "sglconsole.sim.init" in line]
     namespaces = set()
     for pid in inits:
         try:

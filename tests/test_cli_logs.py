@@ -11,7 +11,7 @@ DATA = Path(__file__).parent / "data" / "sglang_logs"
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, input=stdin, timeout=60)
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, input=stdin, timeout=60)
 
 
 def test_parse_log_jsonl_has_field_names_and_line_numbers():

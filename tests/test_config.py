@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from console import config
-from console.errors import ConfigError
+from sglconsole import config
+from sglconsole.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = (REPO / "hosts.yaml").read_text()
@@ -190,7 +190,7 @@ def test_discovery_order(tmp_path, monkeypatch):
 
 def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, cwd=cwd, env=env)
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
 def test_cli_check_ok_and_broken(tmp_path):

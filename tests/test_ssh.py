@@ -12,9 +12,9 @@ import time
 import httpx
 import pytest
 
-from console.config import Host
-from console.errors import HostKeyError, HostUnreachable, RemoteCommandFailed
-from console.remote.ssh import Fleet, SshHost
+from sglconsole.config import Host
+from sglconsole.errors import HostKeyError, HostUnreachable, RemoteCommandFailed
+from sglconsole.remote.ssh import Fleet, SshHost
 
 ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from console import config
-from console.bench import baseline
-from console.bench.model import CONSOLE_ENGINE, LevelResult, Provenance, SweepResult
-from console.errors import ConfigError
-from console.fleet import baseline_for
+from sglconsole import config
+from sglconsole.bench import baseline
+from sglconsole.bench.model import CONSOLE_ENGINE, LevelResult, Provenance, SweepResult
+from sglconsole.errors import ConfigError
+from sglconsole.fleet import baseline_for
 
 HOSTS = """\
 # the fleet -- hand-written, keep these comments

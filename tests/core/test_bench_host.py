@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from console.bench import host_bench
-from console.bench.model import SweepSettings
-from console.sim import bench_serving as sim_bench
+from sglconsole.bench import host_bench
+from sglconsole.bench.model import SweepSettings
+from sglconsole.sim import bench_serving as sim_bench
 
 REAL = Path(__file__).resolve().parents[2] / ".cache" / "real-sglang-0.5.23" / "lib" / "python3.11" / "site-packages" / "sglang"
 

@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from console.bench import loadgen
+from sglconsole.bench import loadgen
 
 
 def sse(meta: dict, text: str = "x") -> bytes:

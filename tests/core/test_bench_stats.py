@@ -6,11 +6,11 @@ import statistics
 
 import pytest
 
-from console.bench import decode, prompts, stats
-from console.bench.model import CONSOLE_ENGINE, LevelResult, RequestRecord, SweepSettings
-from console.bench.render import bar
-from console.bench.sweep import level_warnings, with_server_side
-from console.sim import logfmt
+from sglconsole.bench import decode, prompts, stats
+from sglconsole.bench.model import CONSOLE_ENGINE, LevelResult, RequestRecord, SweepSettings
+from sglconsole.bench.render import bar
+from sglconsole.bench.sweep import level_warnings, with_server_side
+from sglconsole.sim import logfmt
 
 
 def record(sent: float, first: float, done: float, tokens: int, **extra) -> RequestRecord:

@@ -7,9 +7,9 @@ import pkgutil
 import subprocess
 import sys
 
-import console.actions
-import console.core
-import console.remote
+import sglconsole.actions
+import sglconsole.core
+import sglconsole.remote
 
 
 def modules(package) -> list[str]:
@@ -22,11 +22,11 @@ def imported_by(names: list[str]) -> set[str]:
 
 
 def test_core_remote_and_actions_never_import_textual():
-    loaded = imported_by(modules(console.core) + modules(console.remote) + modules(console.actions))
+    loaded = imported_by(modules(sglconsole.core) + modules(sglconsole.remote) + modules(sglconsole.actions))
     assert not {m for m in loaded if m.split(".")[0] == "textual"}
 
 
 def test_core_is_pure():
-    loaded = imported_by(modules(console.core))
-    assert not {m.split(".")[0] for m in loaded} & {"textual", "asyncssh", "httpx", "console.remote"}
-    assert "console.remote" not in loaded and "console.actions" not in loaded
+    loaded = imported_by(modules(sglconsole.core))
+    assert not {m.split(".")[0] for m in loaded} & {"textual", "asyncssh", "httpx", "sglconsole.remote"}
+    assert "sglconsole.remote" not in loaded and "sglconsole.actions" not in loaded

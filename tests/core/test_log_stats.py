@@ -1,4 +1,4 @@
-"""console.core.log_stats on real SGLang logs (tests/data/sglang_logs)."""
+"""sglconsole.core.log_stats on real SGLang logs (tests/data/sglang_logs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from console.core.log_stats import Distribution, quantile, summarize
+from sglconsole.core.log_stats import Distribution, quantile, summarize
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sglang_logs"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.core.metrics import parse_metrics
+from sglconsole.core.metrics import parse_metrics
 
 # the shape of SGLang 0.5.23's page in multiprocess mode (metrics_collector.py): gauges carry the
 # scheduler's labels (plus pid), counters end in _total, histograms come as buckets

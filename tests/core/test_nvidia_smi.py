@@ -1,4 +1,4 @@
-"""console.core.nvidia_smi against the real H200 captures (tests/fixtures/nvidia-smi/h200)."""
+"""sglconsole.core.nvidia_smi against the real H200 captures (tests/fixtures/nvidia-smi/h200)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.core.nvidia_smi import (
+from sglconsole.core.nvidia_smi import (
     GPU_QUERY_FIELDS,
     ComputeApp,
     GpuSample,

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from console.core import degeneracy, drift, systemd_unit
-from console.core.nvidia_smi import ComputeApp, GpuSample
-from console.core.processes import ProcInfo, analyse, launch_args, port_of
-from console.secrets import mask_argv, mask_env
-from console.yaml_edit import set_entry
+from sglconsole.core import degeneracy, drift, systemd_unit
+from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
+from sglconsole.core.processes import ProcInfo, analyse, launch_args, port_of
+from sglconsole.secrets import mask_argv, mask_env
+from sglconsole.yaml_edit import set_entry
 
 
 def test_unit_continuations_quotes_environment_and_reset():
@@ -119,7 +119,7 @@ def test_set_entry_keeps_comments_and_replaces_blocks():
 
 
 def test_journal_entries_text_bytes_and_garbage():
-    from console.remote.session import journal_entry
+    from sglconsole.remote.session import journal_entry
 
     assert journal_entry('{"MESSAGE": "Decode batch, #running-req: 1", "__CURSOR": "s=1;i=2"}') == ("Decode batch, #running-req: 1", "s=1;i=2")
     assert journal_entry('{"MESSAGE": [104, 105, 255], "__CURSOR": "c"}') == ("hi\ufffd", "c")

@@ -1,4 +1,4 @@
-"""console.core.sglang_log against real SGLang log lines (tests/data/sglang_logs, sources in each file)."""
+"""sglconsole.core.sglang_log against real SGLang log lines (tests/data/sglang_logs, sources in each file)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from console.core import sglang_log as S
-from console.core.sglang_log import LogRecord, iter_records, parse_line, parse_time_prefix
+from sglconsole.core import sglang_log as S
+from sglconsole.core.sglang_log import LogRecord, iter_records, parse_line, parse_time_prefix
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sglang_logs"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from console import config
-from console.actions import ActionContext, StageFailed
-from console.actions.audit import AuditLog
-from console.actions.kill import signal_tree
-from console.remote.inspect import snapshot
-from console.remote.ssh import Fleet
-from console.sim.fleet import HostSpec, ServerSpec
-from console.sim.scenarios import DRIFTED_27B
+from sglconsole import config
+from sglconsole.actions import ActionContext, StageFailed
+from sglconsole.actions.audit import AuditLog
+from sglconsole.actions.kill import signal_tree
+from sglconsole.remote.inspect import snapshot
+from sglconsole.remote.ssh import Fleet
+from sglconsole.sim.fleet import HostSpec, ServerSpec
+from sglconsole.sim.scenarios import DRIFTED_27B
 
 HOSTILE = ["two words", "it's", 'say "hi"', "a; touch /tmp/sglc-pwned-1", "$(touch /tmp/sglc-pwned-2)",
            "`touch /tmp/sglc-pwned-3`", "line\nbreak", "*", "$HOME", "back\\slash"]
@@ -40,7 +40,7 @@ def state_dir(tmp_path, monkeypatch) -> Path:
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "COLUMNS": "200"})
 
 
@@ -249,13 +249,13 @@ def test_probe_verdicts_on_the_demo_fleet(demo_fleet, state_dir):
 
 
 def test_actions_refuse_without_yes_when_not_a_terminal(demo_fleet, state_dir):
-    result = subprocess.run([sys.executable, "-m", "console", "kill", "-c", str(demo_fleet.config_path), "h200x4:30000"],
+    result = subprocess.run([sys.executable, "-m", "sglconsole", "kill", "-c", str(demo_fleet.config_path), "h200x4:30000"],
                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert result.returncode == 2 and "refusing without --yes" in result.stderr
 
 
 def test_restore_all_restores_a_hosts_servers_one_after_another(fleet_factory, state_dir):
-    from console.sim.scenarios import QWEN8B
+    from sglconsole.sim.scenarios import QWEN8B
 
     drifted = [a for a in QWEN8B if a not in ("--max-running-requests", "64")]
     host = HostSpec(name="h2", gpu_model="H200", gpu_count=2, models=("Qwen3-8B",), sglang={"startup_s": 0.3},

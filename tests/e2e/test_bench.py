@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from console import config
-from console.core.sglang_log import parse_line
-from console.fleet import baseline_for
-from console.remote.inspect import snapshot
-from console.remote.ssh import Fleet
-from console.sim.fleet import HostSpec, ServerSpec, SimFleet
-from console.sim.host import _site_packages
-from console.sim.scenarios import DRIFTED_27B, demo_profiles
+from sglconsole import config
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.fleet import baseline_for
+from sglconsole.remote.inspect import snapshot
+from sglconsole.remote.ssh import Fleet
+from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
+from sglconsole.sim.host import _site_packages
+from sglconsole.sim.scenarios import DRIFTED_27B, demo_profiles
 from tests.e2e.conftest import SSH_MODE
 from tests.e2e.test_actions import ct129
 
@@ -33,7 +33,7 @@ BENCH_ARGS = [
     "--speculative-num-draft-tokens", "4", "--decode-log-interval", "10",
 ]
 SPEC_ENV = {"SGLANG_ENABLE_SPEC_V2": "1"}
-SHIM = 'if __name__ == "__main__":\n    from console.sim.bench_serving import main\n\n    raise SystemExit(main())\n'
+SHIM = 'if __name__ == "__main__":\n    from sglconsole.sim.bench_serving import main\n\n    raise SystemExit(main())\n'
 
 
 def bench_host(name: str) -> HostSpec:
@@ -66,7 +66,7 @@ def state_dir(tmp_path, monkeypatch) -> Path:
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "COLUMNS": "200"})
 
 
@@ -234,7 +234,7 @@ def test_ctrl_c_during_compare_puts_the_original_back(demo_ct129, state_dir):
     path = demo_ct129.config_path
     before = running_argv(path)
     process = subprocess.Popen(
-        [sys.executable, "-m", "console", "bench", "-c", str(path), "ct129:30000", "--compare", "qwen27b-tp2-mtp",
+        [sys.executable, "-m", "sglconsole", "bench", "-c", str(path), "ct129:30000", "--compare", "qwen27b-tp2-mtp",
          "--yes", "--concurrency", "1", "--num-prompts", "50", "--output-len", "400"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
     seen = []

@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from console import config
+from sglconsole import config
 from tests.e2e.test_actions import ct129
 
 UNIT = r"""# sglang-30000.service: the proven launch, kept by ops (do not edit by hand)
@@ -49,7 +49,7 @@ EXPECTED_ARGS = [
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "COLUMNS": "200"})
 
 

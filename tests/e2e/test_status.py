@@ -11,14 +11,14 @@ import time
 
 import httpx
 
-from console import config
-from console.fleet import Status
-from console.monitor import FleetMonitor
-from console.remote.ssh import Fleet
+from sglconsole import config
+from sglconsole.fleet import Status
+from sglconsole.monitor import FleetMonitor
+from sglconsole.remote.ssh import Fleet
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "COLUMNS": "200"})
 
 
@@ -137,8 +137,8 @@ def test_status_json_carries_the_metrics_page(demo_fleet):
 
 
 def test_a_server_started_with_the_sglang_serve_cli_is_found_compared_and_killed(fleet_factory, tmp_path, monkeypatch):
-    from console.sim.fleet import HostSpec, ServerSpec
-    from console.sim.scenarios import QWEN8B
+    from sglconsole.sim.fleet import HostSpec, ServerSpec
+    from sglconsole.sim.scenarios import QWEN8B
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     host = HostSpec(name="serve1", gpu_model="H200", gpu_count=1, models=("Qwen3-8B",),

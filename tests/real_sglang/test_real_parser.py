@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from console.core import drift
-from console.core.drift import State, did_you_mean
-from console.remote.sglang_args import canonicalize_local
+from sglconsole.core import drift
+from sglconsole.core.drift import State, did_you_mean
+from sglconsole.remote.sglang_args import canonicalize_local
 
 PROVEN = ["--model-path", "/root/models/Qwen3.6-27B", "--port", "30000", "--host", "0.0.0.0", "--tp-size", "2", "--mem-fraction-static", "0.88", "--context-length", "131072", "--max-running-requests", "16", "--mamba-full-memory-ratio", "0.5", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder", "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--trust-remote-code"]
 DRIFTED = ["--model-path", "/root/models/Qwen3.6-27B", "--tp-size", "2", "--speculative-algo", "NEXTN", "--speculative-num-draft-tokens", "2", "--speculative-num-steps", "1"]
@@ -63,7 +63,7 @@ def test_a_removed_flag_is_unknown_with_argparse_text_and_a_hint(verdict):
 
 
 def test_argdiff_cli_with_the_real_sglang(real_python):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "console", "argdiff", "--python", real_python, *a],  # noqa: E731
+    run = lambda *a: subprocess.run([sys.executable, "-m", "sglconsole", "argdiff", "--python", real_python, *a],  # noqa: E731
                                     capture_output=True, text=True, timeout=180)
     proven = "SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server " + " ".join(PROVEN)
     result = run("--json", proven, " ".join(DRIFTED))
@@ -83,5 +83,5 @@ def test_the_simulators_flag_table_is_the_real_parser(real_python, tmp_path):
     subprocess.run([real_python, str(REPO / "tools" / "gen_flag_table.py"), str(out)], check=True, capture_output=True,
                    timeout=300, env={k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")})
     fresh = json.loads(out.read_text())
-    committed = json.loads((REPO / "console" / "sim" / "flags" / "sglang-0.5.23.json").read_text())
-    assert fresh["actions"] == committed["actions"], "SGLang's parser changed: regenerate console/sim/flags/"
+    committed = json.loads((REPO / "sglconsole" / "sim" / "flags" / "sglang-0.5.23.json").read_text())
+    assert fresh["actions"] == committed["actions"], "SGLang's parser changed: regenerate sglconsole/sim/flags/"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from console.core.sglang_log import parse_line
-from console.sim.host import create_host
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.sim.host import create_host
 from tests.sim.test_sim_server import run_load, servers, start  # noqa: F401 - the fixture
 
 MATCHER = r"""

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from console import config
-from console.actions import ActionContext, restore
-from console.actions.audit import AuditLog
-from console.actions.base import StageState
-from console.actions.lock import host_lock
-from console.monitor import FleetMonitor
-from console.remote.ssh import Fleet
-from console.sim import gpustate
-from console.sim.fleet import HostSpec, ServerSpec
+from sglconsole import config
+from sglconsole.actions import ActionContext, restore
+from sglconsole.actions.audit import AuditLog
+from sglconsole.actions.base import StageState
+from sglconsole.actions.lock import host_lock
+from sglconsole.monitor import FleetMonitor
+from sglconsole.remote.ssh import Fleet
+from sglconsole.sim import gpustate
+from sglconsole.sim.fleet import HostSpec, ServerSpec
 from tests.e2e.test_actions import ct129
 from tests.fleets import SSH_MODE
 
@@ -239,14 +239,14 @@ def test_ssh_drops_between_kill_and_launch(two_hosts, tmp_path):
     (record,) = audit.actions()
     assert record["action"] == "restore" and record["phase"] == "end" and record["ok"] is False
     assert "rollback" in record["outcome"]
-    back = subprocess.run([sys.executable, "-m", "console", "rollback", "-c", str(two_hosts.config_path), "ct129:30000", "--yes"],
+    back = subprocess.run([sys.executable, "-m", "sglconsole", "rollback", "-c", str(two_hosts.config_path), "ct129:30000", "--yes"],
                           capture_output=True, text=True, timeout=120)
     assert back.returncode == 0, back.stdout + back.stderr
 
 
 def test_console_killed_during_restore(two_hosts, tmp_path):
     cfg_path = str(two_hosts.config_path)
-    console = subprocess.Popen([sys.executable, "-m", "console", "restore", "-c", cfg_path, "ct129:30000", "--yes"],
+    console = subprocess.Popen([sys.executable, "-m", "sglconsole", "restore", "-c", cfg_path, "ct129:30000", "--yes"],
                                stdout=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
     for line in console.stdout:
         if line.startswith("OK      launch"):
@@ -255,13 +255,13 @@ def test_console_killed_during_restore(two_hosts, tmp_path):
     console.wait(10)
     (record,) = AuditLog(tmp_path / "state" / "sglconsole" / "actions.jsonl").actions()
     assert record["phase"] == "begin" and record["outcome"] == "started"  # interrupted: begun, never ended
-    status = subprocess.run([sys.executable, "-m", "console", "status", "-c", cfg_path, "--json"], capture_output=True, text=True, timeout=60)
+    status = subprocess.run([sys.executable, "-m", "sglconsole", "status", "-c", cfg_path, "--json"], capture_output=True, text=True, timeout=60)
     server = json.loads(status.stdout)["hosts"]["ct129"]["servers"][0]
     assert server["pid"] is not None and "--speculative-num-steps" in server["argv"]  # the truth: the new server runs
-    back = subprocess.run([sys.executable, "-m", "console", "rollback", "-c", cfg_path, "ct129:30000", "--yes"],
+    back = subprocess.run([sys.executable, "-m", "sglconsole", "rollback", "-c", cfg_path, "ct129:30000", "--yes"],
                           capture_output=True, text=True, timeout=120)
     assert back.returncode == 0, back.stdout + back.stderr
-    status = json.loads(subprocess.run([sys.executable, "-m", "console", "status", "-c", cfg_path, "--json"],
+    status = json.loads(subprocess.run([sys.executable, "-m", "sglconsole", "status", "-c", cfg_path, "--json"],
                                        capture_output=True, text=True, timeout=60).stdout)
     assert "--speculative-algo" in status["hosts"]["ct129"]["servers"][0]["argv"]  # what ran before the restore
 
@@ -274,7 +274,7 @@ def test_two_consoles_on_one_server(two_hosts):
         try:
             async with host_lock(ActionContext(cfg, fleet), "ct129", 30000, "restore"):
                 other = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "console", "kill", "-c", str(two_hosts.config_path), "ct129:30000", "--yes",
+                    sys.executable, "-m", "sglconsole", "kill", "-c", str(two_hosts.config_path), "ct129:30000", "--yes",
                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
                 out, _ = await other.communicate()
                 assert other.returncode == 1
@@ -283,6 +283,6 @@ def test_two_consoles_on_one_server(two_hosts):
             await fleet.close()
 
     asyncio.run(run())
-    after = subprocess.run([sys.executable, "-m", "console", "kill", "-c", str(two_hosts.config_path), "ct129:30000", "--yes"],
+    after = subprocess.run([sys.executable, "-m", "sglconsole", "kill", "-c", str(two_hosts.config_path), "ct129:30000", "--yes"],
                            capture_output=True, text=True, timeout=120)
     assert after.returncode == 0, after.stdout  # the lock went with the first console's action

@@ -14,16 +14,16 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from console import config
-from console.config import Host, Server
-from console.core.processes import ProcInfo, analyse
-from console.diffing import report_from
-from console.errors import ConfigError
-from console.fleet import FleetState
-from console.remote.session import HostMonitor
-from console.remote.sglang_args import Canonical, Verdict, parse_output
-from console.remote.ssh import SshHost
-from console.render import clean, fleet_view
+from sglconsole import config
+from sglconsole.config import Host, Server
+from sglconsole.core.processes import ProcInfo, analyse
+from sglconsole.diffing import report_from
+from sglconsole.errors import ConfigError
+from sglconsole.fleet import FleetState
+from sglconsole.remote.session import HostMonitor
+from sglconsole.remote.sglang_args import Canonical, Verdict, parse_output
+from sglconsole.remote.ssh import SshHost
+from sglconsole.render import clean, fleet_view
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "hosts.yaml").read_text()
 LINE = re.compile(r"^[^:\n]+:\d+: ", re.M)

@@ -9,7 +9,7 @@ import sys
 
 import yaml
 
-from console.actions.audit import state_dir
+from sglconsole.actions.audit import state_dir
 from tests.e2e.test_actions import cmdline_of_port, ct129, fleet_profile_args, with_profiles
 
 SECRET_KEY = "sk-live-0123456789"
@@ -17,7 +17,7 @@ SECRET_TOKEN = "hf_supersecret"
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "COLUMNS": "250", **(env or {})})
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from console.sim.fleet import HostSpec, SimFleet
-from console.sim.scenarios import demo_profiles
+from sglconsole.sim.fleet import HostSpec, SimFleet
+from sglconsole.sim.scenarios import demo_profiles
 from tests.processes import host_namespaces, in_namespaces, processes_mentioning
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,8 +43,8 @@ def wait_empty(namespaces: set[str], timeout: float = 10.0) -> list[str]:
 SERVE_ONE_COMMAND = textwrap.dedent("""
     import asyncio, os, sys
     import asyncssh
-    from console.sim.fleet import HostSpec, SimFleet
-    from console.sim.scenarios import demo_profiles
+    from sglconsole.sim.fleet import HostSpec, SimFleet
+    from sglconsole.sim.scenarios import demo_profiles
 
     assert not os.path.exists("/run/sshd"), "the test's /run should not have sshd's directory"
     fleet = SimFleet(sys.argv[1], [HostSpec("fresh")], demo_profiles(), ssh="sshd")
@@ -131,7 +131,7 @@ def test_bench_stopped_by_sigterm_stops_its_fleet(tmp_path):
 def test_demo_killed_or_hung_up_leaves_no_host(tmp_path, sig):
     """A closed tmux pane (SIGHUP) cleans up like Ctrl-C; even SIGKILL takes the hosts with it."""
     workdir = tmp_path / "demo"
-    demo = start_and_wait([sys.executable, "-m", "console", "demo", "--no-ui", "--dir", str(workdir)],
+    demo = start_and_wait([sys.executable, "-m", "sglconsole", "demo", "--no-ui", "--dir", str(workdir)],
                           "hosts.yaml", REPO, timeout=60)
     namespaces = host_namespaces(str(workdir))
     assert len(namespaces) == 3

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from console.core.nvidia_smi import (
+from sglconsole.core.nvidia_smi import (
     GPU_QUERY_FIELDS,
     GpuStreamAssembler,
     classify_nvidia_smi_error,
     parse_compute_apps,
     parse_gpu_csv,
 )
-from console.sim import gpustate
-from console.sim import nvidia_smi as sim
+from sglconsole.sim import gpustate
+from sglconsole.sim import nvidia_smi as sim
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "nvidia-smi" / "h200"
@@ -44,7 +44,7 @@ def _env(root: Path) -> dict:
 
 def smi(root: Path, *args: str, timeout: float = 10) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "console.sim.nvidia_smi", *args],
+        [sys.executable, "-m", "sglconsole.sim.nvidia_smi", *args],
         env=_env(root),
         capture_output=True,
         text=True,
@@ -284,7 +284,7 @@ def test_hang_mode(tmp_path):
 
 def test_lms_stream_and_sigterm(h200):
     p = subprocess.Popen(
-        [sys.executable, "-m", "console.sim.nvidia_smi", Q, "--format=csv", "-lms", "200"],
+        [sys.executable, "-m", "sglconsole.sim.nvidia_smi", Q, "--format=csv", "-lms", "200"],
         env=_env(h200),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -306,7 +306,7 @@ def test_loop_survives_closed_pipe(h200):
         [
             sys.executable,
             "-m",
-            "console.sim.nvidia_smi",
+            "sglconsole.sim.nvidia_smi",
             "--query-gpu=index",
             "--format=csv,noheader",
             "-lms",

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from console.core.sglang_log import parse_line
-from console.sim import gpustate
-from console.sim.host import create_host
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.sim import gpustate
+from sglconsole.sim.host import create_host
 
 MODEL = "Qwen3.6-27B"
 

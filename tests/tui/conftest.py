@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from console.tui.replay import Replay, load
+from sglconsole.tui.replay import Replay, load
 from tests.e2e.conftest import demo_fleet, fleet_factory  # noqa: F401  (fixtures shared with the e2e suite)
 
 DATA = Path(__file__).parent / "data"

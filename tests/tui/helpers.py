@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from console.tui.app import ConsoleApp
-from console.tui.history import ActionRecord
+from sglconsole.tui.app import ConsoleApp
+from sglconsole.tui.history import ActionRecord
 
 
 async def until(pilot, check: Callable[[], object], timeout: float = 30.0, what: str = "condition"):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from console import config
-from console.fleet import Status
-from console.sim.fleet import HostSpec, ServerSpec
-from console.sim.scenarios import DRIFTED_27B
-from console.tui.app import make_app
-from console.tui.screens.confirm import ConfirmScreen
+from sglconsole import config
+from sglconsole.fleet import Status
+from sglconsole.sim.fleet import HostSpec, ServerSpec
+from sglconsole.sim.scenarios import DRIFTED_27B
+from sglconsole.tui.app import make_app
+from sglconsole.tui.screens.confirm import ConfirmScreen
 from tests.tui.helpers import actions_done, plain, until
 
 SIZE = (100, 30)

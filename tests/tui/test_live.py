@@ -6,11 +6,11 @@ host start a fleet of their own (tests/tui/test_actions_live.py).
 
 from __future__ import annotations
 
-from console import config
-from console.fleet import Status
-from console.tui.app import make_app
-from console.tui.screens.confirm import ConfirmScreen
-from console.tui.widgets.key_bar import KeyBar
+from sglconsole import config
+from sglconsole.fleet import Status
+from sglconsole.tui.app import make_app
+from sglconsole.tui.screens.confirm import ConfirmScreen
+from sglconsole.tui.widgets.key_bar import KeyBar
 from tests.tui.helpers import actions_done, log_lines, plain, shown, until
 
 SMALL, LARGE = (80, 24), (160, 48)

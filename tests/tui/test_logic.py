@@ -8,20 +8,20 @@ from collections import deque
 from rich.text import Text
 from textual.theme import BUILTIN_THEMES
 
-from console.core.processes import ProcInfo
-from console.fleet import FleetState, Status
-from console.tui import codec, gating
-from console.tui.alert_command import run_alert_command
-from console.tui.alerts import HOLD_S, AlertTracker, sweep
-from console.tui.coalesce import Dirty
-from console.tui.messages import FleetChanged
-from console.tui.paint.log import log_line
-from console.tui.paint.palette import palette_of
-from console.tui.paint.spark import sparkline
-from console.tui.recorder import Recorder
-from console.tui.replay import Replay, load
-from console.tui.tail import TailCursor
-from console.tui.title import fleet_title, osc_title
+from sglconsole.core.processes import ProcInfo
+from sglconsole.fleet import FleetState, Status
+from sglconsole.tui import codec, gating
+from sglconsole.tui.alert_command import run_alert_command
+from sglconsole.tui.alerts import HOLD_S, AlertTracker, sweep
+from sglconsole.tui.coalesce import Dirty
+from sglconsole.tui.messages import FleetChanged
+from sglconsole.tui.paint.log import log_line
+from sglconsole.tui.paint.palette import palette_of
+from sglconsole.tui.paint.spark import sparkline
+from sglconsole.tui.recorder import Recorder
+from sglconsole.tui.replay import Replay, load
+from sglconsole.tui.tail import TailCursor
+from sglconsole.tui.title import fleet_title, osc_title
 
 PALETTE = palette_of(BUILTIN_THEMES["textual-dark"])
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from console.config import Config
-from console.fleet import Status
-from console.tui.alerts import HOLD_S
-from console.tui.app import make_app
-from console.tui.history import AlertRecord
-from console.tui.replay import Replay, load
-from console.tui.screens.confirm import ConfirmScreen
-from console.tui.widgets.key_bar import KeyBar
+from sglconsole.config import Config
+from sglconsole.fleet import Status
+from sglconsole.tui.alerts import HOLD_S
+from sglconsole.tui.app import make_app
+from sglconsole.tui.history import AlertRecord
+from sglconsole.tui.replay import Replay, load
+from sglconsole.tui.screens.confirm import ConfirmScreen
+from sglconsole.tui.widgets.key_bar import KeyBar
 from tests.tui.conftest import DATA
 from tests.tui.helpers import log_lines, shown, until
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from console.actions import Plan
-from console.tui.app import make_app
-from console.tui.screens.confirm import ConfirmScreen
+from sglconsole.actions import Plan
+from sglconsole.tui.app import make_app
+from sglconsole.tui.screens.confirm import ConfirmScreen
 
 SMALL, LARGE = (80, 24), (160, 48)
 

@@ -1,3 +1,0 @@
-from console.cli import main
-
-raise SystemExit(main())

@@ -1,0 +1,3 @@
+from sglconsole.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""The audit log and the rollback store: nothing an operator ran is ever lost.
+
+$XDG_STATE_HOME/sglconsole/actions.jsonl gets a "begin" record before an
+action touches a host and an "end" record (the whole record again, with its
+outcome) afterwards; an action interrupted midway leaves its "begin" behind.
+rollback/HOST_PORT.json keeps what was running before each kill. Both are
+created 0600: they can hold secrets (masked when shown).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+
+from sglconsole.secrets import mask_argv, mask_env
+
+
+def state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "sglconsole"
+
+
+def _append_private(path: Path, line: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+class AuditLog:
+    def __init__(self, path: Path | None = None):
+        self.path = path or state_dir() / "actions.jsonl"
+
+    def begin(self, action: str, host: str, port: int | None, **details) -> dict:
+        record = {
+            "id": uuid.uuid4().hex[:12],
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "user": _user(),
+            "console_host": socket.gethostname(),
+            "host": host,
+            "port": port,
+            "action": action,
+            "phase": "begin",
+            "outcome": "started",
+            **_masked(details),
+        }
+        _append_private(self.path, json.dumps(record, default=str))
+        return record
+
+    def end(self, record: dict, ok: bool, outcome: str, **details) -> None:
+        final = {**record, **_masked(details), "phase": "end", "ok": ok, "outcome": outcome,
+                 "end_time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        _append_private(self.path, json.dumps(final, default=str))
+
+    def records(self) -> list[dict]:
+        try:
+            lines = self.path.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+    def actions(self) -> list[dict]:
+        """One record per action: its end record, or its begin record if it never ended (interrupted)."""
+        merged: dict[str, dict] = {}
+        for record in self.records():
+            merged[record.get("id", "")] = record
+        return list(merged.values())
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid())
+
+
+def _masked(details: dict) -> dict:
+    out = {}
+    for key, value in details.items():
+        if key.endswith("argv") and isinstance(value, (list, tuple)):
+            out[key] = mask_argv(list(value))
+        elif key.endswith("env") and isinstance(value, dict):
+            out[key] = mask_env(value)
+        else:
+            out[key] = value
+    return out
+
+
+class RollbackStore:
+    """What was running before each kill, newest last, per HOST:PORT."""
+
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder or state_dir() / "rollback"
+
+    def path(self, host: str, port: int) -> Path:
+        return self.folder / f"{host}_{port}.json"
+
+    def save(self, host: str, port: int, snapshot: dict) -> None:
+        history = self.history(host, port)
+        history.append({**snapshot, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+        _write_private(self.path(host, port), json.dumps(history[-20:], indent=1))
+
+    def history(self, host: str, port: int) -> list[dict]:
+        try:
+            data = json.loads(self.path(host, port).read_text())
+        except (OSError, ValueError):
+            return []
+        return data if isinstance(data, list) else []
+
+    def latest(self, host: str, port: int) -> dict | None:
+        history = self.history(host, port)
+        return history[-1] if history else None

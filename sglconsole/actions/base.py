@@ -1,0 +1,145 @@
+"""What every action shares: its context, its stages, its result.
+
+An action (kill, relaunch, restore, probe, rollback, capture) is an async
+function ``action(ctx, host, port, ...) -> ActionResult``. It reports each
+stage through ``ctx.progress`` as it starts and ends, writes an audit record
+before it changes a host, and ends in a clear success or failure carrying
+the evidence (log lines, exit codes). The CLI prints the stages; the TUI
+streams them into a progress panel.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sglconsole.config import Config
+from sglconsole.errors import ActionError
+from sglconsole.remote.ssh import Fleet
+from sglconsole.secrets import mask_argv, mask_env
+
+
+class StageState(StrEnum):
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+@dataclass
+class Stage:
+    name: str
+    state: StageState = StageState.RUNNING
+    detail: str = ""
+    started: float = field(default_factory=time.monotonic)
+    duration: float | None = None
+    evidence: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        took = f" ({self.duration:.1f}s)" if self.duration is not None else ""
+        return f"{self.state.value.upper():7} {self.name}{took}{': ' + self.detail if self.detail else ''}"
+
+
+Progress = Callable[[Stage], None]
+
+
+@dataclass
+class ActionResult:
+    action: str
+    target: str
+    ok: bool
+    summary: str
+    stages: list[Stage] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """Exactly what an action will do, for a confirmation to show before anything happens."""
+
+    action: str
+    target: str
+    lines: list[str]
+    argv: list[str] | None = None
+    destructive: bool = True
+
+
+def masked_argv(argv: list[str]) -> list[str]:
+    out = []
+    for arg in mask_argv(argv):
+        if arg.startswith("{"):
+            try:
+                arg = json.dumps(_mask_json(json.loads(arg)))
+            except ValueError:
+                pass
+        out.append(arg)
+    return out
+
+
+def _mask_json(value):
+    if isinstance(value, dict):
+        return {k: (mask_env(v) if k.endswith("env") and isinstance(v, dict) else _mask_json(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return mask_argv([str(v) for v in value]) if all(isinstance(v, str) for v in value) else [_mask_json(v) for v in value]
+    return value
+
+
+class StageFailed(ActionError):
+    def __init__(self, message: str, evidence: list[str] | None = None):
+        super().__init__(message)
+        self.evidence = evidence or []
+
+
+@dataclass
+class ActionContext:
+    config: Config
+    ssh: Fleet
+    progress: Progress = lambda stage: None  # noqa: E731
+    dry_run: bool = False
+    stages: list[Stage] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    """With dry_run: the exact remote commands that would have run."""
+
+    @asynccontextmanager
+    async def stage(self, name: str, detail: str = ""):
+        """Run a stage: reported as running, then ok, or failed with its evidence."""
+        current = Stage(name, detail=detail)
+        self.stages.append(current)
+        self.progress(current)
+        try:
+            yield current
+        except StageFailed as exc:
+            self._end(current, StageState.FAILED, str(exc), exc.evidence)
+            raise
+        except Exception as exc:
+            self._end(current, StageState.FAILED, str(exc) or type(exc).__name__)
+            raise
+        else:
+            if current.state == StageState.RUNNING:
+                self._end(current, StageState.OK, current.detail)
+
+    def would_run(self, ssh, argv: list[str]) -> None:
+        """Under --dry-run: note the exact remote command, with secrets masked (JSON arguments too)."""
+        self.commands.append(ssh.command(masked_argv(argv)))
+
+    def skip(self, name: str, detail: str) -> None:
+        stage = Stage(name, StageState.SKIPPED, detail, duration=0.0)
+        self.stages.append(stage)
+        self.progress(stage)
+
+    def _end(self, stage: Stage, state: StageState, detail: str, evidence: list[str] | None = None) -> None:
+        stage.state = state
+        stage.detail = detail
+        stage.duration = time.monotonic() - stage.started
+        if evidence:
+            stage.evidence = evidence
+        self.progress(stage)
+
+    def result(self, action: str, target: str, ok: bool, summary: str, **data) -> ActionResult:
+        evidence = [line for s in self.stages for line in s.evidence]
+        return ActionResult(action, target, ok, summary, list(self.stages), evidence, data)

@@ -1,0 +1,143 @@
+"""Preflight: check a profile against a host without touching anything.
+
+The host's own SGLang (the profile's interpreter) parses the argv; then the
+version requirement, the model path, the interpreter, the log folder, the
+port and the GPUs are checked. Every problem is reported, not just the first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from sglconsole.config import Host, Profile, Server
+from sglconsole.core.drift import check_version, did_you_mean
+from sglconsole.diffing import profile_argv, unresolved
+from sglconsole.remote.inspect import Snapshot
+from sglconsole.remote.sglang_args import Verdict, canonicalize_remote
+from sglconsole.remote.ssh import SshHost
+
+PATHS_SNIPPET = r'''
+import json, os, sys
+req = json.loads(sys.argv[1])
+out = {}
+model = req.get("model")
+if model:
+    out["model"] = os.path.exists(model) or not model.startswith(("/", "~", "."))
+workdir = req.get("workdir")
+if workdir:
+    out["workdir"] = os.path.isdir(os.path.expanduser(workdir))
+log = req.get("log")
+if log:
+    folder = os.path.dirname(os.path.expanduser(log)) or "."
+    probe = folder
+    while probe and not os.path.isdir(probe):
+        probe = os.path.dirname(probe)
+    out["log"] = os.access(probe or "/", os.W_OK)
+print(json.dumps(out))
+'''
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Preflight:
+    checks: list[Check] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def failures(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+    def lines(self) -> list[str]:
+        return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
+
+
+async def run_preflight(ssh: SshHost, host: Host, server: Server, profile: Profile, snap: Snapshot) -> Preflight:
+    result = Preflight()
+    missing = unresolved(profile)
+    if missing:
+        result.checks.append(Check("environment", False, "the profile uses " + ", ".join(f"${{{n}}}" for n in missing)
+                                   + " but your environment does not set it"))
+    argv = profile_argv(profile, server)
+    verdict = await canonicalize_remote(ssh, profile.python, {"profile": argv})
+    result.verdict = verdict
+    if not verdict.ok:
+        result.checks.append(Check("sglang", False, verdict.error or "SGLang could not be asked"))
+        return result
+    result.checks.append(Check("interpreter", True, f"{profile.python}: SGLang {verdict.version}"))
+    canonical = verdict.results["profile"]
+    if canonical.error:
+        hint = did_you_mean(canonical.error, verdict.all_flags())
+        last = canonical.error.strip().splitlines()[-1]
+        result.checks.append(Check("arguments", False, last + (f" ({hint})" if hint else "")))
+    else:
+        result.checks.append(Check("arguments", True, f"{len(argv)} arguments valid for SGLang {verdict.version}"))
+    version_ok = check_version(verdict.version, profile.requires_sglang)
+    if version_ok is not None:
+        result.checks.append(Check("version", version_ok, f"SGLang {verdict.version} {'satisfies' if version_ok else 'does not satisfy'} {profile.requires_sglang}"))
+    result.checks += await _paths(ssh, profile, server, canonical.values.get("model_path"))
+    result.checks += _port(server, snap)
+    result.checks += _gpus(server, snap)
+    return result
+
+
+async def _paths(ssh: SshHost, profile: Profile, server: Server, model: object) -> list[Check]:
+    request = {"model": model if isinstance(model, str) else None, "workdir": profile.workdir, "log": server.log}
+    run = await ssh.run([profile.python, "-c", PATHS_SNIPPET, json.dumps(request)], timeout=30)
+    try:
+        found = json.loads(run.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return [Check("paths", False, f"could not check paths: {run.stderr.strip()[-200:]}")]
+    checks = []
+    if "model" in found:
+        checks.append(Check("model", found["model"], f"{model} {'exists' if found['model'] else 'does not exist'}"))
+    if "workdir" in found:
+        checks.append(Check("workdir", found["workdir"], f"{profile.workdir} {'exists' if found['workdir'] else 'is missing'}"))
+    if "log" in found:
+        checks.append(Check("log", found["log"], f"{server.log}: folder {'writable' if found['log'] else 'not writable'}"))
+    return checks
+
+
+def _port(server: Server, snap: Snapshot) -> list[Check]:
+    mine = snap.server(server.port)
+    if server.port not in snap.ports:
+        return [Check("port", True, f"{server.port} is free")]
+    if mine is not None:
+        return [Check("port", True, f"{server.port} is held by the server being replaced (pid {mine.main.pid})")]
+    return [Check("port", False, f"{server.port} is in use by a process that is not an SGLang server")]
+
+
+def _gpus(server: Server, snap: Snapshot) -> list[Check]:
+    if not server.gpus:
+        return []
+    mine = snap.server(server.port)
+    members = {mine.main.pid, *(c.pid for c in mine.children)} if mine else set()
+    by_index = {g.index: g for g in snap.gpus}
+    checks = []
+    for index in server.gpus:
+        gpu = by_index.get(index)
+        if gpu is None:
+            checks.append(Check(f"gpu {index}", False, f"GPU {index} does not exist on this host ({len(snap.gpus)} GPUs)"))
+            continue
+        others = [a for a in snap.apps if a.gpu_uuid == gpu.uuid and a.pid not in members]
+        if snap.view.foreign_pids:
+            others = []
+            held_by_mine = mine is not None and index in mine.gpus
+            if not held_by_mine and (gpu.mem_used_mib or 0) > 2048:
+                checks.append(Check(f"gpu {index}", False, f"GPU {index} has {gpu.mem_used_mib} MiB in use by processes this host cannot see"))
+                continue
+        if others:
+            holders = ", ".join(f"pid {a.pid} ({a.process_name}, {a.used_mib} MiB)" for a in others)
+            checks.append(Check(f"gpu {index}", False, f"GPU {index} is held by {holders}"))
+        else:
+            checks.append(Check(f"gpu {index}", True, f"GPU {index} is free" + (" or held only by the server being replaced" if mine else "")))
+    return checks

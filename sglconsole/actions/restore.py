@@ -1,0 +1,126 @@
+"""Restore: put the proven config back in one go, and prove it.
+
+preflight -> stop -> launch -> ready -> probe -> compare with the baseline.
+Success means: the server is up, the probe's answer is right and not
+degenerate, and tok/s and accept length are within tolerance of the profile's
+baseline. The tok/s before and after come from the server's own decode lines.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from sglconsole.actions.audit import AuditLog, RollbackStore
+from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
+from sglconsole.actions.launch import replace, spec_for
+from sglconsole.actions.probe import probe
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.fleet import per_request_baseline
+from sglconsole.remote.inspect import snapshot
+from sglconsole.remote.ssh import SshHost
+
+ACCEPT_TOLERANCE = 0.8
+
+
+@dataclass(frozen=True)
+class DecodeStats:
+    """Medians over the busy decode lines at the end of a log."""
+
+    tok_s: float | None  # aggregate gen throughput, as SGLang logs it
+    per_request: float | None  # tok/s one request sees (gen throughput / running requests)
+    accept_len: float | None
+    running: float | None
+
+
+async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) -> DecodeStats:
+    if since_offset is not None:
+        result = await ssh.run(["tail", "-c", f"+{since_offset + 1}", log], timeout=15)
+        lines = result.stdout.splitlines()
+    else:
+        result = await ssh.run(["tail", "-c", "131072", log], timeout=15)
+        lines = result.stdout.splitlines()[1:]  # the first may be cut
+    records = [r for r in map(parse_line, lines) if r is not None and r.kind == "decode"]
+    # busy lines only, and never the first after idle (its tok/s spans the idle time)
+    busy = [r for prev, r in zip(records, records[1:], strict=False) if (r.running_req or 0) > 0 and (prev.running_req or 0) > 0]
+    busy = [r for r in busy[-20:] if r.gen_throughput]
+
+    def median(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
+    return DecodeStats(median(r.gen_throughput for r in busy), median(r.gen_throughput / r.running_req for r in busy),
+                       median(r.accept_len for r in busy if r.accept_len), median(r.running_req for r in busy))
+
+
+async def decode_tok_s(ssh: SshHost, log: str, since_offset: int | None = None) -> tuple[float | None, float | None]:
+    """(median aggregate tok/s, median accept length) of the busy decode lines at the end of a log."""
+    stats = await decode_stats(ssh, log, since_offset)
+    return stats.tok_s, stats.accept_len
+
+
+async def restore(ctx: ActionContext, host: str, port: int, *, audit: AuditLog | None = None,
+                  rollbacks: RollbackStore | None = None) -> ActionResult:
+    target = f"{host}:{port}"
+    server = ctx.config.server(host, port)
+    profile = ctx.config.profiles[server.profile]
+    ssh = ctx.ssh[host]
+    spec = spec_for(server, profile)
+    before = DecodeStats(None, None, None, None)
+    snap = await snapshot(ssh, ctx.config.host(host).python)
+    running = snap.server(port)
+    if running is not None:
+        async with ctx.stage("measure", "tok/s of what runs now") as stage:
+            log = server.log or running.main.stdout
+            before = await decode_stats(ssh, log) if log else before
+            stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
+    started = await replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action="restore", snap=snap)
+    if ctx.dry_run:
+        return ctx.result("restore", target, True, "dry run: nothing was changed")
+    checked = await probe(ctx, host, port)
+    verdict = checked.data["probe"]
+    async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
+        after = await decode_stats(ssh, spec.log, started.log_off)
+        problems = compare(profile, after, verdict)
+        stage.detail = describe(before, after, profile)
+        if problems:
+            raise StageFailed("; ".join(problems))
+    if verdict.verdict != "OK":
+        raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
+    summary = f"UP as pid {started.pid}: {describe(before, after, profile)}"
+    return ctx.result("restore", target, True, summary, pid=started.pid, before_tok_s=before.per_request,
+                      after_tok_s=after.per_request, before_aggregate_tok_s=before.tok_s, after_aggregate_tok_s=after.tok_s,
+                      accept_len=after.accept_len, probe=verdict)
+
+
+def compare(profile, after: DecodeStats, verdict) -> list[str]:
+    """Per request, against the baseline's per-request speed (the concurrencies may differ)."""
+    baseline = profile.baseline
+    if baseline is None:
+        return []
+    problems = []
+    expected = per_request_baseline(profile, round(after.running or 1))
+    speed = after.per_request or verdict.throughput_tok_s
+    if expected and speed is not None and speed < baseline.slow_fraction * expected:
+        problems.append(f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} of the baseline's {expected:.1f}")
+    accept = after.accept_len or verdict.accept_len
+    if baseline.accept_len and accept is not None and accept < ACCEPT_TOLERANCE * baseline.accept_len:
+        problems.append(f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%} of the baseline {baseline.accept_len:g}")
+    return problems
+
+
+def describe_one(stats: DecodeStats) -> str:
+    return f"{stats.per_request:.1f} tok/s per request ({stats.tok_s:.1f} in all at {stats.running:g} running)"
+
+
+def describe(before: DecodeStats, after: DecodeStats, profile) -> str:
+    parts = []
+    if after.per_request:
+        parts.append(describe_one(after))
+        if before.per_request:
+            parts.append(f"{after.per_request / before.per_request:.2f}x the {before.per_request:.1f} per request before")
+    if after.accept_len:
+        parts.append(f"accept len {after.accept_len:.2f}")
+    if profile.baseline and profile.baseline.gen_throughput:
+        parts.append(f"baseline {profile.baseline.gen_throughput:g} tok/s")
+    return ", ".join(parts) or "no decode lines yet"

@@ -1,0 +1,147 @@
+"""run_compare: relaunch a server with each profile in turn, sweep each, then put back what ran.
+
+Each profile goes through the actions' own path (preflight, stop, launch,
+ready). What ran before is saved first and relaunched at the end, also when
+a profile fails or the comparison is interrupted (Ctrl-C cancels the task;
+the put-back runs in `finally`), and then verified: the same argv, answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from sglconsole.actions.base import ActionContext, StageFailed
+from sglconsole.actions.kill import configured, kill, save_for_rollback
+from sglconsole.actions.launch import relaunch, replace, spec_from_rollback
+from sglconsole.bench.model import ProgressCallback, SweepResult, SweepSettings, no_progress
+from sglconsole.bench.sweep import run_sweep
+from sglconsole.core import drift
+from sglconsole.diffing import profile_argv, resolve_env
+from sglconsole.errors import ConsoleError, UsageError
+from sglconsole.remote.inspect import snapshot
+from sglconsole.remote.sglang_args import canonicalize_remote
+
+
+@dataclass
+class ProfileRun:
+    profile: str
+    sweep: SweepResult | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"profile": self.profile, "error": self.error, "sweep": self.sweep.to_dict() if self.sweep else None}
+
+
+@dataclass
+class CompareResult:
+    target: str
+    profiles: list[str]
+    runs: list[ProfileRun] = field(default_factory=list)
+    differences: dict[str, drift.Report] = field(default_factory=dict)
+    """Flag/env differences of each profile from the first one, as the host's SGLang reads them."""
+    restored: str = ""
+    restored_ok: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.restored_ok and all(r.sweep is not None and r.sweep.ok for r in self.runs)
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "profiles": self.profiles, "ok": self.ok, "restored": self.restored,
+                "restored_ok": self.restored_ok, "runs": [r.to_dict() for r in self.runs],
+                "differences": {k: [row.to_dict() for row in v.differences] for k, v in self.differences.items()}}
+
+
+async def run_compare(ctx: ActionContext, host: str, port: int, profiles: list[str], *,
+                      settings: SweepSettings | None = None, progress: ProgressCallback = no_progress) -> CompareResult:
+    check_profiles(ctx, profiles)
+    result = CompareResult(f"{host}:{port}", list(profiles))
+    saved = await _save_original(ctx, host, port)
+    try:
+        result.differences = await profile_differences(ctx, host, port, profiles)
+        for name in profiles:
+            result.runs.append(await _run_one(ctx, host, port, name, settings, progress))
+    finally:
+        # also on Ctrl-C (CancelledError) or a failure: the server must be left as it was found
+        result.restored, result.restored_ok = await put_back(ctx, host, port, saved)
+    return result
+
+
+def check_profiles(ctx: ActionContext, profiles: list[str]) -> None:
+    unknown = [p for p in profiles if p not in ctx.config.profiles]
+    if unknown:
+        known = ", ".join(ctx.config.profiles) or "none"
+        raise UsageError(f"unknown profile(s) {', '.join(unknown)} (profiles: {known})")
+    if len(set(profiles)) != len(profiles):
+        raise UsageError("each profile can be compared once")
+
+
+async def _save_original(ctx: ActionContext, host: str, port: int) -> dict | None:
+    snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
+    process = snap.server(port)
+    if process is None:
+        return None
+    return await save_for_rollback(ctx, ctx.ssh[host], host, port, process, configured(ctx, host, port), None)
+
+
+async def _run_one(ctx, host, port, name, settings, progress) -> ProfileRun:
+    """One profile: relaunch, sweep. A failure is recorded and the next profile still runs."""
+    try:
+        await relaunch(ctx, host, port, name, action="bench-compare")
+        return ProfileRun(name, await run_sweep(ctx, host, port, settings=settings, profile=name, progress=progress))
+    except (StageFailed, ConsoleError) as exc:
+        return ProfileRun(name, error=str(exc))
+
+
+async def profile_differences(ctx: ActionContext, host: str, port: int, profiles: list[str]) -> dict[str, drift.Report]:
+    server = ctx.config.server(host, port)
+    chosen = {name: ctx.config.profiles[name] for name in profiles}
+    async with ctx.stage("differences", f"{', '.join(profiles)} as {host}'s SGLang reads them") as stage:
+        argvs = {name: profile_argv(p, server) for name, p in chosen.items()}
+        verdict = await canonicalize_remote(ctx.ssh[host], chosen[profiles[0]].python, argvs)
+        if not verdict.ok:
+            stage.detail = f"not compared: {verdict.error}"
+            return {}
+        first = verdict.results[profiles[0]]
+        reports = {}
+        for name in profiles[1:]:
+            other = verdict.results[name]
+            reports[name] = drift.build(
+                profile_values=first.values, profile_given=first.given, running_values=other.values,
+                running_given=other.given, flag_of=verdict.flag_of, profile_env=resolve_env(chosen[profiles[0]].env),
+                running_env=resolve_env(chosen[name].env), version=verdict.version, server_port=port)
+        stage.detail = "; ".join(f"{n}: {len(r.differences)} differences" for n, r in reports.items()) or "one profile"
+    return reports
+
+
+async def put_back(ctx: ActionContext, host: str, port: int, saved: dict | None) -> tuple[str, bool]:
+    """Relaunch what ran before (or stop the port if nothing did) and check it; (summary, ok)."""
+    try:
+        return await asyncio.shield(_put_back(ctx, host, port, saved))
+    except (StageFailed, ConsoleError) as exc:
+        return f"could not put back the original: {exc} (try: sglconsole rollback {host}:{port})", False
+
+
+async def _put_back(ctx: ActionContext, host: str, port: int, saved: dict | None) -> tuple[str, bool]:
+    snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
+    process = snap.server(port)
+    if saved is None:
+        if process is not None:
+            await kill(ctx, host, port)
+        return "nothing ran before: the port is free again", True
+    if process is not None and process.main.pid == saved["pid"]:
+        return f"pid {saved['pid']} was never stopped", True
+    spec = spec_from_rollback(saved, configured(ctx, host, port))
+    await replace(ctx, host, port, spec, None, audit=None, rollbacks=None, action="bench-restore", preflight=False)
+    return await verify(ctx, host, port, saved)
+
+
+async def verify(ctx: ActionContext, host: str, port: int, saved: dict) -> tuple[str, bool]:
+    async with ctx.stage("verify", "the original argv runs and answered a generation") as stage:
+        snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
+        process = snap.server(port)
+        if process is None or list(process.main.argv) != list(saved["argv"]):
+            raise StageFailed(f"{host}:{port} does not run the original argv after the put-back")
+        stage.detail = f"pid {process.main.pid} runs what pid {saved['pid']} ran"
+    return stage.detail, True

@@ -1,0 +1,63 @@
+"""The server's own account of a level: its decode lines between two log offsets.
+
+Each SGLang decode line carries the gen throughput since the previous line.
+A level's lines are read between the log's size before and after the level,
+so no clock is shared between console and host. Only lines at the level's
+full batch count (warm-up requests and the final drain run smaller batches,
+and lines are spaced in steps, not seconds), and the first of them is left
+out: its interval began while the server was idle, which dilutes it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from sglconsole.actions.launch import log_offset
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.remote.ssh import SshHost
+
+READ_SNIPPET = (
+    "import sys\n"
+    "with open(sys.argv[1], 'rb') as fh:\n"
+    "    fh.seek(int(sys.argv[2]))\n"
+    "    sys.stdout.write(fh.read(int(sys.argv[3])).decode('utf-8', 'replace'))\n"
+)
+MAX_READ = 8 << 20
+
+
+@dataclass(frozen=True)
+class DecodeWindow:
+    tok_s: float | None
+    accept_len: float | None
+    lines: int
+    running: int | None
+    """#running-req of the full batch: what the server really ran (more than asked when others were busy)."""
+
+
+def summarise(lines: list[str]) -> DecodeWindow:
+    records = [r for r in map(parse_line, lines)
+               if r is not None and r.kind == "decode" and r.gen_throughput is not None and r.running_req]
+    peak = max((r.running_req for r in records), default=None)
+    steady = [r for r in records if r.running_req == peak][1:]
+    accepts = [r.accept_len for r in steady if r.accept_len]
+    return DecodeWindow(
+        tok_s=statistics.fmean(r.gen_throughput for r in steady) if steady else None,
+        accept_len=statistics.fmean(accepts) if accepts else None,
+        lines=len(steady),
+        running=peak if steady else None,
+    )
+
+
+async def position(ssh: SshHost, python: str, log: str | None) -> tuple[int | None, int | None]:
+    """(inode, size) of the log now, or (None, None) when it cannot be read."""
+    return await log_offset(ssh, python, log) if log else (None, None)
+
+
+async def read_between(ssh: SshHost, python: str, log: str, start: tuple, end: tuple) -> list[str]:
+    """The complete lines written between two positions of the same file (none if it was rotated)."""
+    if None in (*start, *end) or start[0] != end[0] or end[1] <= start[1]:
+        return []
+    size = min(end[1] - start[1], MAX_READ)
+    result = await ssh.run([python, "-c", READ_SNIPPET, log, str(start[1]), str(size)], timeout=30)
+    return result.stdout.splitlines() if result.ok else []

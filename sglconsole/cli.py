@@ -1,0 +1,108 @@
+"""The `sglconsole` command line: subcommands, each a thin call into the library.
+
+Exit codes: 0 success, 1 "something is not right" (a status, a drift), 2 an
+error the user must fix (bad config, unreachable host, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Callable
+
+from rich.console import Console
+
+from sglconsole import __version__
+from sglconsole.errors import ConsoleError
+
+Handler = Callable[[argparse.Namespace], int]
+_COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
+
+
+def command(name: str, help: str):
+    """Register a subcommand: the decorated function adds its arguments and returns the handler."""
+
+    def register(build: Callable[[argparse.ArgumentParser], Handler]) -> Callable:
+        _COMMANDS[name] = (build, help)  # type: ignore[assignment]
+        return build
+
+    return register
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sglconsole",
+        description="A terminal operations console for SGLang GPU fleets. "
+        "Without a subcommand, opens the console on the fleet in hosts.yaml.",
+    )
+    parser.add_argument("--version", action="version", version=f"sglconsole {__version__}")
+    _add_config(parser)
+    parser.add_argument("--read-only", action="store_true", help="hide every action that changes a host")
+    parser.add_argument("--dry-run", dest="global_dry_run", action="store_true",
+                        help="for actions: print the remote commands that would change a host instead of running them")
+    parser.add_argument("--theme", metavar="NAME", help="console colours: dark (default), light, ansi, or a Textual theme")
+    parser.add_argument("--record", metavar="FILE", help="write the fleet's state changes as JSONL (see: replay)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (build, help_text) in _COMMANDS.items():
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        _add_config(child)
+        child.set_defaults(handler=build(child))
+    return parser
+
+
+def _add_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c", "--config", metavar="FILE", default=argparse.SUPPRESS,
+        help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)",
+    )
+
+
+def config_path(args: argparse.Namespace) -> str | None:
+    return getattr(args, "config", None)
+
+
+def stdout() -> Console:
+    return Console(highlight=False)
+
+
+def stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def run_async(coro) -> int:
+    return asyncio.run(coro)
+
+
+def main(argv: list[str] | None = None) -> int:
+    # warnings from the library (e.g. a host with known_hosts: none) reach the operator on every run
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
+    _load_commands()
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        from sglconsole.commands.tui import open_console
+
+        handler = open_console
+    try:
+        return handler(args)
+    except ConsoleError as exc:
+        for line in str(exc).splitlines():
+            stderr().print(f"[red]error:[/red] {_escape(line)}")
+        return 2
+    except KeyboardInterrupt:
+        stderr().print("[yellow]interrupted[/yellow]")
+        return 130
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _load_commands() -> None:
+    # each module registers its subcommands with @command on import
+    import sglconsole.commands  # noqa: F401

@@ -1,0 +1,177 @@
+"""diff, argdiff: the running server next to its profile, and any two command lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+
+from rich.table import Table
+from rich.text import Text
+
+from sglconsole import config
+from sglconsole.cli import command, config_path, run_async, stdout
+from sglconsole.core import drift
+from sglconsole.core.drift import did_you_mean
+from sglconsole.errors import UsageError
+from sglconsole.remote.ssh import Fleet
+from sglconsole.render import safe
+
+STATE_STYLE = {
+    drift.State.SAME: "dim",
+    drift.State.DIFFERENT: "bold red",
+    drift.State.ONLY_PROFILE: "bold yellow",
+    drift.State.ONLY_RUNNING: "bold yellow",
+    drift.State.DEFAULTED_DIFFERENTLY: "yellow",
+}
+
+
+def parse_target(text: str) -> tuple[str, int | None]:
+    host, _, port = text.rpartition(":")
+    if not host:
+        return text, None
+    if not port.isdigit():
+        raise UsageError(f"expected HOST or HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def report_table(report: drift.Report, left: str = "profile", right: str = "running") -> Table:
+    table = Table(title_justify="left", show_lines=False)
+    for column in ("flag / env", left, right, "resolved", "state"):
+        table.add_column(column, overflow="fold")
+    for row in report.rows:
+        style = STATE_STYLE[row.state]
+        name = Text(row.flag, style="bold" if row.performance and row.state != drift.State.SAME else "")
+        if row.performance and row.state != drift.State.SAME:
+            name.append(" *", style="magenta")
+        table.add_row(name, _cell(row.shown(row.profile)), _cell(row.shown(row.running)),
+                      _cell(row.shown(row.resolved)) if row.kind == "flag" else Text(""), Text(row.state.value, style=style))
+    return table
+
+
+def _cell(value: object) -> Text:
+    return safe("unset" if value is None else value, "dim" if value is None else "")
+
+
+@command("diff", "compare a running server with its proven profile (exit 0 same, 1 drift, 2 error)")
+def _diff(parser: argparse.ArgumentParser):
+    parser.add_argument("target", metavar="HOST[:PORT]")
+    parser.add_argument("--json", action="store_true")
+
+    def handle(args: argparse.Namespace) -> int:
+        cfg = config.load(config_path(args))
+        host, port = parse_target(args.target)
+        ports = [port] if port is not None else [s.port for s in cfg.host(host).servers]
+        if port is not None:
+            cfg.server(host, port)
+        return run_async(_run_diff(cfg, host, ports, args.json))
+
+    return handle
+
+
+async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bool) -> int:
+    from sglconsole.diffing import diff_server
+
+    fleet = Fleet(cfg.hosts)
+    out = stdout()
+    results = {}
+    worst = 0
+    try:
+        for port in ports:
+            report, process, verdict = await diff_server(cfg, host, port, fleet[host])
+            worst = max(worst, 1 if report.differs else 0)
+            results[f"{host}:{port}"] = report
+            if not as_json:
+                title = f"{host}:{port}  pid {process.main.pid}  sglang {report.version}  profile {cfg.server(host, port).profile}"
+                out.print(safe(title, "bold"))
+                out.print(report_table(report))
+                out.print(Text(report.summary, style="red" if report.differs else "green"))
+    finally:
+        await fleet.close()
+    if as_json:
+        print(json.dumps({k: v.to_dict() for k, v in results.items()}, indent=2, default=str))
+    return worst
+
+
+# ------------------------------------------------------------------ argdiff
+
+
+ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def split_command(text: str) -> tuple[list[str], dict[str, str]]:
+    """A pasted command line -> (launch_server flags, env assignments before the command)."""
+    if text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise UsageError(f"{text[1:]}: {exc.strerror or exc}") from None
+    text = text.replace("\\\n", " ")
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError as exc:
+        raise UsageError(f"cannot split {text[:60]!r}: {exc}") from None
+    env: dict[str, str] = {}
+    if words and words[0] == "env":
+        words = words[1:]
+    while words and ENV_ASSIGN.match(words[0]):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    for index, word in enumerate(words):
+        if word in ("sglang.launch_server", "serve") or word.endswith("launch_server.py"):
+            return words[index + 1 :], env
+    if words and not words[0].startswith("-"):
+        raise UsageError(f"{text[:60]!r} is not an SGLang command line (no sglang.launch_server in it)")
+    return words, env
+
+
+@command("argdiff", "compare two SGLang command lines by meaning (exit 0 same, 1 different, 2 invalid)")
+def _argdiff(parser: argparse.ArgumentParser):
+    parser.add_argument("a", help="a command line, or @FILE")
+    parser.add_argument("b", help="a command line, or @FILE")
+    parser.add_argument("--python", help="interpreter whose SGLang judges (default: this one, with the sglang extra)")
+    parser.add_argument("--json", action="store_true")
+
+    def handle(args: argparse.Namespace) -> int:
+        from sglconsole.remote.sglang_args import canonicalize_local
+
+        argv_a, env_a = split_command(args.a)
+        argv_b, env_b = split_command(args.b)
+        verdict = canonicalize_local(args.python, {"a": argv_a, "b": argv_b})
+        if not verdict.ok:
+            raise UsageError(verdict.error or "SGLang could not be asked")
+        errors = {k: v.error for k, v in verdict.results.items() if v.error}
+        hints = {k: did_you_mean(e, verdict.all_flags()) for k, e in errors.items()}
+        if errors:
+            return _print_invalid(errors, hints, verdict.version, args.json)
+        a, b = verdict.results["a"], verdict.results["b"]
+        report = drift.build(profile_values=a.values, profile_given=a.given, running_values=b.values,
+                             running_given=b.given, flag_of=verdict.flag_of, profile_env=env_a, running_env=env_b,
+                             version=verdict.version)
+        if args.json:
+            rows = [{"dest": r.name, "flag": r.flag, "a": r.shown(r.profile), "b": r.shown(r.running), "state": r.state.value}
+                    for r in report.rows]
+            print(json.dumps({"version": verdict.version, "rows": rows, "errors": {}}, indent=2, default=str))
+        else:
+            out = stdout()
+            out.print(safe(f"SGLang {verdict.version} ({verdict.python})", "bold"))
+            out.print(report_table(report, "A", "B"))
+            out.print(Text("same meaning" if not report.differs else f"{len(report.differences)} differences", style="red" if report.differs else "green"))
+        return 1 if report.differs else 0
+
+    return handle
+
+
+def _print_invalid(errors: dict, hints: dict, version: str | None, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"version": version, "rows": [], "errors": errors, "hints": {k: v for k, v in hints.items() if v}}, indent=2))
+    else:
+        out = stdout()
+        for key, error in errors.items():
+            out.print(safe(f"{key.upper()} is invalid for SGLang {version}:", "bold red"))
+            out.print(safe(error))
+            if hints.get(key):
+                out.print(safe(hints[key], "yellow"))
+    return 2

@@ -1,0 +1,195 @@
+"""Profile vs running server, compared by meaning (pure).
+
+Both sides arrive canonicalised by the host's own SGLang parser (dest ->
+value, and which dests were given), so prefixes (--speculative-algo), aliases
+(--tp / --tp-size) and defaults are already resolved. What SGLang chose for
+flags left out (max_running_requests, context_length) comes from /server_info.
+Port and GPU pinning belong to the server entry, not the profile.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from sglconsole.secrets import mask_value
+
+
+class State(StrEnum):
+    SAME = "SAME"
+    DIFFERENT = "DIFFERENT"
+    ONLY_PROFILE = "ONLY_PROFILE"
+    ONLY_RUNNING = "ONLY_RUNNING"
+    DEFAULTED_DIFFERENTLY = "DEFAULTED_DIFFERENTLY"
+
+
+PERFORMANCE = re.compile(
+    r"^(speculative_.*|tp_size|dp_size|pp_size|ep_size|mem_fraction_static|max_running_requests|context_length|"
+    r"chunked_prefill_size|cuda_graph_.*|disable_cuda_graph.*|attention_backend|.*attention_backend|mamba_.*|"
+    r"quantization|kv_cache_dtype|max_total_tokens|max_prefill_tokens|schedule_policy|enable_mixed_chunk|"
+    r"enable_dp_attention|moe_.*|disable_radix_cache|num_continuous_decode_steps|SGLANG_.*)$"
+)
+ENV_PREFIXES = ("SGLANG_", "NCCL_", "CUDA_VISIBLE_DEVICES")
+SERVER_OWNED = {"port"}
+
+
+@dataclass(frozen=True)
+class Row:
+    kind: str  # "flag" | "env" | "version"
+    name: str  # dest or env var
+    flag: str  # how a human spells it
+    profile: object
+    running: object
+    resolved: object
+    state: State
+    performance: bool
+
+    def shown(self, value: object) -> object:
+        return mask_value(self.name, value, env=self.kind == "env")
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind, "dest": self.name, "flag": self.flag, "profile": self.shown(self.profile),
+            "running": self.shown(self.running), "resolved": self.shown(self.resolved), "state": self.state.value,
+            "performance": self.performance,
+        }
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    version: str | None = None
+    requires: str | None = None
+    version_ok: bool | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def differences(self) -> list[Row]:
+        return [r for r in self.rows if r.state != State.SAME]
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.differences) or self.version_ok is False
+
+    @property
+    def summary(self) -> str:
+        diffs = self.differences
+        if not diffs and self.version_ok is not False:
+            return "matches the profile"
+        parts = [f"{r.flag}: {_short(r.shown(r.running if r.state != State.ONLY_PROFILE else r.resolved))} "
+                 f"(profile {_short(r.shown(r.profile))})" for r in diffs[:3]]
+        more = f" and {len(diffs) - 3} more" if len(diffs) > 3 else ""
+        if self.version_ok is False:
+            parts.insert(0, f"sglang {self.version} does not satisfy {self.requires}")
+        return "; ".join(parts) + more
+
+    def to_dict(self) -> dict:
+        return {
+            "version": self.version, "requires_sglang": self.requires, "version_ok": self.version_ok,
+            "differs": self.differs, "rows": [r.to_dict() for r in self.rows], "errors": self.errors,
+        }
+
+
+def _short(value: object) -> str:
+    text = "unset" if value is None else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def same(a: object, b: object) -> bool:
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)  # "0.88" and 0.88, 16 and 16.0
+    except (TypeError, ValueError):
+        return str(a) == str(b) if a is not None and b is not None else False
+
+
+def compare_flags(
+    profile: dict[str, object], profile_given: set[str], running: dict[str, object], running_given: set[str],
+    resolved: dict | None, flag_of, server_port: int | None = None,
+) -> list[Row]:
+    rows = []
+    for dest in sorted(set(profile) | set(running)):
+        p_value, r_value = profile.get(dest), running.get(dest)
+        r_resolved = (resolved or {}).get(dest, r_value)
+        if dest in SERVER_OWNED:
+            p_value = server_port if server_port is not None else p_value
+            state = State.SAME if same(p_value, r_value) else State.DIFFERENT
+        elif dest in profile_given and dest in running_given:
+            state = State.SAME if same(p_value, r_value) else State.DIFFERENT
+        elif dest in profile_given:
+            if same(p_value, r_resolved if resolved and dest in resolved else r_value):
+                state = State.SAME
+            else:
+                state = State.DEFAULTED_DIFFERENTLY if resolved and dest in resolved else State.ONLY_PROFILE
+        elif dest in running_given:
+            state = State.SAME if same(p_value, r_value) else State.ONLY_RUNNING
+        else:
+            state = State.SAME
+        rows.append(Row("flag", dest, flag_of(dest), p_value, r_value, r_resolved, state, bool(PERFORMANCE.match(dest))))
+    return rows
+
+
+def compare_env(profile_env: dict[str, str], running_env: dict[str, str], expected_gpus: list[int] | None) -> list[Row]:
+    expected = dict(profile_env)
+    if expected_gpus:
+        expected["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, expected_gpus))
+    names = {n for n in set(expected) | set(running_env) if n.startswith(ENV_PREFIXES) or n in expected}
+    rows = []
+    for name in sorted(names):
+        p_value, r_value = expected.get(name), running_env.get(name)
+        if name in expected and name in running_env:
+            state = State.SAME if p_value == r_value else State.DIFFERENT
+        elif name in expected:
+            state = State.ONLY_PROFILE
+        else:
+            state = State.ONLY_RUNNING
+        rows.append(Row("env", name, name, p_value, r_value, r_value, state, bool(PERFORMANCE.match(name))))
+    return rows
+
+
+def check_version(version: str | None, requires: str | None) -> bool | None:
+    if not version or not requires:
+        return None
+    try:
+        return Version(version) in SpecifierSet(requires)
+    except (InvalidVersion, InvalidSpecifier):
+        return None
+
+
+def sort_rows(rows: list[Row]) -> list[Row]:
+    """Differences first, performance-relevant ones first among them; env after flags."""
+    return sorted(rows, key=lambda r: (r.state == State.SAME, not r.performance, r.state != State.DIFFERENT,
+                                       r.kind != "flag", r.name))
+
+
+def build(
+    *, profile_values: dict, profile_given: set[str], running_values: dict, running_given: set[str], flag_of,
+    resolved: dict | None = None, profile_env: dict[str, str] | None = None, running_env: dict[str, str] | None = None,
+    gpus: list[int] | None = None, version: str | None = None, requires: str | None = None,
+    server_port: int | None = None,
+) -> Report:
+    """The whole comparison; flag rows are kept when they differ or either side set them."""
+    flags = compare_flags(profile_values, profile_given, running_values, running_given, resolved, flag_of, server_port)
+    shown = [r for r in flags if r.state != State.SAME or r.name in profile_given | running_given]
+    env = compare_env(profile_env or {}, running_env or {}, gpus) if running_env is not None else []
+    return Report(sort_rows(shown + env), version, requires, check_version(version, requires))
+
+
+def did_you_mean(error: str, flags: list[str]) -> str | None:
+    """For an unknown flag, the closest flag this SGLang version has (a rename, a typo)."""
+    match = re.search(r"unrecognized arguments: (.+)", error)
+    if not match:
+        return None
+    hints = []
+    for unknown in match.group(1).split():
+        if unknown.startswith("--"):
+            close = difflib.get_close_matches(unknown.split("=")[0], flags, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{unknown}: did you mean {close[0]}?")
+    return "; ".join(hints) or None

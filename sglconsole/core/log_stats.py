@@ -1,0 +1,267 @@
+"""Summaries of an SGLang server log: what ``sglconsole log-stats`` prints.
+
+Pure: standard library only, no I/O; ``summarize`` takes the lines.
+
+Throughput and accept length are taken from decode lines that had running
+requests, leaving out the first decode line after an idle period: SGLang divides
+the tokens generated since its previous decode line by the time elapsed since
+then, so after a pause that line reports a near-zero rate that says nothing
+about the GPU. Idle means: no earlier decode line of the same rank, the previous
+one had ``#running-req: 0``, or it is more than ``IDLE_GAP_S`` seconds older.
+Ranks are told apart by their (DP, TP, PP, EP) tags, since with DP attention
+every DP rank logs its own decode lines.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sglconsole.core.sglang_log import KINDS, LogRecord, parse_line, parse_time_prefix
+
+__all__ = ["IDLE_GAP_S", "Distribution", "ErrorEntry", "LogStats", "quantile", "summarize"]
+
+IDLE_GAP_S = 30.0
+_EPOCH = datetime(1970, 1, 1)
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default) of an ascending, non-empty list."""
+    n = len(sorted_values)
+    pos = (n - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, n - 1)
+    frac = pos - lo
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    n: int
+    median: float
+    p5: float
+    p95: float
+    min: float
+    max: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> Distribution | None:
+        vals = sorted(v for v in values if v is not None and math.isfinite(v))
+        if not vals:
+            return None
+        return cls(
+            n=len(vals),
+            median=quantile(vals, 0.5),
+            p5=quantile(vals, 0.05),
+            p95=quantile(vals, 0.95),
+            min=vals[0],
+            max=vals[-1],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "median": self.median,
+            "p5": self.p5,
+            "p95": self.p95,
+            "min": self.min,
+            "max": self.max,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEntry:
+    line: int  # 1-based
+    error: str
+    message: str
+    time: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "error": self.error,
+            "message": self.message,
+            "time": self.time.isoformat() if self.time else None,
+        }
+
+
+@dataclass(slots=True)
+class LogStats:
+    lines: int = 0
+    records: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    gen_throughput: Distribution | None = None
+    accept_len: Distribution | None = None
+    decode_used: int = 0  # decode lines that fed the distributions
+    decode_idle_skipped: int = 0  # first decode line after an idle period
+    decode_not_running: int = 0  # decode lines with #running-req 0 (or missing)
+    errors: list[ErrorEntry] = field(default_factory=list)
+    error_counts: dict[str, int] = field(default_factory=dict)
+    milestones: dict[str, tuple[int, datetime | None]] = field(
+        default_factory=dict
+    )  # first of each
+    first_time: datetime | None = None
+    ready_line: int | None = None
+    ready_time: datetime | None = None
+    time_to_ready_s: float | None = None
+    last_time: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def iso(t: datetime | None) -> str | None:
+            return t.isoformat() if t else None
+
+        return {
+            "lines": self.lines,
+            "records": self.records,
+            "counts": dict(self.counts),
+            "gen_throughput": self.gen_throughput.to_dict() if self.gen_throughput else None,
+            "accept_len": self.accept_len.to_dict() if self.accept_len else None,
+            "decode_used": self.decode_used,
+            "decode_idle_skipped": self.decode_idle_skipped,
+            "decode_not_running": self.decode_not_running,
+            "errors": [e.to_dict() for e in self.errors],
+            "error_counts": dict(self.error_counts),
+            "milestones": {
+                name: {"line": line, "time": iso(t)} for name, (line, t) in self.milestones.items()
+            },
+            "first_time": iso(self.first_time),
+            "last_time": iso(self.last_time),
+            "ready_line": self.ready_line,
+            "ready_time": iso(self.ready_time),
+            "time_to_ready_s": self.time_to_ready_s,
+        }
+
+    def to_text(self, max_errors: int = 20) -> str:
+        """A short human-readable report."""
+        out = [f"{self.lines} lines, {self.records} records: " + ", ".join(
+            f"{k} {v}" for k, v in self.counts.items()
+        )]  # fmt: skip
+        if self.first_time:
+            span = f"{self.first_time:%Y-%m-%d %H:%M:%S}"
+            if self.last_time and self.last_time != self.first_time:
+                span += f" .. {self.last_time:%Y-%m-%d %H:%M:%S}"
+            out.append(f"time: {span}")
+        if self.time_to_ready_s is not None:
+            out.append(f"ready after {self.time_to_ready_s:.0f} s (line {self.ready_line})")
+        elif self.ready_line is not None:
+            out.append(f"ready at line {self.ready_line}")
+        for label, dist, fmt in (
+            ("gen throughput (token/s)", self.gen_throughput, "{:.1f}"),
+            ("accept len", self.accept_len, "{:.2f}"),
+        ):
+            if dist is not None:
+                out.append(
+                    f"{label}: median {fmt.format(dist.median)}, p5 {fmt.format(dist.p5)}, "
+                    f"p95 {fmt.format(dist.p95)} (n={dist.n})"
+                )
+        if self.decode_idle_skipped or self.decode_not_running:
+            out.append(
+                f"decode lines left out: {self.decode_idle_skipped} first-after-idle, "
+                f"{self.decode_not_running} without running requests"
+            )
+        if self.errors:
+            counts = ", ".join(f"{k} {v}" for k, v in self.error_counts.items())
+            out.append(f"errors: {len(self.errors)} ({counts})")
+            for e in self.errors[:max_errors]:
+                out.append(f"  line {e.line}: [{e.error}] {e.message[:160]}")
+            if len(self.errors) > max_errors:
+                out.append(f"  ... {len(self.errors) - max_errors} more")
+        return "\n".join(out)
+
+
+def _seconds(rec: LogRecord) -> tuple[str, float] | None:
+    """A comparable clock reading: absolute seconds, or seconds of day for time-only prefixes."""
+    if rec.time is not None:
+        return "abs", (rec.time - _EPOCH).total_seconds()
+    tod = rec.extra.get("time_of_day") if rec.extra else None
+    if isinstance(tod, str) and len(tod) == 8:
+        try:
+            return "day", int(tod[0:2]) * 3600 + int(tod[3:5]) * 60 + int(tod[6:8])
+        except ValueError:
+            return None
+    return None
+
+
+def _gap(prev: tuple[str, float] | None, cur: tuple[str, float] | None) -> float | None:
+    if prev is None or cur is None or prev[0] != cur[0]:
+        return None
+    if prev[0] == "day":
+        return (cur[1] - prev[1]) % 86400
+    return cur[1] - prev[1]
+
+
+def summarize(lines: Iterable[str]) -> LogStats:
+    """Counts, decode distributions, errors and time-to-ready of a log. Never raises on content."""
+    st = LogStats()
+    throughput: list[float] = []
+    accept: list[float] = []
+    last_decode: dict[tuple[Any, ...], tuple[int | None, tuple[str, float] | None]] = {}
+    for lineno, line in enumerate(lines, 1):
+        st.lines = lineno
+        try:
+            _feed(st, lineno, line, throughput, accept, last_decode)
+        except Exception:  # pragma: no cover - parse_line never raises; belt and braces
+            continue
+    st.gen_throughput = Distribution.of(throughput)
+    st.accept_len = Distribution.of(accept)
+    if st.first_time is not None and st.ready_time is not None:
+        st.time_to_ready_s = max(0.0, (st.ready_time - st.first_time).total_seconds())
+    return st
+
+
+def _feed(
+    st: LogStats,
+    lineno: int,
+    line: str,
+    throughput: list[float],
+    accept: list[float],
+    last_decode: dict[tuple[Any, ...], tuple[int | None, tuple[str, float] | None]],
+) -> None:
+    if isinstance(line, str):
+        line = line.rstrip("\r\n")
+    rec = parse_line(line)
+    t = rec.time if rec is not None else None
+    if t is None and (st.first_time is None or rec is None):
+        t = parse_time_prefix(line) if isinstance(line, str) else None
+    if t is not None:
+        if st.first_time is None:
+            st.first_time = t
+        st.last_time = t
+    if rec is None:
+        return
+    st.records += 1
+    st.counts[rec.kind] = st.counts.get(rec.kind, 0) + 1
+    kind = rec.kind
+    if kind == "decode":
+        key = (rec.dp_rank, rec.tp_rank, rec.pp_rank, rec.ep_rank)
+        now = _seconds(rec)
+        prev = last_decode.get(key)
+        last_decode[key] = (rec.running_req, now)
+        if not rec.running_req or rec.running_req <= 0:
+            st.decode_not_running += 1
+            return
+        if prev is None or not prev[0] or prev[0] <= 0:
+            st.decode_idle_skipped += 1
+            return
+        gap = _gap(prev[1], now)
+        if gap is not None and gap > IDLE_GAP_S:
+            st.decode_idle_skipped += 1
+            return
+        st.decode_used += 1
+        if rec.gen_throughput is not None:
+            throughput.append(rec.gen_throughput)
+        if rec.accept_len is not None:
+            accept.append(rec.accept_len)
+    elif kind == "error":
+        err = rec.error or "error"
+        st.errors.append(ErrorEntry(lineno, err, rec.message or "", rec.time))
+        st.error_counts[err] = st.error_counts.get(err, 0) + 1
+    elif kind == "ready":
+        if st.ready_line is None:
+            st.ready_line = lineno
+            st.ready_time = rec.time
+    elif kind == "milestone" and rec.milestone and rec.milestone not in st.milestones:
+        st.milestones[rec.milestone] = (lineno, rec.time)

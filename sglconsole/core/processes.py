@@ -1,0 +1,201 @@
+"""From a host's process table to SGLang servers, their children and orphans (pure).
+
+Input is what the watcher reports (sglconsole/remote/agents/watcher_agent.py) plus
+nvidia-smi's compute-apps; output says which processes are servers (by argv,
+never by name alone), which children belong to them (by parentage, process
+group and session), which SGLang children lost their server (reparented to
+PID 1, still holding GPU memory), and which GPU memory nobody accounts for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
+
+DEFAULT_PORT = 30000
+
+
+@dataclass(frozen=True, slots=True)
+class ProcInfo:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+    comm: str
+    argv: tuple[str, ...]
+    start: float
+    """Start time, seconds since the epoch (boot time + start ticks)."""
+    start_ticks: int
+    main: bool = False
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    stdout: str | None = None
+    exe: str | None = None
+
+    @property
+    def zombie(self) -> bool:
+        return self.state == "Z"
+
+    @property
+    def title(self) -> str:
+        return " ".join(self.argv) if self.argv else f"[{self.comm}]"
+
+    @property
+    def sglang_child(self) -> bool:
+        """Named like an SGLang child (setproctitle), e.g. sglang::scheduler_TP0."""
+        head = self.argv[0] if self.argv else self.comm
+        return head.startswith("sglang::")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProcInfo | None:
+        try:
+            return cls(
+                pid=int(data["pid"]), ppid=int(data.get("ppid", 0)), pgid=int(data.get("pgid", 0)),
+                sid=int(data.get("sid", 0)), state=str(data.get("state", "?"))[:1], comm=str(data.get("comm", "")),
+                argv=tuple(str(a) for a in data.get("argv") or ()), start=float(data.get("start", 0.0)),
+                start_ticks=int(data.get("start_ticks", 0)), main=bool(data.get("main")),
+                env={str(k): str(v) for k, v in (data.get("env") or {}).items()} if data.get("env") is not None else None,
+                cwd=_opt_str(data.get("cwd")), stdout=_opt_str(data.get("stdout")), exe=_opt_str(data.get("exe")),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):  # OverflowError: int(inf)
+            return None
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def port_of(argv: tuple[str, ...] | list[str]) -> int:
+    for index, arg in enumerate(argv):
+        if arg == "--port" and index + 1 < len(argv):
+            return _int(argv[index + 1], DEFAULT_PORT)
+        if arg.startswith("--port="):
+            return _int(arg.split("=", 1)[1], DEFAULT_PORT)
+    return DEFAULT_PORT
+
+
+def flag(argv: tuple[str, ...] | list[str], name: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _int(text: str, default: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return default
+
+
+def launch_args(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The flags after `-m sglang.launch_server` / `sglang serve`."""
+    for index, arg in enumerate(argv):
+        if arg == "sglang.launch_server" or (arg == "serve" and index and argv[index - 1].endswith("sglang")):
+            return argv[index + 1 :]
+        if arg.endswith("sglang/launch_server.py"):
+            return argv[index + 1 :]
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ServerProcess:
+    main: ProcInfo
+    port: int
+    children: tuple[ProcInfo, ...]
+    gpus: tuple[int, ...]
+    gpu_mem_mib: int
+
+    @property
+    def zombies(self) -> tuple[ProcInfo, ...]:
+        return tuple(c for c in self.children if c.zombie)
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return launch_args(self.main.argv)
+
+    @property
+    def python(self) -> str:
+        return self.main.argv[0] if self.main.argv else ""
+
+    @property
+    def tp_size(self) -> int:
+        return _int(flag(self.args, "--tp-size") or flag(self.args, "--tp") or "1", 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessView:
+    servers: tuple[ServerProcess, ...]
+    orphans: tuple[ProcInfo, ...]
+    """SGLang children whose server is gone (reparented to PID 1 or to nothing we know)."""
+    unaccounted: tuple[ComputeApp, ...]
+    """Processes holding GPU memory that no server accounts for."""
+    foreign_pids: bool
+    """nvidia-smi reports PIDs this /proc does not have (an LXC container sees host PIDs)."""
+    notes: tuple[str, ...] = field(default=())
+
+
+def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]) -> ProcessView:
+    by_pid = {p.pid: p for p in procs}
+    mains = [p for p in procs if p.main and not p.zombie]
+    uuid_to_index = {g.uuid: g.index for g in gpus if g.uuid}
+    foreign = bool(apps) and not any(a.pid in by_pid for a in apps)
+    servers = []
+    claimed: set[int] = set()
+    for main in mains:
+        children = _descendants(main, procs)
+        members = {main.pid, *(c.pid for c in children)}
+        claimed |= members
+        held = [a for a in apps if a.pid in members]
+        gpu_ids = sorted({uuid_to_index[a.gpu_uuid] for a in held if a.gpu_uuid in uuid_to_index})
+        if not gpu_ids:
+            gpu_ids = _visible_gpus(main)
+        servers.append(
+            ServerProcess(main, port_of(launch_args(main.argv)), tuple(children), tuple(gpu_ids), sum(a.used_mib or 0 for a in held))
+        )
+    orphans = tuple(p for p in procs if p.sglang_child and p.pid not in claimed and not p.zombie)
+    unaccounted = tuple(a for a in apps if a.pid not in claimed) if not foreign else ()
+    notes = ()
+    if foreign:
+        notes = ("nvidia-smi reports PIDs that this host's /proc does not have (a container sees host PIDs): "
+                 "GPUs are attributed by CUDA_VISIBLE_DEVICES instead",)
+        servers = [_with_visible(s) for s in servers]
+    return ProcessView(tuple(sorted(servers, key=lambda s: s.port)), orphans, unaccounted, foreign, notes)
+
+
+def _descendants(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
+    """Children by parentage; by process group + session (SGLang children keep the server's)."""
+    found: dict[int, ProcInfo] = {}
+    frontier = [main.pid]
+    while frontier:
+        parent = frontier.pop()
+        for proc in procs:
+            if proc.ppid == parent and proc.pid not in found and proc.pid != main.pid:
+                found[proc.pid] = proc
+                frontier.append(proc.pid)
+    return sorted(found.values(), key=lambda p: p.pid)
+
+
+def _visible_gpus(main: ProcInfo) -> tuple[int, ...]:
+    visible = (main.env or {}).get("CUDA_VISIBLE_DEVICES", "")
+    ids = [int(x) for x in visible.split(",") if x.strip().isdigit()]
+    args = launch_args(main.argv)
+    tp = _int(flag(args, "--tp-size") or flag(args, "--tp") or "1", 1)
+    return tuple(ids[:tp] if ids else range(tp))
+
+
+def _with_visible(server: ServerProcess) -> ServerProcess:
+    return ServerProcess(server.main, server.port, server.children, _visible_gpus(server.main), server.gpu_mem_mib)
+
+
+def orphans_of(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
+    """SGLang children of a (now gone) server: same session and process group, reparented away."""
+    return [
+        p for p in procs
+        if p.pid != main.pid and p.sid == main.sid and p.pgid == main.pgid and p.sglang_child
+    ]

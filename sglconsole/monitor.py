@@ -1,0 +1,57 @@
+"""Watch every host of a config concurrently: one HostMonitor task per host."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sglconsole.config import Config
+from sglconsole.fleet import FleetState
+from sglconsole.remote.session import HostMonitor
+from sglconsole.remote.ssh import Fleet
+
+
+class FleetMonitor:
+    def __init__(self, config: Config, *, ssh: Fleet | None = None, watch_interval: float = 2.0, log_poll: float = 0.1):
+        self.config = config
+        self.state = FleetState(config)
+        self.ssh = ssh or Fleet(config.hosts)
+        self.monitors = {
+            name: HostMonitor(name, host, self.ssh[name], self.state, watch_interval=watch_interval, log_poll=log_poll)
+            for name, host in config.hosts.items()
+        }
+        self._tasks: list[asyncio.Task] = []
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(m.close() for m in self.monitors.values()), return_exceptions=True)
+        await self.ssh.close()
+
+    async def __aenter__(self) -> FleetMonitor:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+
+    async def wait_settled(self, timeout: float) -> bool:
+        """Until every host has answered (or failed) once and every running server has a health answer."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            if all(self._settled(name) for name in self.state.hosts):
+                return True
+            await asyncio.sleep(0.1)
+        return False
+
+    def _settled(self, name: str) -> bool:
+        host = self.state.hosts[name]
+        if host.reachable is False:
+            return True
+        if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
+            return False
+        return all(s.health is not None for s in host.servers.values() if s.process is not None)

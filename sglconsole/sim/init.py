@@ -1,0 +1,73 @@
+"""PID 1 of a simulated host's namespaces: bring up lo, run hostd, reap orphans.
+
+Orphans (e.g. SGLang children that outlive their server) reparent to the
+namespace's PID 1, as on a real host they reparent to init; this process
+reaps them once they exit. When hostd ends (or we get SIGTERM), we exit and
+the kernel kills every process left in the PID namespace: nothing leaks.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+
+
+def bring_up_loopback() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
+
+
+def lay_out(root: str, target: str) -> None:
+    """Show the host's files at realistic, identical paths on every host (target/ml-env, ...).
+
+    Only this host's private mount namespace sees the tmpfs and the binds.
+    """
+    subprocess.run(["mount", "-t", "tmpfs", "sglsim", target], check=True)
+    for name, source in LAYOUT.items():
+        os.makedirs(os.path.join(target, name), exist_ok=True)
+        subprocess.run(["mount", "--bind", os.path.join(root, source), os.path.join(target, name)], check=True)
+
+
+LAYOUT = {"ml-env": "env", "models": "models", "logs": "logs", "bin": "bin"}
+
+
+def main(argv: list[str]) -> int:
+    if os.getpid() == 1:
+        try:
+            bring_up_loopback()
+        except OSError as exc:
+            print(f"sglsim init: cannot bring up lo: {exc}", file=sys.stderr)
+    if "--layout" in argv:
+        index = argv.index("--layout")
+        target = argv[index + 1]
+        del argv[index : index + 2]
+        lay_out(argv[argv.index("--root") + 1], target)
+    child = subprocess.Popen([sys.executable, "-m", "sglconsole.sim.hostd", *argv], pass_fds=_inherited_fds(argv))
+    signal.signal(signal.SIGTERM, lambda *_: child.terminate())
+    signal.signal(signal.SIGINT, lambda *_: child.terminate())
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if pid == child.pid:
+            return os.waitstatus_to_exitcode(status)
+
+
+def _inherited_fds(argv: list[str]) -> tuple[int, ...]:
+    return tuple(int(argv[i + 1]) for i, arg in enumerate(argv[:-1]) if arg == "--listen-fd")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,284 @@
+"""SGLang's HTTP API on the simulated server, with SGLang's field names."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from sglconsole.secrets import mask_argv
+from sglconsole.sim import flagtable, settings
+from sglconsole.sim.http import Request, Response, json_response, text_response
+
+if TYPE_CHECKING:
+    from sglconsole.sim.server import SimServer
+
+
+class Routes:
+    def __init__(self, server: SimServer):
+        self.server = server
+        self._fault_read = 0.0
+        self._fault_value: str | None = None
+
+    def table(self) -> dict:
+        version = flagtable.version_tuple(self.server.version)
+        routes = {
+            ("GET", "/health"): self.health,
+            ("GET", "/health_generate"): self.health_generate,
+            ("GET", "/get_model_info"): self.model_info,
+            ("GET", "/get_server_info"): self.server_info,
+            ("POST", "/generate"): self.generate,
+            ("GET", "/v1/models"): self.models,
+            ("POST", "/v1/chat/completions"): self.chat,
+            ("GET", "/get_load"): self.load,
+        }
+        if version >= (0, 5, 10):  # older servers only have the get_ names
+            routes[("GET", "/model_info")] = self.model_info
+            routes[("GET", "/server_info")] = self.server_info
+        if version >= (0, 5, 23):
+            routes[("GET", "/ready")] = self.ready
+        if self.server.args.get("enable_metrics"):
+            routes[("GET", "/metrics")] = self.metrics
+        return {key: self._faulty(handler) for key, handler in routes.items()}
+
+    def _faulty(self, handler):
+        """The host's `http` setting makes every endpoint hang, fail, or answer nonsense (re-read live)."""
+
+        async def wrapped(request: Request) -> Response:
+            fault = self._fault()
+            if fault == "hang":
+                await asyncio.sleep(3600)
+            if fault == "500":
+                return json_response({"error": {"message": "Internal Server Error (simulated)"}}, 500)
+            if fault == "garbage":
+                return Response(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+            if fault == "wrong_json":
+                return json_response(["not", "what", "you", "expected"])
+            return await handler(request)
+
+        return wrapped
+
+    def _fault(self) -> str | None:
+        now = time.monotonic()
+        if now - self._fault_read > 0.5:
+            self._fault_read = now
+            self._fault_value = settings.server_settings(self.server.root, self.server.port).get("http")
+        return self._fault_value
+
+    # ----------------------------------------------------------------- health
+
+    def _starting(self) -> Response | None:
+        return None if self.server.ready else text_response("", 503)
+
+    async def ready(self, request: Request) -> Response:
+        return self._starting() or text_response("", 200)
+
+    async def health(self, request: Request) -> Response:
+        if os.environ.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower() in ("0", "false", "no"):
+            return self._starting() or text_response("", 200)
+        return await self.health_generate(request)
+
+    async def health_generate(self, request: Request) -> Response:
+        """SGLang: a 1-token generation, then a poll once a second until the scheduler answers."""
+        if (busy := self._starting()) is not None:
+            return busy
+        job = self.server.engine.new_request("0", 1, background=True)
+        for _ in range(20):
+            await asyncio.sleep(1)
+            if job.done.is_set() or self.server.engine.running:
+                return text_response("", 200)
+        return text_response("", 503)
+
+    # ------------------------------------------------------------------- info
+
+    async def model_info(self, request: Request) -> Response:
+        args = self.server.resolved or self.server.args
+        return json_response(
+            {
+                "model_path": args.get("model_path"),
+                "served_model_name": args.get("served_model_name") or args.get("model_path"),
+                "tokenizer_path": args.get("tokenizer_path") or args.get("model_path"),
+                "is_generation": True,
+                "load_format": args.get("load_format"),
+                "reasoning_parser": args.get("reasoning_parser"),
+                "tool_call_parser": args.get("tool_call_parser"),
+                "preferred_sampling_params": None,
+                "weight_version": "default",
+                "has_image_understanding": False,
+                "has_audio_understanding": False,
+                "model_type": "qwen3",
+                "architectures": ["Qwen3ForCausalLM"],
+            }
+        )
+
+    async def server_info(self, request: Request) -> Response:
+        server = self.server
+        engine = server.engine
+        resolved = dict(server.resolved or server.args)
+        info = dict(resolved)
+        stats = engine.stats if engine else None
+        if flagtable.version_tuple(server.version) >= (0, 5, 23):
+            info["launch_command"] = ["python3", "-m", "sglang.launch_server", *mask_argv(server.argv)]
+            info["frontend"] = "python"
+        info.update(status="ready" if server.ready else "starting", max_total_num_tokens=engine.max_total_tokens if engine else 0,
+                    max_req_input_len=int(resolved.get("context_length") or 0) - 1, startup_time=server.started)
+        state = dict(resolved)
+        state.update(
+            last_gen_throughput=stats.gen_throughput if stats else 0.0,
+            effective_max_running_requests_per_dp=resolved.get("max_running_requests"),
+            memory_usage={"weight": 0.0, "kvcache": 0.0, "token_capacity": engine.max_total_tokens if engine else 0},
+        )
+        if engine and engine.perf.spec_enabled:
+            state["avg_spec_accept_length"] = stats.accept_len
+        info["internal_states"] = [state]
+        info["version"] = server.version
+        return json_response(info)
+
+    async def load(self, request: Request) -> Response:
+        stats = self.server.engine.stats if self.server.engine else None
+        return json_response([{"dp_rank": 0, "num_reqs": (stats.running + stats.queued) if stats else 0, "num_waiting_reqs": stats.queued if stats else 0}])
+
+    async def models(self, request: Request) -> Response:
+        args = self.server.resolved or self.server.args
+        name = args.get("served_model_name") or args.get("model_path")
+        return json_response(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": name,
+                        "object": "model",
+                        "created": int(self.server.started),
+                        "owned_by": "sglang",
+                        "root": name,
+                        "max_model_len": args.get("context_length"),
+                    }
+                ],
+            }
+        )
+
+    # -------------------------------------------------------------- generate
+
+    async def generate(self, request: Request) -> Response:
+        if (busy := self._starting()) is not None:
+            return busy
+        body = request.json()
+        prompt = body.get("text")
+        if isinstance(prompt, list):
+            prompt = prompt[0] if prompt else ""
+        if not isinstance(prompt, str):
+            prompt = " ".join(str(i) for i in body.get("input_ids") or [0])
+        params = body.get("sampling_params") or {}
+        max_new = int(params.get("max_new_tokens", 128))
+        job = self.server.engine.new_request(prompt, max_new)
+        if body.get("stream"):
+            return Response(200, stream=self._generate_stream(job), content_type="text/event-stream")
+        await job.done.wait()
+        return json_response({"text": job.output_text, "output_ids": list(range(job.generated)), "meta_info": self._meta(job)})
+
+    async def _generate_stream(self, job):
+        while True:
+            if job.done.is_set() and job.updates.empty():
+                break
+            await job.updates.get()
+            while not job.updates.empty():
+                job.updates.get_nowait()
+            data = {"text": job.output_text, "output_ids": list(range(job.generated)), "meta_info": self._meta(job)}
+            yield f"data: {json.dumps(data)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def _meta(self, job) -> dict:
+        finished = job.finished_at is not None
+        meta = {
+            "id": job.rid,
+            "finish_reason": job.finish_reason if finished else None,
+            "prompt_tokens": job.prompt_tokens,
+            "weight_version": "default",
+            "num_retractions": 0,
+            "reasoning_tokens": 0,
+            "completion_tokens": job.generated,
+            "cached_tokens": 0,
+        }
+        if finished:
+            meta["e2e_latency"] = job.finished_at - job.created
+            perf = self.server.engine.perf
+            if perf.spec_enabled:
+                proposed = job.verify_ct * max(1, perf.draft_tokens - 1)
+                correct = max(0, job.generated - job.verify_ct)
+                meta.update(spec_accept_rate=correct / proposed if proposed else 0.0, spec_accept_length=job.accept_length,
+                            spec_num_correct_drafts=correct, spec_num_proposed_drafts=proposed, spec_verify_ct=job.verify_ct)
+        return meta
+
+    async def chat(self, request: Request) -> Response:
+        if (busy := self._starting()) is not None:
+            return busy
+        body = request.json()
+        messages = body.get("messages") or []
+        prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        max_new = int(body.get("max_tokens") or body.get("max_completion_tokens") or 128)
+        job = self.server.engine.new_request(prompt, max_new)
+        model = body.get("model") or self.server.resolved.get("served_model_name")
+        cid = f"chatcmpl-{uuid.uuid4().hex}"
+        if body.get("stream"):
+            return Response(200, stream=self._chat_stream(job, cid, model), content_type="text/event-stream")
+        await job.done.wait()
+        reason = (job.finish_reason or {}).get("type", "stop")
+        return json_response(
+            {
+                "id": cid,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": job.output_text, "reasoning_content": None, "tool_calls": None}, "logprobs": None, "finish_reason": reason, "matched_stop": None}],
+                "usage": {"prompt_tokens": job.prompt_tokens, "total_tokens": job.prompt_tokens + job.generated, "completion_tokens": job.generated, "prompt_tokens_details": None},
+            }
+        )
+
+    async def _chat_stream(self, job, cid: str, model: str):
+        sent = 0
+        first = True
+        while True:
+            if job.done.is_set() and job.updates.empty():
+                break
+            await job.updates.get()
+            text = job.output_text
+            delta = {"role": "assistant", "content": text[sent:], "reasoning_content": None} if first else {"content": text[sent:], "reasoning_content": None}
+            first, sent = False, len(text)
+            chunk = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+        reason = (job.finish_reason or {}).get("type", "stop")
+        final = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}], "usage": {"prompt_tokens": job.prompt_tokens, "completion_tokens": job.generated, "total_tokens": job.prompt_tokens + job.generated}}
+        yield f"data: {json.dumps(final)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    # ---------------------------------------------------------------- metrics
+
+    async def metrics(self, request: Request) -> Response:
+        engine = self.server.engine
+        stats = engine.stats
+        name = self.server.resolved.get("served_model_name") or ""
+        labels = f'model_name="{name}",engine_type="unified",tp_rank="0",pp_rank="0"'
+        gauges = {
+            "sglang:num_running_reqs": ("The number of running requests.", stats.running),
+            "sglang:num_queue_reqs": ("The number of requests in the waiting queue.", stats.queued),
+            "sglang:token_usage": ("The token usage.", stats.token_usage),
+            "sglang:gen_throughput": ("The generation throughput (token/s).", stats.gen_throughput),
+            "sglang:spec_accept_length": ("The average acceptance length of speculative decoding.", stats.accept_len),
+            "sglang:num_used_tokens": ("The number of used tokens.", engine._kv_tokens()),
+            "sglang:max_total_num_tokens": ("Maximum total number of tokens in the KV cache pool.", engine.max_total_tokens),
+        }
+        counters = {
+            "sglang:prompt_tokens": ("Number of prefill tokens processed.", stats.prompt_tokens_total),
+            "sglang:generation_tokens": ("Number of generation tokens processed.", stats.generation_tokens_total),
+            "sglang:num_requests": ("The number of processed requests.", stats.requests_total),
+        }
+        out = []
+        for metric, (help_text, value) in gauges.items():
+            out += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge", f"{metric}{{{labels}}} {float(value)}"]
+        for metric, (help_text, value) in counters.items():
+            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter", f"{metric}_total{{{labels}}} {float(value)}"]
+        return text_response("\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8")
+

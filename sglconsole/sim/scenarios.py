@@ -1,0 +1,117 @@
+"""Ready-made simulated fleets: the demo's three hosts, and profiles they use.
+
+`{models}` in an argument becomes the host's model folder as the host sees it.
+"""
+
+from __future__ import annotations
+
+from sglconsole.sim.fleet import HostSpec, ServerSpec
+
+PROVEN_27B = [
+    "--model-path", "{models}/Qwen3.6-27B", "--port", "30000", "--host", "0.0.0.0", "--tp-size", "2",
+    "--mem-fraction-static", "0.88", "--context-length", "131072", "--max-running-requests", "16",
+    "--mamba-full-memory-ratio", "0.5", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder",
+    "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+    "--speculative-num-draft-tokens", "4", "--trust-remote-code", "--decode-log-interval", "20",
+]
+
+# what someone relaunched from shell history: half the steps, no env var, no request cap
+DRIFTED_27B = [
+    "--model-path", "{models}/Qwen3.6-27B", "--tp-size", "2", "--speculative-algo", "NEXTN",
+    "--speculative-num-draft-tokens", "2", "--speculative-num-steps", "1", "--decode-log-interval", "20",
+]
+
+QWEN8B = [
+    "--model-path", "{models}/Qwen3-8B", "--host", "0.0.0.0", "--tp-size", "1", "--mem-fraction-static", "0.85",
+    "--max-running-requests", "64", "--enable-metrics", "--decode-log-interval", "40",
+]
+
+NEXT_059 = [
+    "--model-path", "{models}/Qwen3-Next-80B-A3B", "--host", "0.0.0.0", "--tp-size", "1",
+    "--mem-fraction-static", "0.85", "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+    "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--decode-log-interval", "20",
+]
+
+
+def demo_profiles() -> dict:
+    return {
+        "qwen27b-tp2-mtp": {
+            "description": "Qwen3.6-27B on 2x A6000, TP=2, MTP speculation (proven)",
+            "args": PROVEN_27B,
+            "env": {"SGLANG_ENABLE_SPEC_V2": "1"},
+            "requires_sglang": ">=0.5.10",
+            "baseline": {"gen_throughput": 64.0, "accept_len": 3.2, "concurrency": 1},
+            "startup_timeout": 120,
+        },
+        "qwen8b-tp1": {
+            "description": "Qwen3-8B, one server per H200",
+            "args": QWEN8B,
+            "baseline": {"gen_throughput": 95.0, "concurrency": 2},
+            "startup_timeout": 120,
+        },
+        "qwen-next-mtp": {
+            "description": "Qwen3-Next-80B, NEXTN speculation",
+            "args": NEXT_059,
+            "env": {"SGLANG_ENABLE_SPEC_V2": "1"},
+            "baseline": {"gen_throughput": 55.0, "accept_len": 3.0, "concurrency": 1},
+            "startup_timeout": 120,
+        },
+    }
+
+
+def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
+    return [
+        HostSpec(
+            name="ct129",
+            gpu_model="A6000",
+            gpu_count=2,
+            pid_offset=3_000_000,  # an LXC container: nvidia-smi reports host PIDs
+            exec_prefix=["pct", "exec", "129", "--"],
+            models=("Qwen3.6-27B",),
+            sglang={"startup_s": startup_s, "load": {"concurrency": 1, "max_tokens": 400}},
+            servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)],
+        ),
+        HostSpec(
+            name="h200x4",
+            gpu_model="H200",
+            gpu_count=4,
+            models=("Qwen3-8B",),
+            sglang={"startup_s": startup_s, "load": {"concurrency": 2, "max_tokens": 300}},
+            servers=[
+                ServerSpec(30000 + i, "qwen8b-tp1", [i], running=None if i == 3 else [*QWEN8B, "--port", str(30000 + i)])
+                for i in range(4)
+            ],
+        ),
+        HostSpec(
+            name="old059",
+            gpu_model="H200",
+            gpu_count=1,
+            sglang_version="0.5.9",
+            models=("Qwen3-Next-80B-A3B",),
+            sglang={"startup_s": startup_s, "degenerate": True, "load": {"concurrency": 1, "max_tokens": 200}},
+            servers=[ServerSpec(30000, "qwen-next-mtp", [0], running=NEXT_059, running_env={"SGLANG_ENABLE_SPEC_V2": "1"})],
+        ),
+    ]
+
+
+FRESHNESS_PORT = 39999
+
+
+def bench_hosts(count: int = 16, servers: int = 4) -> list[HostSpec]:
+    """The benchmark fleet: `count` 4xH200 hosts, `servers` TP=1 servers each, each under load and
+    logging a decode line about once a second; plus, per host, a configured-but-idle server entry
+    whose log the benchmark writes into (to time freshness)."""
+    args = ["--model-path", "{models}/Qwen3-8B", "--host", "0.0.0.0", "--mem-fraction-static", "0.85",
+            "--max-running-requests", "64", "--decode-log-interval", "50"]
+    return [
+        HostSpec(
+            name=f"gpu{index:02d}",
+            gpu_model="H200",
+            gpu_count=max(servers, 1),
+            models=("Qwen3-8B",),
+            sglang={"startup_s": 0.5, "tick_s": 0.25, "child_poll_s": 5.0, "load": {"concurrency": 1, "max_tokens": 4000}},
+            servers=[ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*args, "--port", str(30000 + i)]) for i in range(servers)]
+            + [ServerSpec(FRESHNESS_PORT, "qwen8b-tp1", [], running=None)],
+        )
+        for index in range(count)
+    ]

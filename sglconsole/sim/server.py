@@ -1,0 +1,362 @@
+"""The simulated SGLang server: `<root>/env/bin/python3 -m sglang.launch_server ...`.
+
+Runs as a real process with SGLang's argv, parses it with the version's real
+flag table, writes SGLang's startup and decode lines to stdout, spawns
+children named like SGLang's (sglang::scheduler_TP0, sglang::detokenizer)
+that hold the GPU memory, and serves SGLang's HTTP API. How it misbehaves is
+a property of the simulated host (settings.py), never of extra flags.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sglconsole.sim import flagtable, gpustate, logfmt, perf, settings
+from sglconsole.sim.engine import Engine
+from sglconsole.sim.gpu_models import get_model
+from sglconsole.sim.http import HttpServer
+from sglconsole.sim.routes import Routes
+
+READY_LINE = "The server is fired up and ready to roll!"
+
+
+def main(argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server") -> int:
+    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve` CLI, 0.5.10+)."""
+    if entry == "launch_server" and flagtable.version_tuple(version) >= (0, 5, 10):  # it warns on import, before parsing
+        print(f"{sys.argv[0] if sys.argv else 'launch_server.py'}:71: UserWarning: 'python -m sglang.launch_server' is "
+              "still supported, but 'sglang serve' is the recommended entrypoint.\n"
+              "  Example: sglang serve --model-path <model> [options]\n  warnings.warn(", file=sys.stderr, flush=True)
+    parser = flagtable.build_parser(version, prog=os.path.basename(sys.argv[0]) if sys.argv else None)
+    args = vars(parser.parse_args(argv))  # unknown flags: usage + error, exit 2 like SGLang
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.stderr.reconfigure(line_buffering=True)
+    server = SimServer(args, version=version, root=root, argv=list(sys.argv if argv is None else argv))
+    try:
+        return asyncio.run(server.run())
+    except KeyboardInterrupt:
+        return 130
+
+
+def say(message: str, prefix: str = "TP0") -> None:
+    print(logfmt.line(message, prefix), flush=True)
+
+
+def plain(message: str) -> None:
+    print(f"{logfmt.stamp()} {message}", flush=True)
+
+
+class StartupFailed(Exception):
+    def __init__(self, lines: list[str], code: int = 1):
+        self.lines = lines
+        self.code = code
+
+
+class SimServer:
+    def __init__(self, args: dict, *, version: str, root: str, argv: list[str]):
+        self.args = args
+        self.version = version
+        self.root = root
+        self.argv = argv
+        self.port = int(args.get("port") or 30000)
+        self.settings = settings.server_settings(root, self.port)
+        self.host = gpustate.load_host(root)
+        self.gpu = get_model(self.host.get("gpu_model", "H200"))
+        self.ready = False
+        self.started = time.time()
+        self.children: list[subprocess.Popen] = []
+        self.engine: Engine | None = None
+        self.resolved: dict = {}
+        self._stop = asyncio.Event()
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        try:
+            await self._start()
+        except StartupFailed as failure:
+            for text in failure.lines:
+                print(text, file=sys.stderr, flush=True)
+            self._stop_children(force=True)
+            return failure.code
+        waiters = [asyncio.create_task(self._stop.wait())]
+        if self.settings.get("die_after_s"):
+            waiters.append(asyncio.create_task(asyncio.sleep(float(self.settings["die_after_s"]))))
+        done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        if not self._stop.is_set():
+            return self._die()
+        self._stop_children(force=False)
+        return 0
+
+    def _die(self) -> int:
+        say("Scheduler hit an exception: Traceback (most recent call last):", self.prefix(0))
+        print('  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process', file=sys.stderr)
+        print("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error", file=sys.stderr, flush=True)
+        self._stop_children(force=False)
+        os._exit(1)
+
+    def prefix(self, rank: int = 0) -> str:
+        """SGLang prints ` TP{n}` in the scheduler's log prefix only when tp_size > 1."""
+        return f"TP{rank}" if self.tp > 1 else ""
+
+    @property
+    def tp(self) -> int:
+        return perf.tp_size(self.args)
+
+    async def _start(self) -> None:
+        args = self.args
+        startup = max(0.0, float(self.settings.get("startup_s") or 0))
+        model = settings.model_info(str(args.get("model_path") or ""))
+        plain(f"server_args={_resolved_repr(args)}")
+        if model is None:
+            raise StartupFailed(_missing_model(str(args.get("model_path"))))
+        gpus = self._gpus()
+        tp = self.tp
+        await asyncio.sleep(startup * 0.1)
+        self._spawn_children(gpus, tp)
+        weights_gb = float(model.get("sim_weights_gb", 16.0))
+        total_gb = self.gpu.mem_total_mib / 1024
+        avail = total_gb - self._used_gb(gpus)
+        for rank in range(tp):
+            say(f"Load weight begin. avail mem={avail:.2f} GB", self.prefix(rank))
+        await asyncio.sleep(startup * 0.4)
+        self._check_memory(gpus, weights_gb / tp)
+        self._register_memory(gpus, weights_gb / tp * 1024)
+        arch = model.get("architectures", ["LlamaForCausalLM"])[0]
+        for rank in range(tp):
+            say(f"Load weight end. elapsed={startup * 0.4 + 3.1:.2f} s, type={arch}, avail mem={avail - weights_gb / tp:.2f} GB, "
+                f"mem usage={weights_gb / tp:.2f} GB.", self.prefix(rank))
+        fraction = float(args.get("mem_fraction_static") or 0.85)
+        pool_gb = max(0.5, total_gb * fraction - weights_gb / tp)
+        self._check_memory(gpus, total_gb * fraction)
+        kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp
+        max_total = int(pool_gb * 1024 * 1024 / kv_kb)
+        for rank in range(tp):
+            say(f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {max_total}, K size: {pool_gb / 2:.2f} GB, "
+                f"V size: {pool_gb / 2:.2f} GB", self.prefix(rank))
+            say(f"Memory pool end. avail mem={total_gb * (1 - fraction):.2f} GB", self.prefix(rank))
+        self._register_memory(gpus, total_gb * fraction * 1024)
+        self.resolved = self._resolve(model, max_total)
+        await asyncio.sleep(startup * 0.2)
+        free = total_gb * (1 - fraction)
+        if not args.get("disable_cuda_graph"):
+            kind = "verify" if perf.build(args, dict(os.environ), self.gpu.key, weights_gb).spec_enabled else "decode"
+            for rank in range(tp):
+                say(f"Capture target {kind} CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem={free:.2f} GB", self.prefix(rank))
+            await asyncio.sleep(startup * 0.2)
+            for rank in range(tp):
+                say(f"Capture target {kind} CUDA graph end. bs=[1, 2, 4, 8, 16, 24, 32], elapsed={startup * 0.2 + 1.7:.2f} s, "
+                    f"mem usage=0.62 GB, avail mem={free - 0.62:.2f} GB.", self.prefix(rank))
+        resolved = self.resolved
+        say(
+            f"max_total_num_tokens={max_total}, chunked_prefill_size={resolved['chunked_prefill_size']}, "
+            f"max_prefill_tokens={resolved['max_prefill_tokens']}, max_running_requests={resolved['max_running_requests']}, "
+            f"context_len={resolved['context_length']}, available_gpu_mem={free - 0.62:.2f} GB", self.prefix(0)
+        )
+        self.engine = self._engine(model, max_total)
+        asyncio.create_task(self.engine.run())
+        await self._serve_http()
+        await asyncio.sleep(startup * 0.1)
+        await self._warmup()
+        self.ready = True
+        plain(READY_LINE)
+        asyncio.create_task(self._background_load())
+        asyncio.create_task(self._update_gpu_load(gpus))
+
+    # ------------------------------------------------------------------ GPUs
+
+    def _gpus(self) -> list[int]:
+        tp = self.tp
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if visible:
+            physical = [int(x) for x in visible.split(",") if x.strip().isdigit()]
+        else:
+            physical = list(range(int(self.host.get("gpu_count", 1))))
+        count = int(self.host.get("gpu_count", 1))
+        if len(physical) < tp or any(g >= count for g in physical[:tp]):
+            raise StartupFailed(
+                [
+                    "Traceback (most recent call last):",
+                    '  File "sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process',
+                    "torch.AcceleratorError: CUDA error: invalid device ordinal",
+                    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+                ]
+            )
+        return physical[:tp]
+
+    def _used_gb(self, gpus: list[int]) -> float:
+        mine = {c.pid for c in self.children}
+        uses = [u for u in gpustate.read_gpu_uses(self.root) if u["pid"] not in mine]
+        held = max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+        # memory taken by things outside this simulation (another tenant, a display): a host setting
+        return held + float(self.settings.get("reserved_gib") or 0)
+
+    def _check_memory(self, gpus: list[int], needed_gb: float) -> None:
+        total_gb = self.gpu.mem_total_mib / 1024
+        free = total_gb - self._used_gb(gpus)
+        if self.settings.get("oom_at_start") or needed_gb > free:
+            gpu = gpus[0]
+            self._stop_children(force=True)
+            raise StartupFailed(
+                [
+                    "Traceback (most recent call last):",
+                    '  File "sglang/srt/model_executor/model_runner.py", line 412, in init_memory_pool',
+                    f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {needed_gb:.2f} GiB. GPU {gpu} has a total "
+                    f"capacity of {total_gb:.2f} GiB of which {max(free, 0):.2f} GiB is free. Including non-PyTorch memory, this "
+                    f"process has 0.50 GiB memory in use. Of the allocated memory 0.00 GiB is allocated by PyTorch, and 0 bytes "
+                    "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+                    "Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)",
+                ]
+            )
+
+    def _spawn_children(self, gpus: list[int], tp: int) -> None:
+        linger = bool(self.settings.get("linger_children"))
+        titles = [f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)]
+        roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp)]
+        roles.append(("detokenizer", "sglang::detokenizer", None))
+        for role, title, gpu in roles:
+            command = [sys.executable, "-m", "sglconsole.sim.child", "--title", title, "--root", self.root, "--parent", str(os.getpid())]
+            if gpu is not None:
+                command += ["--gpu", str(gpu)]
+            if linger:
+                command.append("--linger")
+            command += ["--poll", str(self.settings.get("child_poll_s") or 0.5)]
+            if role == "detokenizer" and self.settings.get("zombie_child"):
+                command.append("--exit-early")
+            self.children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+
+    def _register_memory(self, gpus: list[int], mem_mib_per_gpu: float) -> None:
+        _write_plan(self.root, os.getpid(), {"mem_mib": int(mem_mib_per_gpu + 512), "util": 0})
+
+    async def _update_gpu_load(self, gpus: list[int]) -> None:
+        while True:
+            running = self.engine.stats.running if self.engine else 0
+            util = 0 if running == 0 else min(100, 60 + 5 * running)
+            _write_plan(self.root, os.getpid(), {"util": util})
+            self._reap()
+            await asyncio.sleep(1.0)
+
+    def _reap(self) -> None:
+        if self.settings.get("zombie_child"):
+            return  # the bug we simulate: an exited child nobody waits for
+        for child in self.children:
+            child.poll()
+
+    def _stop_children(self, force: bool) -> None:
+        if self.settings.get("linger_children") and not force:
+            return  # they stay, holding GPU memory, reparented to init
+        for child in self.children:
+            if child.poll() is None:
+                child.terminate()
+
+    # -------------------------------------------------------------- serving
+
+    def _resolve(self, model: dict, max_total: int) -> dict:
+        args = dict(self.args)
+        context = int(args.get("context_length") or model.get("max_position_embeddings", 32768))
+        args["context_length"] = context
+        if args.get("max_running_requests") is None:
+            args["max_running_requests"] = max(16, min(4096, max_total // 1024))
+        args["chunked_prefill_size"] = args.get("chunked_prefill_size") or 8192
+        args["max_prefill_tokens"] = args.get("max_prefill_tokens") or 16384
+        args["mem_fraction_static"] = float(args.get("mem_fraction_static") or 0.85)
+        args["served_model_name"] = args.get("served_model_name") or args.get("model_path")
+        args["tokenizer_path"] = args.get("tokenizer_path") or args.get("model_path")
+        return args
+
+    def _engine(self, model: dict, max_total: int) -> Engine:
+        model_perf = perf.build(self.args, dict(os.environ), self.gpu.key, float(model.get("sim_weights_gb", 16.0)))
+        return Engine(
+            model_perf,
+            max_running=int(self.resolved["max_running_requests"]),
+            max_total_tokens=max_total,
+            decode_log_interval=int(self.args.get("decode_log_interval") or 40),
+            log=lambda text: print(text, flush=True),
+            prefix=self.prefix(0),
+            mfu=bool(self.args.get("enable_mfu_metrics")),
+            degenerate=bool(self.settings.get("degenerate")),
+            seed=self.port,
+            hybrid=model.get("sim_hybrid"),
+            tick_s=float(self.settings.get("tick_s") or 0.05),
+        )
+
+    async def _serve_http(self) -> None:
+        host = str(self.args.get("host") or "127.0.0.1")
+        routes = Routes(self)
+        self.http = HttpServer(routes.table())
+        try:
+            await self.http.start(host, self.port)
+        except OSError as exc:
+            raise StartupFailed(
+                [f"ERROR:    [Errno {exc.errno}] error while attempting to bind on address ('{host}', {self.port}): address already in use"]
+            ) from None
+        plain(f"INFO:     Started server process [{os.getpid()}]")
+        plain("INFO:     Waiting for application startup.")
+        plain("INFO:     Application startup complete.")
+        plain(f"INFO:     Uvicorn running on http://{host}:{self.port} (Press CTRL+C to quit)")
+
+    async def _warmup(self) -> None:
+        if self.args.get("skip_server_warmup"):
+            return
+        plain('INFO:     127.0.0.1:40000 - "GET /model_info HTTP/1.1" 200 OK')
+        request = self.engine.new_request("The capital city of France is", 8, background=True)
+        await request.done.wait()
+        plain('INFO:     127.0.0.1:40000 - "POST /generate HTTP/1.1" 200 OK')
+
+    async def _background_load(self) -> None:
+        load = self.settings.get("load") or {}
+        concurrency = int(load.get("concurrency") or 0)
+        if concurrency <= 0:
+            return
+        max_tokens = int(load.get("max_tokens") or 256)
+        prompts = ["Explain how speculative decoding works.", "Write a python function for primes.", "Summarise the benefits of tensor parallelism."]
+
+        async def worker(index: int) -> None:
+            while True:
+                request = self.engine.new_request(prompts[index % len(prompts)], max_tokens, background=True)
+                await request.done.wait()
+                await asyncio.sleep(float(load.get("pause_s", 0.2)))
+
+        for index in range(concurrency):
+            asyncio.create_task(worker(index))
+
+
+def _write_plan(root: str, parent: int, update: dict) -> None:
+    """What this server's children report to nvidia-smi (children read it; see child.py)."""
+    path = os.path.join(root, "sim", "run", f"{parent}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            plan = json.load(fh)
+    except (OSError, ValueError):
+        plan = {}
+    plan.update(update)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(plan, fh)
+    os.replace(tmp, path)
+
+
+def _resolved_repr(args: dict) -> str:
+    return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in args.items()) + "}"
+
+
+def _missing_model(path: str) -> list[str]:
+    return [
+        "Traceback (most recent call last):",
+        '  File "sglang/srt/utils/hf_transformers_utils.py", line 310, in get_config',
+        f"OSError: Can't load the configuration of '{path}'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
+        f"Otherwise, make sure '{path}' is the correct path to a directory containing a config.json file",
+    ]

@@ -1,0 +1,187 @@
+"""The Textual app: wiring only. Builds the session, starts the monitor (or a replay), batches
+fleet changes into a few refreshes a second (sooner for what is on screen), raises alerts, records,
+sets the title."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.theme import BUILTIN_THEMES
+
+from sglconsole.config import Config
+from sglconsole.errors import UsageError
+from sglconsole.monitor import FleetMonitor
+from sglconsole.render import clean
+from sglconsole.tui.alert_command import run_alert_command
+from sglconsole.tui.alerts import Alert, AlertTracker, sweep
+from sglconsole.tui.coalesce import Dirty
+from sglconsole.tui.history import AlertRecord
+from sglconsole.tui.keys import KEYS
+from sglconsole.tui.messages import FleetChanged
+from sglconsole.tui.recorder import Recorder
+from sglconsole.tui.replay import Replay, load
+from sglconsole.tui.screens.main import MainScreen
+from sglconsole.tui.session import Session
+from sglconsole.tui.title import fleet_title, osc_title
+
+REFRESH_S = 0.2
+SHOWN_S = 0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
+MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
+THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
+
+
+def theme_name(name: str | None) -> str:
+    """--theme: dark (default), light, ansi (the terminal's own colours), or any Textual theme."""
+    chosen = THEME_ALIASES.get(name or "dark", name or "dark")
+    if chosen not in BUILTIN_THEMES:
+        names = ", ".join([*THEME_ALIASES, *BUILTIN_THEMES])
+        raise UsageError(f"unknown theme {name!r}; choose one of: {names}")
+    return chosen
+
+
+class ConsoleApp(App[int]):
+    CSS_PATH = "console.tcss"
+    TITLE = "sglconsole"
+    BINDINGS = [Binding("colon", "command_palette", "Commands", show=False, id="command-palette")]
+
+    def __init__(self, session: Session, *, monitor: FleetMonitor | None = None, replay: Replay | None = None,
+                 record: Path | None = None, theme: str = "textual-dark"):
+        super().__init__()
+        self.session = session
+        self.monitor = monitor
+        self.replay = replay
+        self.record_path = record
+        self.recorder: Recorder | None = None
+        self.dirty = Dirty()
+        self.alerts = AlertTracker()
+        self.main = MainScreen(session)
+        self.theme = theme
+        self._title = ""
+        self._unsubscribe = None
+        self._soon: asyncio.TimerHandle | None = None
+        self._flushed_at = 0.0
+
+    def on_mount(self) -> None:
+        self.push_screen(self.main)
+        self._unsubscribe = self.session.fleet.subscribe(self.changed)
+        if self.record_path is not None:
+            self.recorder = Recorder(self.record_path, self.session.fleet, self.session.clock)
+        self.set_interval(REFRESH_S, self.flush)
+        if self.monitor is not None:
+            self.monitor.start()
+        if self.replay is not None:
+            self.run_worker(self.replay.play(), group="replay", exit_on_error=False)
+        self.show_title(fleet_title(self.session.fleet))
+        self._exit_on_hangup()
+
+    def _exit_on_hangup(self) -> None:
+        """SIGTERM and SIGHUP (the tmux pane closed) end the app like q: unmount stops the monitor,
+        and whoever started the app (the demo) cleans up after run() returns."""
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(number, self.exit)
+            except (ValueError, RuntimeError, NotImplementedError):
+                pass  # not the main thread (tests drive the app from a worker): nothing to install
+
+    async def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self.recorder is not None:
+            self.recorder.close()
+        if self.monitor is not None:
+            await self.monitor.stop()
+
+    # --------------------------------------------------------- refresh loop
+
+    def changed(self, host: str, port: int | None) -> None:
+        """Fleet listener: everything waits for the next batch, except what the operator is looking at."""
+        self.dirty.mark(host, port)
+        shown = self.main.selected
+        if self._soon is None and shown is not None and shown[0] == host and shown[1] in (None, port):
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on the app's loop: the next batch will show it
+                return
+            delay = max(SHOWN_S, self._flushed_at + MIN_GAP_S - loop.time())
+            self._soon = loop.call_later(delay, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._soon = None
+        self.flush_changes()
+
+    def flush(self) -> None:
+        if asyncio.get_running_loop().time() - self._flushed_at >= MIN_GAP_S:
+            self.flush_changes()
+        for alert in sweep(self.session.fleet, self.alerts, self.session.clock()):
+            self.raise_alert(alert)
+
+    def flush_changes(self) -> None:
+        keys = self.dirty.take()
+        if keys:
+            self._flushed_at = asyncio.get_running_loop().time()
+            self.main.post_message(FleetChanged(keys))
+            if self.recorder is not None:
+                self.recorder.write(keys)
+            self.show_title(fleet_title(self.session.fleet))
+
+    def show_title(self, text: str) -> None:
+        if text == self._title:
+            return
+        self._title = text
+        self.sub_title = text
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(osc_title(text))  # Textual has no API for the terminal's title (bell() does the same)
+
+    # --------------------------------------------------------------- alerts
+
+    def raise_alert(self, alert: Alert) -> None:
+        self.session.history.append(AlertRecord(alert.time, alert.target, alert.old.value, alert.new.value, alert.reason))
+        looking_at = self.main.selected[0] if self.main.selected else None
+        if alert.host != looking_at or not alert.problem:
+            word = "problem" if alert.problem else "recovered"
+            self.notify(f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n{clean(alert.reason)}",
+                        title=word, severity="warning" if alert.problem else "information", timeout=10)
+        if self.session.bell and alert.problem:
+            self.bell()
+        argv = self.session.config.model.alert_command
+        if argv:
+            self.run_worker(self._alert_command(argv, alert.to_json()), group="alerts", exit_on_error=False)
+
+    async def _alert_command(self, argv: list[str], event: dict) -> None:
+        problem = await run_alert_command(argv, event)
+        if problem:
+            self.notify(problem, severity="warning")
+
+    # ------------------------------------------------------ command palette
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for key in KEYS:
+            if self.main.check_action(key.name, ()):
+                run = partial(self.main.run_action, key.binding.action)
+                yield SystemCommand(f"{key.binding.description} ({self.get_key_display(key.binding)})",
+                                    key.binding.tooltip, run)
+
+
+def make_app(config: Config | None, *, read_only: bool = False, monitor: FleetMonitor | None = None,
+             theme: str | None = None, record: str | Path | None = None,
+             replay: Replay | str | Path | None = None) -> ConsoleApp:
+    """The console on a live fleet (its own FleetMonitor unless given one) or on a recording (read-only)."""
+    record_path = Path(record) if record else None
+    if replay is not None:
+        replay = replay if isinstance(replay, Replay) else Replay(load(Path(replay)))
+        session = Session(replay.recording.config, replay.fleet, None, read_only=True, clock=replay.clock)
+        return ConsoleApp(session, replay=replay, record=record_path, theme=theme_name(theme))
+    if config is None:
+        raise UsageError("make_app needs a config, or a replay")
+    monitor = monitor or FleetMonitor(config)
+    session = Session(config, monitor.state, monitor.ssh, read_only=read_only)
+    return ConsoleApp(session, monitor=monitor, record=record_path, theme=theme_name(theme))

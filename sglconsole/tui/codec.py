@@ -1,0 +1,123 @@
+"""Fleet state to JSON and back, for recordings: the fields the console shows, secrets masked.
+
+Each encoder returns a flat dict of top-level fields, so a recorder can write
+only the fields that changed and a replay can apply them one by one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from sglconsole.actions.probe import ProbeResult
+from sglconsole.core.drift import Report, Row, State
+from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
+from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
+from sglconsole.fleet import HostState, Sample, ServerState, Status
+from sglconsole.secrets import mask_argv, mask_env
+
+HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
+SERVER_FIELDS = ("profile_name", "log_path", "log_state", "ready_seen_at", "health", "version", "drift_error",
+                 "action", "reason")
+
+
+# ------------------------------------------------------------------ encode
+
+
+def encode_host(host: HostState) -> dict[str, Any]:
+    out = {name: getattr(host, name) for name in HOST_FIELDS}
+    out["gpus"] = [_compact(g) for g in host.gpus]
+    out["view"] = None if host.view is None else _view(host.view)
+    return out
+
+
+def encode_server(server: ServerState) -> dict[str, Any]:
+    out = {name: getattr(server, name) for name in SERVER_FIELDS}
+    out["status"] = server.status.value
+    out["process"] = None if server.process is None else _process(server.process)
+    out["probe"] = _compact(server.probe) if dataclasses.is_dataclass(server.probe) else None
+    out["drift"] = None if server.drift is None else _report(server.drift)
+    return out
+
+
+def encode_sample(sample: Sample) -> dict[str, Any]:
+    return dataclasses.asdict(sample)
+
+
+def _compact(obj: Any) -> dict[str, Any]:
+    return {k: v for k, v in dataclasses.asdict(obj).items() if v is not None}
+
+
+def _proc(proc: ProcInfo) -> dict[str, Any]:
+    out = _compact(proc)
+    out["argv"] = mask_argv(list(proc.argv))
+    if proc.env is not None:
+        out["env"] = mask_env(proc.env)
+    return out
+
+
+def _process(process: ServerProcess) -> dict[str, Any]:
+    return {"main": _proc(process.main), "port": process.port, "children": [_proc(c) for c in process.children],
+            "gpus": list(process.gpus), "gpu_mem_mib": process.gpu_mem_mib}
+
+
+def _view(view: ProcessView) -> dict[str, Any]:
+    return {"orphans": [_proc(p) for p in view.orphans], "unaccounted": [_compact(a) for a in view.unaccounted],
+            "foreign_pids": view.foreign_pids, "notes": list(view.notes)}
+
+
+def _report(report: Report) -> dict[str, Any]:
+    rows = [{**row.to_dict(), "name": row.name, "kind": row.kind} for row in report.rows]
+    return {"rows": rows, "version": report.version, "requires": report.requires, "version_ok": report.version_ok,
+            "errors": dict(report.errors)}
+
+
+# ------------------------------------------------------------------ decode
+
+
+def apply_host(host: HostState, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        if name == "gpus":
+            host.gpus = [GpuSample(**g) for g in value]
+        elif name == "view":
+            host.view = None if value is None else _decode_view(value)
+        elif name in HOST_FIELDS:
+            setattr(host, name, value)
+
+
+def apply_server(server: ServerState, fields: dict[str, Any]) -> None:
+    decoders = {"status": Status, "process": _decode_process, "probe": _decode_probe, "drift": _decode_report}
+    for name, value in fields.items():
+        if name in decoders:
+            setattr(server, name, None if value is None else decoders[name](value))
+        elif name in SERVER_FIELDS:
+            setattr(server, name, value)
+
+
+def decode_sample(data: dict[str, Any]) -> Sample:
+    return Sample(**data)
+
+
+def _decode_proc(data: dict[str, Any]) -> ProcInfo:
+    return ProcInfo(**{**data, "argv": tuple(data.get("argv") or ())})
+
+
+def _decode_process(data: dict[str, Any]) -> ServerProcess:
+    return ServerProcess(_decode_proc(data["main"]), data["port"], tuple(_decode_proc(c) for c in data["children"]),
+                         tuple(data["gpus"]), data["gpu_mem_mib"])
+
+
+def _decode_view(data: dict[str, Any]) -> ProcessView:
+    return ProcessView((), tuple(_decode_proc(p) for p in data["orphans"]),
+                       tuple(ComputeApp(**a) for a in data["unaccounted"]), data["foreign_pids"], tuple(data["notes"]))
+
+
+def _decode_probe(data: dict[str, Any]) -> ProbeResult:
+    names = {f.name for f in dataclasses.fields(ProbeResult)}
+    return ProbeResult(**{k: v for k, v in data.items() if k in names})
+
+
+def _decode_report(data: dict[str, Any]) -> Report:
+    rows = [Row(r["kind"], r["name"], r["flag"], r["profile"], r["running"], r["resolved"], State(r["state"]),
+                r["performance"]) for r in data["rows"]]
+    return Report(rows, data["version"], data["requires"], data["version_ok"], data["errors"])

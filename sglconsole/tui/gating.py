@@ -1,0 +1,59 @@
+"""Which keys apply right now: True (usable), None (shown greyed out), False (hidden).
+
+Read-only hides everything that changes a host; a key that needs a server is
+greyed while a host is selected, so the footer teaches what exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sglconsole.fleet import ServerState
+
+CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture"}
+NEEDS_SERVER = CHANGES_HOST | {"probe", "bench", "diff", "log", "gpus", "filter", "follow", "verbatim"}
+NEEDS = {
+    "kill": ("running",), "capture": ("running",), "relaunch": ("managed",), "restore": ("managed",),
+    "probe": ("managed", "running"),
+    "bench": ("managed", "running"),
+}
+
+
+@dataclass(frozen=True)
+class Facts:
+    server: ServerState | None
+    read_only: bool
+    busy: bool = False
+    """An action already runs on the selected server."""
+    closable: bool = False
+    """A progress panel or a log filter is open."""
+    live: bool = True
+    """Connected to hosts (False when replaying a recording: nothing can be done to a host)."""
+
+    @property
+    def managed(self) -> bool:
+        return self.server is not None and self.server.managed
+
+    @property
+    def running(self) -> bool:
+        return self.server is not None and self.server.process is not None
+
+    def key(self) -> tuple:
+        """What the key gating depends on (cheap to compare; the server itself is not)."""
+        return (self.server is not None, self.managed, self.running, self.read_only, self.busy, self.closable, self.live)
+
+
+def state(action: str, facts: Facts) -> bool | None:
+    if action in CHANGES_HOST | {"lock"} and facts.read_only:
+        return False
+    if action in CHANGES_HOST | {"probe", "bench"} and not facts.live:
+        return False
+    if action == "close":
+        return facts.closable  # hidden when there is nothing to close
+    if action in NEEDS_SERVER and facts.server is None:
+        return None
+    if action in CHANGES_HOST | {"probe", "bench"} and facts.busy:
+        return None
+    if not all(getattr(facts, need) for need in NEEDS.get(action, ())):
+        return None
+    return True

@@ -1,0 +1,84 @@
+"""The drift table: profile | running | resolved, differences first and highlighted."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from sglconsole.core.drift import Report, Row, State
+from sglconsole.fleet import ServerState
+from sglconsole.render import clean
+from sglconsole.tui.paint.palette import Palette
+
+WIDE = 90
+MARK = {State.SAME: " ", State.DIFFERENT: "≠", State.ONLY_PROFILE: "−", State.ONLY_RUNNING: "+",
+        State.DEFAULTED_DIFFERENTLY: "~"}
+LEGEND = "≠ differs   − only in the profile   + only running   ~ SGLang's default differs from the profile"
+
+
+def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableType:
+    report = server.drift
+    if server.profile is None:
+        return Text("not in hosts.yaml: no profile to compare with (c captures it as one)", style=palette.muted)
+    if report is None:
+        why = server.drift_error or ("compared once the server answers /server_info" if server.process else "not running")
+        return Text(f"no comparison yet: {clean(why)}", style=palette.muted)
+    parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
+    parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
+    parts += [rows_table(report, palette, width), Text(LEGEND, style=palette.muted)]
+    return Group(*parts)
+
+
+def summary(report: Report, palette: Palette) -> Text:
+    diffs = report.differences
+    if not report.differs:
+        return Text("running config matches the profile", style=palette.good)
+    slow = sum(r.performance for r in diffs)
+    return Text(f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
+                f"the {slow} that affect speed come first, highlighted", style=palette.warn)
+
+
+def version_line(report: Report, palette: Palette) -> Text:
+    version = clean(report.version or "unknown")
+    if report.requires is None:
+        return Text(f"sglang {version}", style=palette.muted)
+    ok = {True: ("satisfies", palette.good), False: ("does NOT satisfy", palette.bad), None: ("vs", palette.muted)}
+    word, style = ok[report.version_ok]
+    return Text(f"sglang {version} {word} the profile's {clean(report.requires)}", style=style)
+
+
+def rows_table(report: Report, palette: Palette, width: int) -> Table:
+    wide = width >= WIDE
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", width=width)
+    table.add_column("", no_wrap=True, width=1)
+    # the setting's name is read first: its full length, as long as each value keeps 10 cells
+    longest = max((len(r.flag) + 1 for r in report.rows), default=8)
+    values = 3 if wide else 2
+    room = max(8, min(longest, width - 4 - 11 * values))
+    table.add_column("setting", overflow="fold", min_width=room, max_width=room)
+    for name in ("profile", "running") + (("resolved",) if wide else ()):
+        table.add_column(name, overflow="fold", ratio=1)
+    for row in report.rows:
+        table.add_row(*cells(row, palette, wide), style=_style(row, palette))
+    return table
+
+
+def cells(row: Row, palette: Palette, wide: bool) -> list[Text]:
+    profile, running, resolved = (value(row.shown(v)) for v in (row.profile, row.running, row.resolved))
+    name = Text(("$" if row.kind == "env" else "") + clean(row.flag))
+    if wide:
+        return [Text(MARK[row.state]), name, profile, running, resolved]
+    if row.resolved != row.running and row.resolved is not None:
+        running = Text.assemble(running, " → ", resolved)  # the value SGLang settled on, when it is not what was given
+    return [Text(MARK[row.state]), name, profile, running]
+
+
+def value(raw: object) -> Text:
+    return Text("unset", style="dim italic") if raw is None else Text(clean(raw))
+
+
+def _style(row: Row, palette: Palette):
+    if row.state == State.SAME:
+        return palette.muted
+    return palette.warn if row.performance else "bold"

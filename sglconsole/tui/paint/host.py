@@ -1,0 +1,100 @@
+"""A host at a glance: its GPUs, all its servers, and what nobody accounts for."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from sglconsole.fleet import HostState, ServerState
+from sglconsole.render import clean, fmt_duration, fmt_num
+from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
+from sglconsole.tui.paint.gpus import WIDE, gpu_table
+from sglconsole.tui.paint.labels import tok_s
+from sglconsole.tui.paint.palette import Palette
+
+
+def host_view(host: HostState, palette: Palette, now: float, width: int) -> Group:
+    parts: list[RenderableType] = [title(host, palette)]
+    if host.reachable is False:
+        parts += unreachable(host, palette, now)
+    parts += warnings(host, palette, now)
+    parts += [section("GPUs"), gpu_table(host, palette, width)]
+    parts += [section("Servers"), server_table(host, palette, now, width)]
+    parts += problems(host, palette)
+    return Group(*parts)
+
+
+def section(name: str) -> Text:
+    return Text(f"\n{name}", style="bold underline")
+
+
+def title(host: HostState, palette: Palette) -> Text:
+    text = Text.assemble((clean(host.name), "bold"), " ")
+    text.append_text(palette.badge(host_status(host)))
+    if host.gpus:
+        text.append(f"  {len(host.gpus)}× {clean(host.gpu_model or 'GPU')}", style=palette.muted)
+    return text
+
+
+def warnings(host: HostState, palette: Palette, now: float) -> list[Text]:
+    lines = []
+    stale = stale_for(host, now)
+    if stale is not None:
+        lines.append(Text(f"no GPU sample for {fmt_duration(stale)}: the host may be frozen; what follows is old",
+                          style=palette.warn))
+    if host.gpu_error and host.gpus:
+        lines.append(Text(f"nvidia-smi: {clean(host.gpu_error)}", style=palette.warn))
+    return lines
+
+
+def unreachable(host: HostState, palette: Palette, now: float) -> list[Text]:
+    since = f" for {fmt_duration(now - host.since)}" if host.since else ""
+    return [
+        Text(f"unreachable{since}: {clean(host.error or 'no answer')}", style=palette.bad),
+        Text(f"{retry_in(host, now)} · what follows is the last state seen", style=palette.muted),
+    ]
+
+
+def server_table(host: HostState, palette: Palette, now: float, width: int) -> Table | Text:
+    if not host.servers:
+        return Text("no servers configured or found", style=palette.muted)
+    wide = width >= WIDE
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    names = ["port", "status", "tok/s", "run/q"] + (["accept", "pid", "uptime", "profile"] if wide else []) + ["why"]
+    for name in names:
+        table.add_column(name, justify="left" if name in ("status", "profile", "why") else "right",
+                         overflow="fold" if name == "why" else "ellipsis", no_wrap=name != "why")
+    for server in sorted(host.servers.values(), key=lambda s: s.port):
+        table.add_row(*server_row(server, palette, now, wide))
+    return table
+
+
+def server_row(server: ServerState, palette: Palette, now: float, wide: bool) -> list:
+    load = server.load()
+    run_q = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
+    row: list = [str(server.port), palette.badge(server.status), tok_s(server.tok_s()), run_q]
+    if wide:
+        pid = str(server.process.main.pid) if server.process else "-"
+        row += [fmt_num(load.accept_len if load else None, 2), pid, fmt_duration(server.uptime(now)),
+                clean(server.profile_name or "(unmanaged)")]
+    return row + [Text(clean(server.reason), style=palette.muted)]
+
+
+def problems(host: HostState, palette: Palette) -> list[Text]:
+    view = host.view
+    lines: list[Text] = []
+    for orphan in view.orphans if view else ():
+        lines.append(Text(f"ORPHAN pid {orphan.pid} {clean(orphan.title)} (ppid {orphan.ppid}): its server is gone",
+                          style=palette.bad))
+    for app in view.unaccounted if view else ():
+        lines.append(Text(f"GPU memory nobody accounts for: pid {app.pid} {clean(app.process_name)} "
+                          f"holds {app.used_mib or 0} MiB", style=palette.warn))
+    for note in view.notes if view else ():
+        lines.append(Text("note: " + clean(note), style=palette.muted))
+    if host.watcher_error:
+        lines.append(Text("watcher: " + clean(host.watcher_error), style=palette.warn))
+    if not lines:
+        return []
+    urgent = bool(view and (view.orphans or view.unaccounted)) or bool(host.watcher_error)
+    return [section("Attention" if urgent else "Notes")] + lines

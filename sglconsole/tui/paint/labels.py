@@ -1,0 +1,42 @@
+"""Short labels shared by several views: GPU model names, tok/s, targets."""
+
+from __future__ import annotations
+
+import re
+
+from sglconsole.fleet import HostState, ServerState
+from sglconsole.render import clean
+
+_VENDOR = re.compile(r"^(NVIDIA\s+)?(GeForce\s+|RTX\s+|Tesla\s+)?", re.IGNORECASE)
+
+
+def gpu_model(name: str | None) -> str:
+    """'NVIDIA RTX A6000' -> 'A6000', 'NVIDIA H200' -> 'H200' (host text: cleaned)."""
+    if not name:
+        return "GPU"
+    return _VENDOR.sub("", clean(name)).strip() or clean(name)
+
+
+def gpu_summary(host: HostState) -> str:
+    if not host.gpus:
+        return ""
+    return f"{len(host.gpus)}×{gpu_model(host.gpu_model)}"
+
+
+def tok_s(value: float | None) -> str:
+    """Four characters at most for the usual range: 34.5, 103, 1.2k."""
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return f"{value / 1000:.1f}k"
+    return f"{value:.0f}" if value >= 99.95 else f"{value:.1f}"
+
+
+def target(server: ServerState) -> str:
+    return f"{clean(server.host)}:{server.port}"
+
+
+def shorten(text: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"

@@ -1,0 +1,63 @@
+"""The header of a server's detail view: who it is, how it is doing, and why."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from sglconsole.fleet import ServerState, Status
+from sglconsole.render import clean, fmt_duration, fmt_num
+from sglconsole.tui.paint.labels import target, tok_s
+from sglconsole.tui.paint.palette import Palette
+from sglconsole.tui.paint.spark import sparkline
+
+SPARK_WIDTH = 16
+
+
+def header(server: ServerState, palette: Palette, now: float) -> Text:
+    lines = [identity(server, palette), vitals(server, palette, now)]
+    if server.status != Status.UP and server.reason:
+        lines.append(Text.assemble(("why: ", "bold"), (clean(server.reason), palette.warn)))
+    if server.action:
+        lines.append(Text(f"now: {clean(server.action)}", style=palette.accent))
+    if server.probe is not None:
+        lines.append(probe_line(server.probe, palette, now))
+    return Text("\n").join(lines)
+
+
+def identity(server: ServerState, palette: Palette) -> Text:
+    text = Text.assemble((target(server), "bold"), " ")
+    text.append_text(palette.badge(server.status))
+    text.append(" " + (clean(server.profile_name) if server.profile_name else "(not in hosts.yaml)"), style="bold")
+    if server.version:
+        text.append(f"  sglang {clean(server.version)}", style=palette.muted)
+    return text
+
+
+def vitals(server: ServerState, palette: Palette, now: float) -> Text:
+    if server.process is None:
+        gpus = ",".join(map(str, server.config.gpus)) if server.config and server.config.gpus else "-"
+        return Text(f"not running · GPUs {gpus} · log {clean(server.log_path or '-')}", style=palette.muted)
+    load = server.load()
+    text = Text(f"pid {server.process.main.pid} · up {fmt_duration(server.uptime(now))} · ")
+    text.append(f"{tok_s(server.tok_s())} tok/s", style="bold")
+    spark = sparkline([s.gen_throughput for s in server.history if not s.after_idle], SPARK_WIDTH)
+    if spark:
+        text.append(f" {spark}", style=palette.accent)
+    text.append(f" · accept {fmt_num(load.accept_len if load else None, 2)}")
+    if load is not None:
+        text.append(f" · run {load.running_req or 0} queue {load.queue_req or 0}")
+        text.append(f" · tokens {fmt_num((load.token_usage or 0) * 100, 0, '%')}")
+        if load.source == "metrics":
+            text.append(" (from /metrics)", style=palette.muted)
+    return text
+
+
+def probe_line(probe: object, palette: Palette, now: float) -> Text:
+    verdict = getattr(probe, "verdict", "?")
+    style = palette.good if verdict == "OK" else palette.bad
+    text = Text.assemble(("probe ", "bold"), (str(verdict), style))
+    text.append(f": {clean(getattr(probe, 'reason', ''))}")
+    when = getattr(probe, "time", 0) or 0
+    if when:
+        text.append(f" ({fmt_duration(now - when)} ago)", style=palette.muted)
+    return text

@@ -1,0 +1,98 @@
+"""`--record FILE`: the fleet's state changes and parsed samples as JSONL.
+
+Line kinds: `header` (format version, hosts.yaml as loaded), `host` and
+`server` (only the fields that changed), `sample` (a parsed decode line),
+`log` (new raw lines), `gone` (an unmanaged server that stopped). Every line
+has `t`, the console's clock. Writes go through a thread so a slow disk
+never stalls the UI.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from sglconsole.fleet import FleetState, ServerState
+from sglconsole.tui import codec
+from sglconsole.tui.coalesce import Key
+from sglconsole.tui.tail import TailCursor
+
+FORMAT = 1
+
+
+class _Writer(threading.Thread):
+    def __init__(self, path: Path):
+        super().__init__(name="sglconsole-recorder", daemon=True)
+        self.file = path.open("w", encoding="utf-8")
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while (line := self.lines.get()) is not None:
+            self.file.write(line)
+            if self.lines.empty():
+                self.file.flush()
+        self.file.close()
+
+
+class Recorder:
+    def __init__(self, path: Path, fleet: FleetState, clock: Callable[[], float]):
+        self.fleet, self.clock = fleet, clock
+        self._last: dict[Key, dict] = {}
+        self._cursors: dict[tuple[str, int], tuple[TailCursor, TailCursor]] = {}
+        self._writer = _Writer(path)
+        self._writer.start()
+        config = fleet.config.model.model_dump(mode="json")
+        self._emit({"kind": "header", "format": FORMAT, "config": config})
+        self.write((name, None) for name in fleet.hosts)
+
+    def write(self, keys: Iterable[Key]) -> None:
+        for host, port in keys:
+            state = self.fleet.hosts.get(host)
+            if state is None:
+                continue
+            if port is None:
+                self._host(host)
+            for server in list(state.servers.values()) if port is None else [state.servers.get(port)]:
+                if server is not None:
+                    self._server(server)
+            self._forget_gone(host)
+
+    def close(self) -> None:
+        self._writer.lines.put(None)
+        self._writer.join(timeout=5)
+
+    def _emit(self, event: dict) -> None:
+        self._writer.lines.put(json.dumps({"t": round(self.clock(), 3), **event}, default=str) + "\n")
+
+    def _changes(self, key: Key, fields: dict) -> dict:
+        last = self._last.setdefault(key, {})
+        changed = {k: v for k, v in fields.items() if last.get(k, object()) != v}
+        last.update(changed)
+        return changed
+
+    def _host(self, host: str) -> None:
+        changed = self._changes((host, None), codec.encode_host(self.fleet.hosts[host]))
+        if changed:
+            self._emit({"kind": "host", "host": host, "set": changed})
+
+    def _server(self, server: ServerState) -> None:
+        key = (server.host, server.port)
+        changed = self._changes(key, codec.encode_server(server))
+        if changed:
+            self._emit({"kind": "server", "host": server.host, "port": server.port, "set": changed})
+        samples, lines = self._cursors.setdefault(key, (TailCursor(server.history), TailCursor(server.log_lines)))
+        for sample in samples.take():
+            self._emit({"kind": "sample", "host": server.host, "port": server.port, **codec.encode_sample(sample)})
+        new_lines = lines.take()
+        if new_lines:
+            self._emit({"kind": "log", "host": server.host, "port": server.port, "lines": new_lines})
+
+    def _forget_gone(self, host: str) -> None:
+        ports = self.fleet.hosts[host].servers
+        for key in [k for k in self._cursors if k[0] == host and k[1] not in ports]:
+            del self._cursors[key]
+            self._last.pop(key, None)
+            self._emit({"kind": "gone", "host": host, "port": key[1]})

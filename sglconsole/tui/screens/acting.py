@@ -1,0 +1,113 @@
+"""The keys that act on a server (kill, relaunch, restore, rollback, probe, capture), for MainScreen.
+
+Each runs `operations.perform` in a worker; this mixin is the `Ui` it talks
+back to: the confirmation dialog, the progress panel, notifications.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from sglconsole.actions import Plan
+from sglconsole.fleet import ServerState
+from sglconsole.tui.history import ActionRecord
+from sglconsole.tui.operations import OPERATIONS, Operation, capture, perform, replace_profile_plan
+from sglconsole.tui.screens.ask import AskScreen
+from sglconsole.tui.screens.confirm import ConfirmScreen
+from sglconsole.tui.session import Session
+from sglconsole.tui.widgets.activity import ProgressPanel
+
+
+class RunsActions:
+    """Mixed into MainScreen, which provides `session`, `server` and `update_detail`."""
+
+    session: Session
+    server: ServerState | None
+
+    async def action_quit(self) -> None:
+        if not self.session.busy:
+            await self.app.action_quit()
+            return
+        running = ", ".join(f"{h}:{p}" for h, p in sorted(self.session.busy))
+        plan = Plan("quit", "sglconsole", [f"actions still run on {running}",
+                                           "quitting cancels them midway: a server may be left stopped (u rolls back)"])
+        self.app.push_screen(ConfirmScreen(plan), self._quit_anyway)
+
+    def _quit_anyway(self, yes: bool | None) -> None:
+        if yes:
+            self.app.exit()
+
+    def action_kill(self) -> None:
+        self.operate(OPERATIONS["kill"])
+
+    def action_relaunch(self) -> None:
+        self.operate(OPERATIONS["relaunch"])
+
+    def action_restore(self) -> None:
+        self.operate(OPERATIONS["restore"])
+
+    def action_rollback(self) -> None:
+        self.operate(OPERATIONS["rollback"])
+
+    def action_probe(self) -> None:
+        self.operate(OPERATIONS["probe"])
+
+    def action_bench(self) -> None:
+        self.operate(OPERATIONS["bench"])
+
+    def action_capture(self) -> None:
+        server = self.server
+        if capture("") is None or server is None:
+            self.notify("capture is not available yet in this version of sglconsole", severity="warning")
+            return
+        default = f"{server.profile_name}-running" if server.profile_name else f"{server.host}-{server.port}"
+        self.app.push_screen(AskScreen(f"Save what runs on {server.key} as the profile named:", default),
+                             self._capture_as)
+
+    def _capture_as(self, name: str | None) -> None:
+        server = self.server
+        if not name or server is None:
+            return
+        if name not in self.session.config.profiles:
+            self.operate(capture(name))
+            return
+        plan = replace_profile_plan(name, server.key, self.session.config.path)
+        self.app.push_screen(ConfirmScreen(plan), partial(self._replace_profile, name))
+
+    def _replace_profile(self, name: str, yes: bool | None) -> None:
+        if yes:
+            self.operate(capture(name, force=True))
+
+    def operate(self, op: Operation) -> None:
+        server = self.server
+        if server is None:
+            return
+        target = (server.host, server.port)
+        self.session.busy.add(target)
+        self.refresh_bindings()
+        self.run_worker(self._perform(op, *target), group="ops", name=f"{op.name} {server.key}", exit_on_error=False)
+
+    async def _perform(self, op: Operation, host: str, port: int) -> None:
+        try:
+            await perform(op, host, port, self.session, self)
+        finally:
+            self.session.busy.discard((host, port))
+            self.refresh_bindings()
+
+    # ----------------------------------------------- what perform() calls back
+
+    async def confirm(self, plan: Plan) -> bool:
+        return bool(await self.app.push_screen_wait(ConfirmScreen(plan)))
+
+    def progress(self, record: ActionRecord) -> None:
+        self.query_one(ProgressPanel).show(record)
+        self.refresh_bindings()
+
+    def finished(self, record: ActionRecord) -> None:
+        self.progress(record)
+        severity = "information" if record.ok else "error"
+        self.notify(f"{record.action} {record.target}: {record.summary}", severity=severity, timeout=10)
+        self.update_detail(self.session.clock())
+
+    def refused(self, message: str) -> None:
+        self.notify(message, severity="warning", timeout=6)

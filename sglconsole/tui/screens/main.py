@@ -1,0 +1,202 @@
+"""The console: fleet tree on the left, the selected host or server on the right, keys below."""
+
+from __future__ import annotations
+
+import time
+
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Tree
+
+from sglconsole.fleet import ServerState
+from sglconsole.tui import gating, keys
+from sglconsole.tui.coalesce import Key, hosts_of
+from sglconsole.tui.messages import FleetChanged
+from sglconsole.tui.screens.acting import RunsActions
+from sglconsole.tui.screens.help import HelpScreen
+from sglconsole.tui.session import Session
+from sglconsole.tui.widgets.activity import ActivityView, ProgressPanel
+from sglconsole.tui.widgets.fleet_tree import FleetTree
+from sglconsole.tui.widgets.host_view import HostView
+from sglconsole.tui.widgets.key_bar import KeyBar
+from sglconsole.tui.widgets.server_view import ServerView
+from sglconsole.tui.widgets.top_bar import TopBar
+
+GATED = gating.NEEDS_SERVER | {"lock", "close"}
+DETAIL_S = 1.0
+
+
+class MainScreen(RunsActions, Screen):
+    BINDINGS = keys.BINDINGS
+    selected: reactive[Key | None] = reactive(None, bindings=True)
+
+    def __init__(self, session: Session):
+        super().__init__()
+        self.session = session
+        self._detail_at = 0.0
+        self._facts: tuple | None = None
+
+    def compose(self):
+        yield TopBar(id="top-bar")
+        with Horizontal(id="body"):
+            yield FleetTree(self.session.fleet, id="fleet")
+            with Vertical(id="detail"):
+                with ContentSwitcher(id="views", initial="host-view"):
+                    yield HostView(id="host-view")
+                    yield ServerView(self.session.fleet, id="server-view")
+                    yield ActivityView(id="activity-view")
+                yield ProgressPanel(id="progress")
+        yield KeyBar(id="key-bar")
+
+    def on_mount(self) -> None:
+        self.tree.focus()
+        self.set_interval(1.0, self.tick)  # uptimes and retry countdowns move without fleet changes
+        self.redraw(set(self.session.fleet.hosts))
+        first = next(iter(self.session.fleet.hosts), None)
+        if first is not None:
+            self.call_after_refresh(self.tree.select, (first, None))
+
+    @property
+    def tree(self) -> FleetTree:
+        return self.query_one(FleetTree)
+
+    @property
+    def server_view(self) -> ServerView:
+        return self.query_one(ServerView)
+
+    @property
+    def server(self) -> ServerState | None:
+        key = self.selected
+        return None if key is None or key[1] is None else self.session.fleet.server(*key)
+
+    # ------------------------------------------------------------ refreshing
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        self.redraw(hosts_of(message.keys))
+
+    def tick(self) -> None:
+        self.redraw(set())
+
+    def redraw(self, hosts: set[str]) -> None:
+        now = self.session.clock()
+        unreachable = {n for n, h in self.session.fleet.hosts.items() if h.reachable is False}
+        self.tree.sync(hosts | unreachable, now)
+        self.query_one(TopBar).show(self.session.fleet, self.session.read_only, self.session.bell)
+        if not hosts or (self.selected is not None and self.selected[0] in hosts):
+            self.update_detail(now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S)
+        facts = self.facts().key()
+        if facts != self._facts:  # a server that started or stopped changes which keys apply
+            self._facts = facts
+            self.refresh_bindings()
+
+    def update_detail(self, now: float, full: bool = True) -> None:
+        """The log streams at every refresh; tables (costly to lay out) at most every DETAIL_S."""
+        switcher = self.query_one(ContentSwitcher)
+        if not full:
+            if switcher.current == "server-view":
+                self.server_view.log.pull()
+            return
+        self._detail_at = time.monotonic()
+        if switcher.current == "server-view":
+            self.server_view.update_view(now)
+        elif switcher.current == "host-view":
+            self.query_one(HostView).update_view(now)
+        else:
+            self.query_one(ActivityView).show(self.session.history)
+
+    # ------------------------------------------------------------- selection
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self.selected = event.node.data
+
+    def watch_selected(self, key: Key | None) -> None:
+        if key is not None:
+            self.show_selection(key)
+
+    def show_selection(self, key: Key) -> None:
+        now = self.session.clock()
+        switcher = self.query_one(ContentSwitcher)
+        if self.server is not None:
+            self.server_view.show(self.server, now)
+            switcher.current = "server-view"
+        else:
+            self.query_one(HostView).show(self.session.fleet.hosts[key[0]], now)
+            switcher.current = "host-view"
+
+    # ---------------------------------------------------------------- gating
+
+    def facts(self) -> gating.Facts:
+        server = self.server
+        busy = server is not None and (server.host, server.port) in self.session.busy
+        log = self.server_view.log if self.is_mounted else None
+        closable = bool(log and log.filtering) or bool(self.is_mounted and self.query_one(ProgressPanel).display)
+        return gating.Facts(server, self.session.read_only, busy, closable, live=self.session.ssh is not None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return gating.state(action, self.facts()) if action in GATED else True
+
+    # ------------------------------------------------------------ view keys
+
+    def open_tab(self, tab: str) -> None:
+        if self.server is not None:
+            self.query_one(ContentSwitcher).current = "server-view"
+            self.server_view.open(tab)
+
+    def action_diff(self) -> None:
+        self.open_tab("config")
+
+    def action_log(self) -> None:
+        self.open_tab("log")
+
+    def action_gpus(self) -> None:
+        self.open_tab("gpus")
+
+    def action_filter(self) -> None:
+        self.open_tab("log")
+        self.server_view.log.open_filter()
+        self.refresh_bindings()
+
+    def action_follow(self) -> None:
+        following = self.server_view.log.toggle_follow()
+        self.notify("log: following" if following else "log: paused (f follows again)", timeout=2)
+
+    def action_verbatim(self) -> None:
+        self.server_view.log.toggle_condensed()
+
+    def action_activity(self) -> None:
+        self.query_one(ContentSwitcher).current = "activity-view"
+        self.query_one(ActivityView).show(self.session.history)
+
+    def action_close(self) -> None:
+        log = self.server_view.log
+        if log.filtering:
+            log.close_filter()
+        else:
+            self.query_one(ProgressPanel).close()
+        self.refresh_bindings()
+
+    def action_move(self, delta: int) -> None:
+        self.tree.action_cursor_down() if delta > 0 else self.tree.action_cursor_up()
+
+    def action_problem(self, direction: int) -> None:
+        key = self.tree.problem(direction)
+        if key is None:
+            self.notify("no host or server needs attention", timeout=3)
+        else:
+            self.tree.reveal(key)
+
+    # --------------------------------------------------------- console keys
+
+    def action_lock(self) -> None:
+        self.session.lock()
+        self.notify("read-only: actions that change a host are hidden until you restart the console")
+        self.redraw(set())
+
+    def action_bell(self) -> None:
+        self.session.bell = not self.session.bell
+        self.notify(f"bell on alerts: {'on' if self.session.bell else 'off'}", timeout=2)
+        self.redraw(set())
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())

@@ -1,0 +1,105 @@
+"""SVG screenshots of the console's main screens, taken from the simulated demo fleet.
+
+    python -m sglconsole.tui.screenshots [--out screenshots/] [--record FILE]
+
+Starts the demo fleet itself (no GPU needed), drives the console headless the
+way a user would (keys only) and saves one SVG per screen. --record also
+writes the session as a recording (tests/tui/data/ holds one made this way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sglconsole import config
+from sglconsole.fleet import FleetState, Status
+from sglconsole.sim.fleet import SimFleet
+from sglconsole.sim.scenarios import demo_hosts, demo_profiles
+from sglconsole.tui.app import ConsoleApp, make_app
+from sglconsole.tui.screens.confirm import ConfirmScreen
+
+SETTLE_S = 60.0
+SIZES = {"small": (80, 24), "large": (160, 48)}
+
+
+def story_ready(fleet: FleetState) -> bool:
+    """The demo's story is on screen: the drifted server is SLOW (with its diff), old059 loops."""
+    ct = fleet.server("ct129", 30000)
+    old = fleet.server("old059", 30000)
+    return bool(ct and ct.status == Status.SLOW and ct.drift and old and old.status == Status.LOOPING)
+
+
+async def until(check: Callable[[], bool], timeout: float, step: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(step)
+    return True
+
+
+async def shoot(app: ConsoleApp, pilot, out: Path, name: str) -> Path:
+    await pilot.pause(0.3)
+    app.save_screenshot(f"{name}.svg", str(out))
+    return out / f"{name}.svg"
+
+
+async def tour(app: ConsoleApp, pilot, out: Path, size: str) -> list[Path]:
+    """Overview (the 4-server host), the drifted server's diff and log, the restore dialog, help."""
+    main = app.main
+    saved = []
+    main.tree.select(("h200x4", None))
+    saved.append(await shoot(app, pilot, out, f"fleet-overview-{size}"))
+    main.tree.select(("ct129", 30000))
+    await pilot.press("d")
+    saved.append(await shoot(app, pilot, out, f"server-drift-{size}"))
+    await pilot.press("l")
+    await pilot.pause(1.0)
+    saved.append(await shoot(app, pilot, out, f"server-log-{size}"))
+    await pilot.press("R")
+    if await until(lambda: isinstance(app.screen, ConfirmScreen), 20):
+        saved.append(await shoot(app, pilot, out, f"confirm-restore-{size}"))
+        await pilot.press("n")
+    await pilot.press("question_mark")
+    saved.append(await shoot(app, pilot, out, f"help-{size}"))
+    await pilot.press("escape")
+    return saved
+
+
+async def run(out: Path, record: Path | None) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sglconsole-shots-") as workdir:
+        fleet = SimFleet(Path(workdir), demo_hosts(startup_s=1.0), demo_profiles(), ssh="auto")
+        try:
+            cfg = config.load(fleet.start())
+            saved: list[Path] = []
+            for size, dims in SIZES.items():
+                app = make_app(cfg, record=record if size == "large" else None)
+                async with app.run_test(size=dims) as pilot:
+                    if not await until(lambda a=app: story_ready(a.session.fleet), SETTLE_S):
+                        print("note: the demo story did not fully appear in time; screenshots show what there is")
+                    saved += await tour(app, pilot, out, size)
+            return saved
+        finally:
+            fleet.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sglconsole.tui.screenshots", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("screenshots"), help="folder for the SVGs (default screenshots/)")
+    parser.add_argument("--record", type=Path, help="also record the large session to this JSONL file")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-"))  # no audit files in ~
+    for path in asyncio.run(run(args.out, args.record)):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,19 @@
+"""The terminal's title shows the fleet's worst status, so a tmux window list says it too."""
+
+from __future__ import annotations
+
+from sglconsole.fleet import FleetState, Status, worst
+from sglconsole.render import clean
+from sglconsole.tui.paint.fleet import host_status
+
+
+def fleet_title(fleet: FleetState) -> str:
+    statuses = [host_status(h) for h in fleet.hosts.values()]
+    problems = sum(s not in (Status.UP, Status.UNKNOWN) for s in statuses)
+    count = f" ({problems} host{'s' if problems != 1 else ''})" if problems else ""
+    return f"sglconsole: {worst(statuses).value}{count}"
+
+
+def osc_title(text: str) -> str:
+    """OSC 2 (window title); control characters removed so a host name cannot end it early."""
+    return f"\x1b]2;{clean(text)}\x07"

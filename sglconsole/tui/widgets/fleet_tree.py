@@ -1,0 +1,101 @@
+"""The fleet on the left: hosts (GPUs, reachability, worst status) and their servers under them."""
+
+from __future__ import annotations
+
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from sglconsole.fleet import FleetState, HostState, Status
+from sglconsole.tui.coalesce import Key
+from sglconsole.tui.paint.fleet import host_label, server_label
+from sglconsole.tui.widgets.common import palette, width
+
+CALM = {Status.UP, Status.UNKNOWN}
+
+
+def _relabel(node: TreeNode[Key], label) -> None:
+    """Set a label only when it reads differently: an unchanged line costs no redraw."""
+    if node.label != label:
+        node.set_label(label)
+
+
+class FleetTree(Tree[Key]):
+    def __init__(self, fleet: FleetState, **kwargs):
+        super().__init__("fleet", **kwargs)
+        self.fleet = fleet
+        self.show_root = False
+        self.guide_depth = 2
+        self._by_key: dict[Key, TreeNode[Key]] = {}
+        self._now = 0.0
+
+    def on_mount(self) -> None:
+        for name in self.fleet.hosts:
+            self._by_key[(name, None)] = self.root.add("", data=(name, None), expand=True)
+        self.sync(set(self.fleet.hosts), 0.0)
+
+    def on_resize(self) -> None:
+        self.sync(set(self.fleet.hosts), self._now)
+
+    def sync(self, hosts: set[str], now: float) -> None:
+        """Relabel these hosts and their servers; add servers that appeared, drop ones that left."""
+        self._now = now
+        for name in hosts:
+            host = self.fleet.hosts.get(name)
+            node = self._by_key.get((name, None))
+            if host is not None and node is not None:
+                _relabel(node, host_label(host, palette(self), now, width(self) - 2))  # after the ▼
+                self._sync_servers(host, node)
+
+    def _sync_servers(self, host: HostState, node: TreeNode[Key]) -> None:
+        wanted = sorted(host.servers)
+        have = [child.data[1] for child in node.children]
+        if have != wanted:
+            node.remove_children()
+            for port in wanted:
+                self._by_key[(host.name, port)] = node.add_leaf("", data=(host.name, port))
+        for port in wanted:
+            label = server_label(host.servers[port], palette(self), width(self) - 3)  # after the guide
+            _relabel(self._by_key[(host.name, port)], label)
+
+    @property
+    def selected(self) -> Key | None:
+        node = self.cursor_node
+        return None if node is None else node.data
+
+    def select(self, key: Key) -> None:
+        node = self._by_key.get(key)
+        if node is not None:
+            self.move_cursor(node)
+
+    def problem(self, direction: int) -> Key | None:
+        """The next (or previous) host or server that is not fine, wrapping around."""
+        order = self._order()
+        if not order:
+            return None
+        here = order.index(self.selected) if self.selected in order else -1
+        for step in range(1, len(order) + 1):
+            key = order[(here + direction * step) % len(order)]
+            if self._status(key) not in CALM:
+                return key
+        return None
+
+    def _order(self) -> list[Key]:
+        keys: list[Key] = []
+        for name, host in self.fleet.hosts.items():
+            keys.append((name, None))
+            keys += [(name, port) for port in sorted(host.servers)]
+        return keys
+
+    def _status(self, key: Key) -> Status:
+        host = self.fleet.hosts[key[0]]
+        if key[1] is None:
+            return Status.UP if host.reachable is not False else Status.UNREACHABLE  # a host's own problems
+        server = host.servers.get(key[1])
+        return server.status if server is not None else Status.UNKNOWN
+
+    def reveal(self, key: Key) -> None:
+        """Select a node, opening its host first if it was collapsed."""
+        parent = self._by_key.get((key[0], None))
+        if parent is not None and not parent.is_expanded:
+            parent.expand()
+        self.call_after_refresh(self.select, key)
