@@ -41,7 +41,7 @@ async def sample_rss(rss: dict, at: list[float], started: float) -> None:
 
 
 async def monitor(config, seconds: float, arrivals: dict) -> None:
-    from sglconsole.monitor import FleetMonitor
+    from sglconsole.remote.monitor import FleetMonitor
 
     def on_record(host: str, port: int, record) -> None:
         if record.kind == "decode" and port == 39999:

@@ -7,28 +7,12 @@ error the user must fix (bad config, unreachable host, bad arguments).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
-from collections.abc import Callable
-
-from rich.console import Console
 
 from sglconsole import __version__
+from sglconsole.commands.registry import COMMANDS, Handler, stderr
 from sglconsole.errors import ConsoleError
-
-Handler = Callable[[argparse.Namespace], int]
-_COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
-
-
-def command(name: str, help: str):
-    """Register a subcommand: the decorated function adds its arguments and returns the handler."""
-
-    def register(build: Callable[[argparse.ArgumentParser], Handler]) -> Callable:
-        _COMMANDS[name] = (build, help)  # type: ignore[assignment]
-        return build
-
-    return register
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", metavar="NAME", help="console colours: dark (default), light, ansi, or a Textual theme")
     parser.add_argument("--record", metavar="FILE", help="write the fleet's state changes as JSONL (see: replay)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (build, help_text) in _COMMANDS.items():
+    for name, (build, help_text) in COMMANDS.items():
         child = sub.add_parser(name, help=help_text, description=help_text)
         _add_config(child)
         child.set_defaults(handler=build(child))
@@ -57,22 +41,6 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
         "-c", "--config", metavar="FILE", default=argparse.SUPPRESS,
         help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)",
     )
-
-
-def config_path(args: argparse.Namespace) -> str | None:
-    return getattr(args, "config", None)
-
-
-def stdout() -> Console:
-    return Console(highlight=False)
-
-
-def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
-
-
-def run_async(coro) -> int:
-    return asyncio.run(coro)
 
 
 def main(argv: list[str] | None = None) -> int:

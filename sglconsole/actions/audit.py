@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from sglconsole.secrets import mask_argv, mask_env
+from sglconsole.core.secrets import mask_argv, mask_env
 
 
 def state_dir() -> Path:

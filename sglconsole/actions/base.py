@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sglconsole.config import Config
+from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.errors import ActionError
 from sglconsole.remote.ssh import Fleet
-from sglconsole.secrets import mask_argv, mask_env
 
 
 class StageState(StrEnum):

@@ -18,12 +18,12 @@ from pathlib import Path
 from sglconsole import config as config_module
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
 from sglconsole.actions.restore import decode_tok_s
+from sglconsole.config.edit import update_file
 from sglconsole.core.processes import launch_args
+from sglconsole.core.secrets import is_secret_env, is_secret_flag
 from sglconsole.core.systemd_unit import parse_unit
 from sglconsole.remote.inspect import server_info, snapshot
 from sglconsole.remote.ssh import SshHost
-from sglconsole.secrets import is_secret_env, is_secret_flag
-from sglconsole.yaml_edit import update_file
 
 UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -17,10 +17,10 @@ from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFail
 from sglconsole.actions.lock import host_lock
 from sglconsole.config import Server
 from sglconsole.core.processes import ServerProcess
+from sglconsole.core.secrets import mask_argv
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh import SshHost
-from sglconsole.secrets import mask_argv
 
 GRACE_S = 20.0
 VOLATILE_ENV = ("SSH_", "PWD", "OLDPWD", "SHLVL", "_", "TERM", "MAIL", "LS_COLORS")

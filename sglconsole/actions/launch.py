@@ -25,12 +25,12 @@ from sglconsole.actions.kill import configured, remote, save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import run_preflight
 from sglconsole.config import Profile, Server
+from sglconsole.config.launch_spec import profile_argv, resolve_env
+from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.diffing import profile_argv, resolve_env
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh import SshHost
-from sglconsole.secrets import mask_argv, mask_env
 
 LOG_TAIL = 30
 

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 
 from sglconsole.config import Host, Profile, Server
+from sglconsole.config.launch_spec import profile_argv, unresolved
 from sglconsole.core.drift import check_version, did_you_mean
-from sglconsole.diffing import profile_argv, unresolved
 from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.sglang_args import Verdict, canonicalize_remote
 from sglconsole.remote.ssh import SshHost

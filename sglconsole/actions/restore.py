@@ -16,9 +16,9 @@ from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
 from sglconsole.actions.launch import replace, spec_for
 from sglconsole.actions.probe import probe
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.fleet import per_request_baseline
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import SshHost
+from sglconsole.state.fleet import per_request_baseline
 
 ACCEPT_TOLERANCE = 0.8
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sglconsole import config, yaml_edit
+from sglconsole import config
 from sglconsole.bench.model import SweepResult
 from sglconsole.config import Baseline
+from sglconsole.config import edit as yaml_edit
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:

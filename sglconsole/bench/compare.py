@@ -16,8 +16,8 @@ from sglconsole.actions.kill import configured, kill, save_for_rollback
 from sglconsole.actions.launch import relaunch, replace, spec_from_rollback
 from sglconsole.bench.model import ProgressCallback, SweepResult, SweepSettings, no_progress
 from sglconsole.bench.sweep import run_sweep
+from sglconsole.config.launch_spec import profile_argv, resolve_env
 from sglconsole.core import drift
-from sglconsole.diffing import profile_argv, resolve_env
 from sglconsole.errors import ConsoleError, UsageError
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.sglang_args import canonicalize_remote

@@ -8,7 +8,7 @@ from rich.text import Text
 from sglconsole.bench.compare import CompareResult
 from sglconsole.bench.model import LevelResult, SweepResult
 from sglconsole.core import drift
-from sglconsole.render import safe
+from sglconsole.core.text import safe
 
 BAR_WIDTH = 20
 

@@ -1,3 +1,3 @@
-"""CLI subcommands; importing this package registers them with sglconsole.cli."""
+"""CLI subcommands; importing this package registers them in commands.registry."""
 
 from sglconsole.commands import actions, basic, bench, capture, demo, drift, replay, status, tui  # noqa: F401

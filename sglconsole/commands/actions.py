@@ -15,11 +15,11 @@ from rich.text import Text
 
 from sglconsole import actions, config
 from sglconsole.actions.base import ActionContext, Plan, Stage, StageFailed, StageState
-from sglconsole.cli import command, config_path, run_async, stderr, stdout
 from sglconsole.commands.drift import parse_target
+from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
+from sglconsole.core.text import safe
 from sglconsole.errors import RemoteError, UsageError
 from sglconsole.remote.ssh import Fleet
-from sglconsole.render import safe
 
 STATE_STYLE = {StageState.OK: "green", StageState.FAILED: "bold red", StageState.SKIPPED: "dim", StageState.RUNNING: "cyan"}
 

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from sglconsole import config
-from sglconsole.cli import command, config_path, run_async, stderr, stdout
+from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.remote.ssh import Fleet
 
 

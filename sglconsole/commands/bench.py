@@ -25,12 +25,12 @@ from sglconsole.bench.model import (
     SweepSettings,
 )
 from sglconsole.bench.sweep import run_sweep
-from sglconsole.cli import command, config_path, run_async, stderr, stdout
 from sglconsole.commands.actions import STATE_STYLE, confirm, target
+from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
+from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import Fleet
-from sglconsole.render import safe
 
 
 def levels_arg(text: str) -> tuple[int, ...]:
@@ -130,7 +130,7 @@ async def _sweep(cfg: config.Config, host: str, port: int, settings: SweepSettin
 
 async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
     """--save-baseline: refuse (before the sweep) when the server does not run its profile's argv."""
-    from sglconsole.diffing import diff_server
+    from sglconsole.remote.drift import diff_server
 
     name = ctx.config.server(host, port).profile
     async with ctx.stage("drift", f"does {host}:{port} run profile {name}?") as stage:

@@ -6,12 +6,12 @@ import argparse
 
 from sglconsole import actions, config
 from sglconsole.actions.base import ActionContext, StageFailed
-from sglconsole.cli import command, config_path, run_async, stdout
 from sglconsole.commands.actions import print_stage
 from sglconsole.commands.drift import parse_target
+from sglconsole.commands.registry import command, config_path, run_async, stdout
+from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.ssh import Fleet
-from sglconsole.render import safe
 
 
 @command("capture", "turn a running server (HOST:PORT) or a systemd unit (HOST --from-systemd UNIT) into a profile")

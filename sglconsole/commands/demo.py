@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from sglconsole.cli import command, stderr, stdout
+from sglconsole.commands.registry import command, stderr, stdout
 
 
 @command("demo", "start a simulated 3-host GPU fleet (no GPU needed) and open the console on it")

@@ -11,12 +11,12 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole import config
-from sglconsole.cli import command, config_path, run_async, stdout
+from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
 from sglconsole.core.drift import did_you_mean
+from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.ssh import Fleet
-from sglconsole.render import safe
 
 STATE_STYLE = {
     drift.State.SAME: "dim",
@@ -71,7 +71,7 @@ def _diff(parser: argparse.ArgumentParser):
 
 
 async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bool) -> int:
-    from sglconsole.diffing import diff_server
+    from sglconsole.remote.drift import diff_server
 
     fleet = Fleet(cfg.hosts)
     out = stdout()

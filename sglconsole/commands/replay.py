@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sglconsole.cli import command
+from sglconsole.commands.registry import command
 
 
 @command("replay", "open the console on a recording made with --record FILE (read-only)")

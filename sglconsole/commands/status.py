@@ -11,10 +11,10 @@ import time
 from rich.live import Live
 
 from sglconsole import config
-from sglconsole.cli import command, config_path, run_async, stdout
-from sglconsole.fleet import FleetState, Status
-from sglconsole.monitor import FleetMonitor
-from sglconsole.render import fleet_view
+from sglconsole.commands.registry import command, config_path, run_async, stdout
+from sglconsole.commands.tables import fleet_view
+from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.state.fleet import FleetState, Status
 
 
 @command("status", "one table per host: GPUs and servers; exit 0 when every configured server is UP")
@@ -59,7 +59,7 @@ def exit_code(fleet: FleetState) -> int:
 
 
 def state_json(fleet: FleetState) -> dict:
-    from sglconsole.secrets import mask_argv, mask_env
+    from sglconsole.core.secrets import mask_argv, mask_env
 
     now = time.time()
     hosts = {}
@@ -129,7 +129,7 @@ def _log_stats(parser: argparse.ArgumentParser):
 def _print_stats(data: dict) -> None:
     from rich.table import Table
 
-    from sglconsole.render import safe
+    from sglconsole.core.text import safe
 
     out = stdout()
     counts = ", ".join(f"{k}: {v}" for k, v in (data.get("counts") or {}).items())

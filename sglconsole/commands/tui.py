@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from sglconsole import config
-from sglconsole.cli import config_path
+from sglconsole.commands.registry import config_path
 
 
 def open_console(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from enum import StrEnum
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from sglconsole.secrets import mask_value
+from sglconsole.core.secrets import mask_value
 
 
 class State(StrEnum):

@@ -30,10 +30,10 @@ from sglconsole.core.nvidia_smi import (
 from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.errors import HostUnreachable, RemoteError
-from sglconsole.fleet import FleetState, ServerState, record_decode
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import INFO_PATHS, first_json
 from sglconsole.remote.ssh import SshHost
+from sglconsole.state.fleet import FleetState, ServerState, record_decode
 
 log = logging.getLogger(__name__)
 
@@ -407,7 +407,8 @@ class HostMonitor:
 
     async def _drift(self, server: ServerState) -> None:
         """Compare with the profile once per server process (the host's SGLang judges; it is not free)."""
-        from sglconsole.diffing import profile_argv, report_from
+        from sglconsole.config.launch_spec import profile_argv
+        from sglconsole.remote.drift import report_from
         from sglconsole.remote.sglang_args import canonicalize_remote
 
         process, profile = server.process, server.profile

@@ -9,7 +9,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from sglconsole.secrets import mask_argv
+from sglconsole.core.secrets import mask_argv
 from sglconsole.sim import flagtable, settings
 from sglconsole.sim.http import Request, Response, json_response, text_response
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sglconsole.fleet import SEVERITY, FleetState, Status
+from sglconsole.state.fleet import SEVERITY, FleetState, Status
 
 HOLD_S = 5.0
 QUIET_S = 300.0

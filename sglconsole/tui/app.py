@@ -16,9 +16,9 @@ from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
 from sglconsole.config import Config
+from sglconsole.core.text import clean
 from sglconsole.errors import UsageError
-from sglconsole.monitor import FleetMonitor
-from sglconsole.render import clean
+from sglconsole.remote.monitor import FleetMonitor
 from sglconsole.tui.alert_command import run_alert_command
 from sglconsole.tui.alerts import Alert, AlertTracker, sweep
 from sglconsole.tui.coalesce import Dirty

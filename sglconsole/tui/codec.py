@@ -13,8 +13,8 @@ from sglconsole.actions.probe import ProbeResult
 from sglconsole.core.drift import Report, Row, State
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
-from sglconsole.fleet import HostState, Sample, ServerState, Status
-from sglconsole.secrets import mask_argv, mask_env
+from sglconsole.core.secrets import mask_argv, mask_env
+from sglconsole.state.fleet import HostState, Sample, ServerState, Status
 
 HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
 SERVER_FIELDS = ("profile_name", "log_path", "log_state", "ready_seen_at", "health", "version", "drift_error",

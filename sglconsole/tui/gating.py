@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sglconsole.fleet import ServerState
+from sglconsole.state.fleet import ServerState
 
 CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture"}
 NEEDS_SERVER = CHANGES_HOST | {"probe", "bench", "diff", "log", "gpus", "filter", "follow", "verbatim"}

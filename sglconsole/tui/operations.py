@@ -15,7 +15,7 @@ from typing import Protocol
 from sglconsole import actions
 from sglconsole.actions import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.errors import ConsoleError
-from sglconsole.fleet import FleetState
+from sglconsole.state.fleet import FleetState
 from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.session import Session
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sglconsole.fleet import FleetState, ServerState
+from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui import codec
 from sglconsole.tui.coalesce import Key
 from sglconsole.tui.tail import TailCursor

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sglconsole.config import Config, HostsFile
 from sglconsole.errors import ConfigError
-from sglconsole.fleet import FleetState, ServerState
+from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui import codec
 from sglconsole.tui.recorder import FORMAT
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from sglconsole.actions import ActionContext, Stage
 from sglconsole.config import Config
-from sglconsole.fleet import FleetState
 from sglconsole.remote.ssh import Fleet
+from sglconsole.state.fleet import FleetState
 from sglconsole.tui.history import ActionRecord, AlertRecord
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sglconsole.fleet import FleetState, Status, worst
-from sglconsole.render import clean
+from sglconsole.core.text import clean
+from sglconsole.state.fleet import FleetState, Status, worst
 from sglconsole.tui.paint.fleet import host_status
 
 

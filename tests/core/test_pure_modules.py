@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sglconsole.config.edit import set_entry
 from sglconsole.core import degeneracy, drift, systemd_unit
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcInfo, analyse, launch_args, port_of
-from sglconsole.secrets import mask_argv, mask_env
-from sglconsole.yaml_edit import set_entry
+from sglconsole.core.secrets import mask_argv, mask_env
 
 
 def test_unit_continuations_quotes_environment_and_reset():

@@ -12,9 +12,9 @@ import time
 import httpx
 
 from sglconsole import config
-from sglconsole.fleet import Status
-from sglconsole.monitor import FleetMonitor
+from sglconsole.remote.monitor import FleetMonitor
 from sglconsole.remote.ssh import Fleet
+from sglconsole.state.fleet import Status
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:

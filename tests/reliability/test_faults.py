@@ -19,7 +19,7 @@ from sglconsole.actions import ActionContext, restore
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import StageState
 from sglconsole.actions.lock import host_lock
-from sglconsole.monitor import FleetMonitor
+from sglconsole.remote.monitor import FleetMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.sim import gpustate
 from sglconsole.sim.fleet import HostSpec, ServerSpec

@@ -15,15 +15,16 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from sglconsole import config
+from sglconsole.commands.tables import fleet_view
 from sglconsole.config import Host, Server
 from sglconsole.core.processes import ProcInfo, analyse
-from sglconsole.diffing import report_from
+from sglconsole.core.text import clean
 from sglconsole.errors import ConfigError
-from sglconsole.fleet import FleetState
+from sglconsole.remote.drift import report_from
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.sglang_args import Canonical, Verdict, parse_output
 from sglconsole.remote.ssh import SshHost
-from sglconsole.render import clean, fleet_view
+from sglconsole.state.fleet import FleetState
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "hosts.yaml").read_text()
 LINE = re.compile(r"^[^:\n]+:\d+: ", re.M)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sglconsole import config
-from sglconsole.fleet import Status
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
+from sglconsole.state.fleet import Status
 from sglconsole.tui.app import make_app
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from tests.tui.helpers import actions_done, plain, until

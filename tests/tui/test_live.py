@@ -7,7 +7,7 @@ host start a fleet of their own (tests/tui/test_actions_live.py).
 from __future__ import annotations
 
 from sglconsole import config
-from sglconsole.fleet import Status
+from sglconsole.state.fleet import Status
 from sglconsole.tui.app import make_app
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.widgets.key_bar import KeyBar

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.theme import BUILTIN_THEMES
 
 from sglconsole.core.processes import ProcInfo
-from sglconsole.fleet import FleetState, Status
+from sglconsole.state.fleet import FleetState, Status
 from sglconsole.tui import codec, gating
 from sglconsole.tui.alert_command import run_alert_command
 from sglconsole.tui.alerts import HOLD_S, AlertTracker, sweep

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from sglconsole.config import Config
-from sglconsole.fleet import Status
+from sglconsole.state.fleet import Status
 from sglconsole.tui.alerts import HOLD_S
 from sglconsole.tui.app import make_app
 from sglconsole.tui.history import AlertRecord

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.actions import Stage, StageState
-from sglconsole.render import clean
+from sglconsole.core.text import clean
 from sglconsole.tui.history import ActionRecord, AlertRecord
 from sglconsole.tui.paint.palette import Palette
 

@@ -7,8 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.drift import Report, Row, State
-from sglconsole.fleet import ServerState
-from sglconsole.render import clean
+from sglconsole.core.text import clean
+from sglconsole.state.fleet import ServerState
 from sglconsole.tui.paint.palette import Palette
 
 WIDE = 90

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from sglconsole.fleet import HostState, ServerState, Status, worst
-from sglconsole.render import clean
+from sglconsole.core.text import clean
+from sglconsole.state.fleet import HostState, ServerState, Status, worst
 from sglconsole.tui.paint.labels import gpu_summary, shorten, tok_s
 from sglconsole.tui.paint.palette import Palette
 

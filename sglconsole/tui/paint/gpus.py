@@ -6,8 +6,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.nvidia_smi import GpuSample
-from sglconsole.fleet import HostState
-from sglconsole.render import clean, fmt_num, gpu_holders
+from sglconsole.core.text import clean, fmt_num
+from sglconsole.state.fleet import HostState, gpu_holders
 from sglconsole.tui.paint.labels import gpu_model
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.spark import bar

@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sglconsole.fleet import HostState, ServerState
-from sglconsole.render import clean, fmt_duration, fmt_num
+from sglconsole.core.text import clean, fmt_duration, fmt_num
+from sglconsole.state.fleet import HostState, ServerState
 from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
 from sglconsole.tui.paint.gpus import WIDE, gpu_table
 from sglconsole.tui.paint.labels import tok_s

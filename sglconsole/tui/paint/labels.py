@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from sglconsole.fleet import HostState, ServerState
-from sglconsole.render import clean
+from sglconsole.core.text import clean
+from sglconsole.state.fleet import HostState, ServerState
 
 _VENDOR = re.compile(r"^(NVIDIA\s+)?(GeForce\s+|RTX\s+|Tesla\s+)?", re.IGNORECASE)
 

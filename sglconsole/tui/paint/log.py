@@ -7,7 +7,7 @@ import re
 from rich.text import Text
 
 from sglconsole.core.sglang_log import LogRecord, parse_line
-from sglconsole.render import clean
+from sglconsole.core.text import clean
 from sglconsole.tui.paint.palette import Palette
 
 # the values an operator looks for in a decode line, wherever SGLang's version puts them

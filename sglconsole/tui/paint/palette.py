@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.color import Color
 from textual.theme import Theme
 
-from sglconsole.fleet import Status
+from sglconsole.state.fleet import Status
 
 # which theme colour each status borrows
 ROLE = {

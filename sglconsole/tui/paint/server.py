@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from sglconsole.fleet import ServerState, Status
-from sglconsole.render import clean, fmt_duration, fmt_num
+from sglconsole.core.text import clean, fmt_duration, fmt_num
+from sglconsole.state.fleet import ServerState, Status
 from sglconsole.tui.paint.labels import target, tok_s
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.spark import sparkline

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from sglconsole.actions import Plan
-from sglconsole.fleet import ServerState
+from sglconsole.state.fleet import ServerState
 from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.operations import OPERATIONS, Operation, capture, perform, replace_profile_plan
 from sglconsole.tui.screens.ask import AskScreen

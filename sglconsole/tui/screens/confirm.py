@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from sglconsole.actions import Plan
-from sglconsole.render import clean
+from sglconsole.core.text import clean
 
 
 def plan_text(plan: Plan) -> Table:

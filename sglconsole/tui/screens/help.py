@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from sglconsole.fleet import Status
+from sglconsole.state.fleet import Status
 from sglconsole.tui.keys import KEYS
 from sglconsole.tui.paint.palette import palette_of
 

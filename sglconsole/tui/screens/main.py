@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Tree
 
-from sglconsole.fleet import ServerState
+from sglconsole.state.fleet import ServerState
 from sglconsole.tui import gating, keys
 from sglconsole.tui.coalesce import Key, hosts_of
 from sglconsole.tui.messages import FleetChanged

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from sglconsole.fleet import FleetState, HostState, Status
+from sglconsole.state.fleet import FleetState, HostState, Status
 from sglconsole.tui.coalesce import Key
 from sglconsole.tui.paint.fleet import host_label, server_label
 from sglconsole.tui.widgets.common import palette, width

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from sglconsole.fleet import HostState
+from sglconsole.state.fleet import HostState
 from sglconsole.tui.paint.host import host_view
 from sglconsole.tui.widgets.common import palette, show, width
 

@@ -6,8 +6,8 @@ from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog, Static
 
-from sglconsole.fleet import ServerState
-from sglconsole.render import clean
+from sglconsole.core.text import clean
+from sglconsole.state.fleet import ServerState
 from sglconsole.tui.paint.log import log_line, matches
 from sglconsole.tui.tail import TailCursor
 from sglconsole.tui.widgets.common import palette

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from sglconsole.fleet import FleetState, ServerState
+from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui.paint.drift import drift_view
 from sglconsole.tui.paint.gpus import gpu_table
 from sglconsole.tui.widgets.common import palette, show, width

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
-from sglconsole.fleet import FleetState, ServerState
+from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui.paint.server import header
 from sglconsole.tui.widgets.common import palette
 from sglconsole.tui.widgets.log_view import LogView

@@ -7,7 +7,7 @@ from collections import Counter
 from rich.text import Text
 from textual.widgets import Static
 
-from sglconsole.fleet import SEVERITY, FleetState
+from sglconsole.state.fleet import SEVERITY, FleetState
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.widgets.common import palette
 

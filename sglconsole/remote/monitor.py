@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from sglconsole.config import Config
-from sglconsole.fleet import FleetState
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
+from sglconsole.state.fleet import FleetState
 
 
 class FleetMonitor:

@@ -1,6 +1,6 @@
 """SVG screenshots of the console's main screens, taken from the simulated demo fleet.
 
-    python -m sglconsole.tui.screenshots [--out screenshots/] [--record FILE]
+    python -m tools.screenshots [--out screenshots/] [--record FILE]
 
 Starts the demo fleet itself (no GPU needed), drives the console headless the
 way a user would (keys only) and saves one SVG per screen. --record also
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sglconsole import config
-from sglconsole.fleet import FleetState, Status
 from sglconsole.sim.fleet import SimFleet
 from sglconsole.sim.scenarios import demo_hosts, demo_profiles
+from sglconsole.state.fleet import FleetState, Status
 from sglconsole.tui.app import ConsoleApp, make_app
 from sglconsole.tui.screens.confirm import ConfirmScreen
 
@@ -91,7 +91,7 @@ async def run(out: Path, record: Path | None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sglconsole.tui.screenshots", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.screenshots", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"), help="folder for the SVGs (default screenshots/)")
     parser.add_argument("--record", type=Path, help="also record the large session to this JSONL file")
     args = parser.parse_args(argv)

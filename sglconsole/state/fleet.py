@@ -335,3 +335,21 @@ def looping(server: ServerState) -> bool:
 
     # one window diluted by a short request (a health check) must not hide the loop
     return sum(pinned(s) for s in samples) >= LOOP_SAMPLES - 1
+
+
+def gpu_holders(host: HostState) -> dict[int, str]:
+    """GPU index -> who holds it (":30000", "pid N (no server)"; -1: orphans)."""
+    holders: dict[int, list[str]] = {}
+    for server in host.servers.values():
+        if server.process is not None:
+            for index in server.process.gpus:
+                holders.setdefault(index, []).append(f":{server.port}")
+    if host.view is not None:
+        uuid_to_index = {g.uuid: g.index for g in host.gpus}
+        for app in host.view.unaccounted:
+            index = uuid_to_index.get(app.gpu_uuid)
+            if index is not None:
+                holders.setdefault(index, []).append(f"pid {app.pid} (no server)")
+        for orphan in host.view.orphans:
+            holders.setdefault(-1, []).append(f"orphan {orphan.pid}")
+    return {k: ", ".join(v) for k, v in holders.items()}

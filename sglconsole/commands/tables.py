@@ -1,20 +1,15 @@
-"""Rich renderings of fleet state shared by the CLI (and reused by the TUI).
-
-Everything that came from a host (argv, log text, host names, errors) is
-wrapped in rich Text, never interpreted as markup, and stripped of control
-characters, so a hostile log line cannot restyle or drive the terminal.
-"""
+"""Rich tables of the fleet state for the CLI (status, watch)."""
 
 from __future__ import annotations
 
-import re
 import time
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from sglconsole.fleet import FleetState, HostState, ServerState, Status
+from sglconsole.core.text import clean, fmt_duration, fmt_num, safe
+from sglconsole.state.fleet import FleetState, HostState, ServerState, Status, gpu_holders
 
 STATUS_STYLE = {
     Status.UP: "bold green",
@@ -29,38 +24,8 @@ STATUS_STYLE = {
     Status.UNKNOWN: "dim",
 }
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def clean(value: object) -> str:
-    """Text from a host, safe to put on the terminal: escape sequences and control characters removed."""
-    return _CONTROL.sub("", str(value))
-
-
-def safe(value: object, style: str = "") -> Text:
-    return Text(clean(value), style=style)
-
-
 def badge(status: Status) -> Text:
     return Text(f" {status.value} ", style=STATUS_STYLE.get(status, ""))
-
-
-def fmt_num(value: float | None, digits: int = 1, unit: str = "") -> str:
-    return "-" if value is None else f"{value:.{digits}f}{unit}"
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    seconds = int(max(0, seconds))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours:02d}h"
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    return f"{minutes}m{secs:02d}s"
 
 
 def gpu_table(host: HostState, holders: dict[int, str] | None = None) -> Table:
@@ -77,23 +42,6 @@ def gpu_table(host: HostState, holders: dict[int, str] | None = None) -> Table:
             fmt_num(gpu.temperature_c, 0, "C"), power, safe(holders.get(gpu.index, "")),
         )
     return table
-
-
-def gpu_holders(host: HostState) -> dict[int, str]:
-    holders: dict[int, list[str]] = {}
-    for server in host.servers.values():
-        if server.process is not None:
-            for index in server.process.gpus:
-                holders.setdefault(index, []).append(f":{server.port}")
-    if host.view is not None:
-        uuid_to_index = {g.uuid: g.index for g in host.gpus}
-        for app in host.view.unaccounted:
-            index = uuid_to_index.get(app.gpu_uuid)
-            if index is not None:
-                holders.setdefault(index, []).append(f"pid {app.pid} (no server)")
-        for orphan in host.view.orphans:
-            holders.setdefault(-1, []).append(f"orphan {orphan.pid}")
-    return {k: ", ".join(v) for k, v in holders.items()}
 
 
 def server_table(host: HostState, now: float | None = None) -> Table:

@@ -1,0 +1,18 @@
+"""hosts.yaml: its schema, loading it with errors that point at the line, editing it in place,
+and the launch spec built from a (profile, server) pair."""
+
+from sglconsole.config.load import CONFIG_ENV, discover, load, parse
+from sglconsole.config.schema import (
+    Baseline,
+    BaselineLevel,
+    Config,
+    Host,
+    HostFields,
+    HostsFile,
+    Probe,
+    Profile,
+    Server,
+)
+
+__all__ = ["CONFIG_ENV", "Baseline", "BaselineLevel", "Config", "Host", "HostFields", "HostsFile", "Probe",
+           "Profile", "Server", "discover", "load", "parse"]

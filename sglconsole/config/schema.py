@@ -1,0 +1,207 @@
+"""The pydantic models of hosts.yaml (extra keys are errors) and the validated Config."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from sglconsole.errors import ConfigError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+# ---------------------------------------------------------------- field types
+
+
+def _port(value: Any) -> int:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+    if not ok and isinstance(value, str) and value.strip().isdigit():
+        value, ok = int(value), 1 <= int(value) <= 65535
+    if not ok:
+        raise ValueError(f"expected an integer 1-65535, got {value!r}")
+    return value
+
+
+def _argv(value: Any) -> list[str]:
+    """A command line given as a list, or as one string split like a shell does."""
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"cannot split {value!r} like a shell: {exc}") from None
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+        return [str(v) for v in value]
+    raise ValueError(f"expected a list of strings or one command-line string, got {value!r}")
+
+
+def _env_value(value: Any) -> str:
+    # YAML turns `1` into an int and `yes` into True; numbers are safe to stringify,
+    # booleans are ambiguous (true/True/1?) so we make the user spell them out.
+    if isinstance(value, bool):
+        raise ValueError(f"expected a string, got {value!r} (quote it, e.g. \"1\" or \"true\")")
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise ValueError(f"expected a string, got {value!r}")
+
+
+def _specifier(value: Any) -> str:
+    try:
+        SpecifierSet(str(value))
+    except InvalidSpecifier:
+        raise ValueError(f"expected a version specifier such as '>=0.5.10', got {value!r}") from None
+    return str(value)
+
+
+def _launcher(value: Any) -> str:
+    if value in ("nohup", "systemd-run") or (isinstance(value, str) and re.fullmatch(r"systemd:[\w@.:-]+", value)):
+        return value
+    raise ValueError(f"expected 'nohup', 'systemd-run' or 'systemd:UNIT', got {value!r}")
+
+
+def _known_hosts(value: Any) -> str:
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError(f"expected a path to a known_hosts file or 'none', got {value!r}")
+
+
+Port = Annotated[int, BeforeValidator(_port)]
+Argv = Annotated[list[str], BeforeValidator(_argv)]
+EnvValue = Annotated[str, BeforeValidator(_env_value)]
+Specifier = Annotated[str, BeforeValidator(_specifier)]
+Launcher = Annotated[str, BeforeValidator(_launcher)]
+KnownHosts = Annotated[str, BeforeValidator(_known_hosts)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------- models
+
+
+class BaselineLevel(Model):
+    concurrency: int = Field(ge=1)
+    gen_throughput: float = Field(gt=0)
+    accept_len: float | None = None
+    ttft_p50_ms: float | None = None
+
+
+class Baseline(Model):
+    gen_throughput: float | None = Field(default=None, gt=0)
+    """Decode tok/s (SGLang's `gen throughput`) this profile reaches when proven."""
+    accept_len: float | None = Field(default=None, gt=0)
+    slow_fraction: float = Field(default=0.75, gt=0, le=1)
+    """SLOW when the live median falls under this fraction of the baseline."""
+    concurrency: int | None = None
+    levels: list[BaselineLevel] = []
+    measured_at: str | None = None
+    sglang_version: str | None = None
+    gpu_model: str | None = None
+    gpu_count: int | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+
+
+class Probe(Model):
+    prompt: str = "What is 2+2? Answer with one number."
+    max_tokens: int = Field(default=16, ge=1)
+    expect: str | None = "4"
+
+
+class Profile(Model):
+    python: str = "python3"
+    """Interpreter on the host that has SGLang installed."""
+    args: Argv
+    """Arguments after `python -m sglang.launch_server`."""
+    env: dict[str, EnvValue] = {}
+    workdir: str | None = None
+    requires_sglang: Specifier | None = None
+    baseline: Baseline | None = None
+    probe: Probe = Probe()
+    startup_timeout: float = Field(default=900, gt=0)
+    description: str | None = None
+
+
+class Server(Model):
+    port: Port
+    profile: str
+    gpus: list[Annotated[int, Field(ge=0)]] = []
+    log: str | None = None
+    """Path of the server's log on the host."""
+    launcher: Launcher = "nohup"
+    http_address: str = "127.0.0.1"
+    """Where the server listens as seen from the SSH host (the container's address for pct)."""
+
+    @property
+    def systemd_unit(self) -> str | None:
+        return self.launcher.split(":", 1)[1] if self.launcher.startswith("systemd:") else None
+
+
+class HostFields(Model):
+    address: str | None = None
+    port: Port = 22
+    user: str | None = None
+    jump: str | None = None
+    """Another host's NAME, or user@host:port."""
+    exec_prefix: Argv = []
+    """argv every remote command is wrapped in, e.g. [pct, exec, "129", "--"]."""
+    identity_file: str | None = None
+    known_hosts: KnownHosts | None = None
+    """known_hosts file to verify the host key against ('none' disables checking: warned)."""
+    python: str = "python3"
+    """Interpreter used for the console's read-only process/log watcher on the host."""
+    connect_timeout: float = Field(default=10, gt=0)
+    keepalive_interval: float = Field(default=5, gt=0)
+    keepalive_count_max: int = Field(default=3, ge=1)
+    gpu_interval_ms: int = Field(default=1000, ge=100)
+    lock_dir: str = "/tmp"
+    """Where the per-server action locks live on the host (shared by every console)."""
+
+
+class Host(HostFields):
+    address: str
+    servers: list[Server] = []
+
+
+class HostsFile(Model):
+    hosts: dict[str, Host]
+    profiles: dict[str, Profile] = {}
+    defaults: HostFields | None = None
+    alert_command: Argv | None = None
+
+
+class Config:
+    """A validated hosts.yaml plus where it came from."""
+
+    def __init__(self, model: HostsFile, path: Path | None):
+        self.model = model
+        self.path = path
+
+    @property
+    def hosts(self) -> dict[str, Host]:
+        return self.model.hosts
+
+    @property
+    def profiles(self) -> dict[str, Profile]:
+        return self.model.profiles
+
+    def host(self, name: str) -> Host:
+        try:
+            return self.model.hosts[name]
+        except KeyError:
+            known = ", ".join(self.model.hosts) or "none"
+            raise ConfigError(f"unknown host {name!r} (hosts: {known})") from None
+
+    def server(self, host: str, port: int) -> Server:
+        for server in self.host(host).servers:
+            if server.port == port:
+                return server
+        ports = ", ".join(str(s.port) for s in self.host(host).servers) or "none"
+        raise ConfigError(f"{host} has no server on port {port} (configured: {ports})")
+
+
