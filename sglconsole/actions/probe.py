@@ -18,7 +18,7 @@ import httpx
 from sglconsole.actions.base import ActionContext, ActionResult
 from sglconsole.config import Profile
 from sglconsole.core import degeneracy
-from sglconsole.state.fleet import per_request_baseline
+from sglconsole.state.status import per_request_baseline
 
 THROUGHPUT_PROMPT = "Write a Python module with small, well-named functions for parsing and summing numbers."
 THROUGHPUT_TOKENS = 512

@@ -18,7 +18,7 @@ from sglconsole.actions.probe import probe
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import SshHost
-from sglconsole.state.fleet import per_request_baseline
+from sglconsole.state.status import per_request_baseline
 
 ACCEPT_TOLERANCE = 0.8
 

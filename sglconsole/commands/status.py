@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 
 from rich.live import Live
 
@@ -15,6 +14,7 @@ from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
 from sglconsole.remote.monitor import FleetMonitor
 from sglconsole.state.fleet import FleetState, Status
+from sglconsole.state.json_view import fleet_json
 
 
 @command("status", "one table per host: GPUs and servers; exit 0 when every configured server is UP")
@@ -47,7 +47,7 @@ async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float) -
                 except asyncio.CancelledError:
                     pass
         elif as_json:
-            print(json.dumps(state_json(monitor.state), indent=2))
+            print(json.dumps(fleet_json(monitor.state), indent=2))
         else:
             stdout().print(fleet_view(monitor.state))
         return exit_code(monitor.state)
@@ -56,55 +56,6 @@ async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float) -
 def exit_code(fleet: FleetState) -> int:
     configured = [s for s in fleet.all_servers() if s.managed]
     return 0 if configured and all(s.status == Status.UP for s in configured) else 1
-
-
-def state_json(fleet: FleetState) -> dict:
-    from sglconsole.core.secrets import mask_argv, mask_env
-
-    now = time.time()
-    hosts = {}
-    for name, host in fleet.hosts.items():
-        servers = []
-        for server in sorted(host.servers.values(), key=lambda s: s.port):
-            load = server.load()
-            process = server.process
-            servers.append({
-                "port": server.port,
-                "profile": server.profile_name,
-                "managed": server.managed,
-                "status": server.status.value,
-                "reason": server.reason,
-                "pid": process.main.pid if process else None,
-                "argv": mask_argv(list(process.main.argv)) if process else None,
-                "env": mask_env(process.main.env or {}) if process else None,
-                "gpus": list(process.gpus) if process else None,
-                "children": [{"pid": c.pid, "title": c.title, "state": c.state} for c in process.children] if process else [],
-                "tok_s": server.tok_s(),
-                "accept_len": load.accept_len if load else None,
-                "running_req": load.running_req if load else None,
-                "queue_req": load.queue_req if load else None,
-                "load_source": load.source if load else None,
-                "metrics": server.metrics.as_dict() if server.metrics is not None else None,
-                "uptime_s": server.uptime(now),
-                "version": server.version,
-                "health": server.health,
-                "log": server.log_path,
-            })
-        hosts[name] = {
-            "reachable": host.reachable,
-            "error": host.error,
-            "gpu_error": host.gpu_error,
-            "gpus": [
-                {"index": g.index, "name": g.name, "uuid": g.uuid, "util": g.util_gpu, "mem_used_mib": g.mem_used_mib,
-                 "mem_total_mib": g.mem_total_mib, "temperature_c": g.temperature_c, "power_w": g.power_draw_w}
-                for g in host.gpus
-            ],
-            "servers": servers,
-            "orphans": [{"pid": p.pid, "ppid": p.ppid, "title": p.title} for p in (host.view.orphans if host.view else ())],
-            "unaccounted_gpu_pids": [a.pid for a in (host.view.unaccounted if host.view else ())],
-            "notes": list(host.view.notes) if host.view else [],
-        }
-    return {"hosts": hosts, "worst": fleet.worst().value}
 
 
 @command("log-stats", "summarise a local SGLang log: counts, tok/s and accept length percentiles, errors")

@@ -57,13 +57,14 @@ def server_table(host: HostState, now: float | None = None) -> Table:
 
 
 def server_row(server: ServerState, now: float) -> list:
-    load = server.load()
-    pid = str(server.process.main.pid) if server.process else "-"
+    view = server.view
+    load = view.load
+    pid = str(view.pid) if view.pid is not None else "-"
     run_queue = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
     return [
-        str(server.port), badge(server.status), safe(server.profile_name or "(unmanaged)"), pid,
-        fmt_num(server.tok_s()), fmt_num(load.accept_len if load else None, 2), run_queue,
-        fmt_duration(server.uptime(now)), safe(server.reason, "dim"),
+        str(server.port), badge(view.status), safe(server.profile_name or "(unmanaged)"), pid,
+        fmt_num(view.tok_s), fmt_num(load.accept_len if load else None, 2), run_queue,
+        fmt_duration(view.uptime(now)), safe(view.reason, "dim"),
     ]
 
 

@@ -303,7 +303,7 @@ class HostMonitor:
                 self.state.servers[process.port] = server
             if server.process is None or server.process.main.pid != process.main.pid:
                 self._new_server.set()
-                server.server_info = server.version = server.health = server.drift = server.metrics = None
+                server.new_process(process)  # a new pid starts with no numbers
                 self._info_at.pop(process.port, None)
                 self._ready_path.pop(process.port, None)
                 self._no_metrics.discard(process.port)

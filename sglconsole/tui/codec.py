@@ -14,11 +14,13 @@ from sglconsole.core.drift import Report, Row, State
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
-from sglconsole.state.fleet import HostState, Sample, ServerState, Status
+from sglconsole.state.fleet import HostState, Load, Sample, ServerState, ServerView, Status
+from sglconsole.state.snapshot import derive_view, process_samples
 
 HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
 SERVER_FIELDS = ("profile_name", "log_path", "log_state", "ready_seen_at", "health", "version", "drift_error",
-                 "action", "reason")
+                 "action")
+VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
 
 
 # ------------------------------------------------------------------ encode
@@ -33,11 +35,19 @@ def encode_host(host: HostState) -> dict[str, Any]:
 
 def encode_server(server: ServerState) -> dict[str, Any]:
     out = {name: getattr(server, name) for name in SERVER_FIELDS}
-    out["status"] = server.status.value
+    out["view"] = _view_fields(server.view)
     out["process"] = None if server.process is None else _process(server.process)
     out["probe"] = _compact(server.probe) if dataclasses.is_dataclass(server.probe) else None
     out["drift"] = None if server.drift is None else _report(server.drift)
     return out
+
+
+def _view_fields(view: ServerView) -> dict[str, Any]:
+    """What the operator saw of the server (status, reason, tok/s, load), as published."""
+    fields = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name not in VIEW_SKIPPED}
+    fields["status"] = view.status.value
+    fields["load"] = None if view.load is None else dataclasses.asdict(view.load)
+    return fields
 
 
 def encode_sample(sample: Sample) -> dict[str, Any]:
@@ -86,12 +96,44 @@ def apply_host(host: HostState, fields: dict[str, Any]) -> None:
 
 
 def apply_server(server: ServerState, fields: dict[str, Any]) -> None:
-    decoders = {"status": Status, "process": _decode_process, "probe": _decode_probe, "drift": _decode_report}
+    decoders = {"process": _decode_process, "probe": _decode_probe, "drift": _decode_report}
     for name, value in fields.items():
-        if name in decoders:
+        if name == "view":
+            server.view = _decode_view_fields(server, value)
+        elif name in ("status", "reason"):  # recordings made before views were recorded whole
+            server.view = LegacyView(**{**_as_fields(server.view), name: Status(value) if name == "status" else value})
+        elif name in decoders:
             setattr(server, name, None if value is None else decoders[name](value))
         elif name in SERVER_FIELDS:
             setattr(server, name, value)
+
+
+def _decode_view_fields(server: ServerState, data: dict[str, Any]) -> ServerView:
+    names = {f.name for f in dataclasses.fields(ServerView)} - set(VIEW_SKIPPED)
+    fields = {k: v for k, v in data.items() if k in names}
+    fields["status"] = Status(fields.get("status", Status.UNKNOWN))
+    fields["load"] = None if not fields.get("load") else Load(**fields["load"])
+    view = ServerView(**fields)
+    samples = process_samples(server) if view.pid is not None else []
+    spark = tuple(s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None)
+    return dataclasses.replace(view, throughput=spark)
+
+
+@dataclasses.dataclass(frozen=True)
+class LegacyView(ServerView):
+    """A view from a recording that kept only status and reason: the replay derives the numbers."""
+
+
+def _as_fields(view: ServerView) -> dict[str, Any]:
+    return {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
+
+
+def legacy_numbers(server: ServerState, host: HostState, now: float) -> None:
+    """Numbers for a legacy recording's view, derived from the replayed samples; status and reason
+    stay as recorded."""
+    if isinstance(server.view, LegacyView):
+        derived = derive_view(server, host, now, server.view.generation)
+        server.view = LegacyView(**{**_as_fields(derived), "status": server.view.status, "reason": server.view.reason})
 
 
 def decode_sample(data: dict[str, Any]) -> Sample:

@@ -78,7 +78,9 @@ class Replay:
         elif event["kind"] == "gone":
             host.servers.pop(port, None)
         else:
-            self._apply_server(self._server(host.name, port), event)
+            server = self._server(host.name, port)
+            self._apply_server(server, event)
+            codec.legacy_numbers(server, host, self.now)
         self.fleet.changed(host.name, port)
 
     def _apply_server(self, server: ServerState, event: dict) -> None:

@@ -10,7 +10,7 @@ from sglconsole import config
 from sglconsole.bench import baseline
 from sglconsole.bench.model import CONSOLE_ENGINE, LevelResult, Provenance, SweepResult
 from sglconsole.errors import ConfigError
-from sglconsole.state.fleet import baseline_for
+from sglconsole.state.status import baseline_for
 
 HOSTS = """\
 # the fleet -- hand-written, keep these comments

@@ -22,7 +22,7 @@ from sglconsole.remote.ssh import Fleet
 from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
 from sglconsole.sim.host import _site_packages
 from sglconsole.sim.scenarios import DRIFTED_27B, demo_profiles
-from sglconsole.state.fleet import baseline_for
+from sglconsole.state.status import baseline_for
 from tests.e2e.conftest import SSH_MODE
 from tests.e2e.test_actions import ct129
 

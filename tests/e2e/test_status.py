@@ -29,7 +29,7 @@ async def wait_for(predicate, timeout: float = 20.0, step: float = 0.1, state=No
         if value:
             return value
         await asyncio.sleep(step)
-    seen = {s.key: (s.status.value, s.reason, s.tok_s()) for s in state.all_servers()} if state else ""
+    seen = {s.key: (s.status.value, s.reason, s.view.tok_s) for s in state.all_servers()} if state else ""
     raise AssertionError(f"condition not met in time: {seen}")
 
 
@@ -65,11 +65,11 @@ async def test_monitor_tracks_tok_s_and_statuses(demo_fleet):
         state = monitor.state
         slow = state.server("ct129", 30000)
         await wait_for(lambda: slow.status == Status.SLOW, timeout=30, state=state)
-        assert 25 < slow.tok_s() < 45, [s.gen_throughput for s in slow.history]  # the drifted server: ~35 tok/s
+        assert 25 < slow.view.tok_s < 45, [s.gen_throughput for s in slow.history]  # the drifted server: ~35 tok/s
         assert slow.history[-1].accept_len < 2.0
         up = state.server("h200x4", 30001)
         await wait_for(lambda: up.status == Status.UP, timeout=30, state=state)
-        assert up.tok_s() > 60  # two background requests on an H200: ~100 tok/s in aggregate
+        assert up.view.tok_s > 60  # two background requests on an H200: ~100 tok/s in aggregate
         looping = state.server("old059", 30000)
         await wait_for(lambda: looping.status == Status.LOOPING, timeout=40, state=state)
         assert state.server("h200x4", 30003).status == Status.DOWN
@@ -121,7 +121,7 @@ async def test_metrics_page_is_read_where_the_server_has_one(demo_fleet):
         # the page and the decode lines describe the same server: the same order of tok/s
         await wait_for(lambda: with_metrics.history, timeout=30, state=state)
         await wait_for(lambda: with_metrics.metrics.gen_throughput, timeout=30, state=state)
-        assert 0.3 < with_metrics.metrics.gen_throughput / with_metrics.tok_s() < 3
+        assert 0.3 < with_metrics.metrics.gen_throughput / with_metrics.view.tok_s < 3
         without = state.server("ct129", 30000)  # no --enable-metrics: a 404, remembered, never parsed
         await wait_for(lambda: without.health == "ok", timeout=30, state=state)
         session = monitor.monitors["ct129"]

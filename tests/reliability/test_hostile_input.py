@@ -175,9 +175,8 @@ def test_host_text_is_shown_literally_and_cannot_drive_the_terminal(text):
     host = fleet.hosts["h"]
     host.reachable = False
     host.error = text
-    server = host.servers[30000]
-    server.reason = text
-    fleet.refresh_status("h")
+    fleet.refresh_status("h")  # an unreachable host's error is every server's reason
+    assert host.servers[30000].reason == text
     out = io.StringIO()
     Console(file=out, force_terminal=True, color_system="truecolor", width=200).print(fleet_view(fleet))
     rendered = out.getvalue()

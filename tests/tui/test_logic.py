@@ -71,8 +71,8 @@ def test_an_unreachable_host_alerts_once_not_once_per_server(demo_replay):
     fleet, tracker = demo_replay.fleet, AlertTracker()
     assert sweep(fleet, tracker, 0) == []
     fleet.hosts["h200x4"].reachable = False
-    for server in fleet.hosts["h200x4"].servers.values():
-        server.status = Status.UNREACHABLE
+    fleet.refresh_status("h200x4")  # every server of an unreachable host is UNREACHABLE
+    assert {s.status for s in fleet.hosts["h200x4"].servers.values()} == {Status.UNREACHABLE}
     sweep(fleet, tracker, 1)
     alerts = sweep(fleet, tracker, 1 + HOLD_S)
     assert [(a.target, a.new) for a in alerts] == [("h200x4", Status.UNREACHABLE)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from sglconsole.config import Config
 from sglconsole.state.fleet import Status
@@ -42,7 +43,7 @@ async def test_a_problem_on_another_host_notifies_and_runs_the_alert_command(tmp
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await pilot.pause(0.3)  # the first look at the fleet is the baseline, not news
         server = replay.fleet.server("h200x4", 30001)
-        server.status, server.reason = Status.DOWN, "configured but not running"
+        server.view = replace(server.view, status=Status.DOWN, reason="configured but not running")
         replay.fleet.changed("h200x4", 30001)
         await pilot.pause(0.3)
         replay.now += HOLD_S + 1  # the recording's clock moves on: the status held

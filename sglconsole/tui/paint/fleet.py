@@ -58,7 +58,7 @@ def host_label(host: HostState, palette: Palette, now: float, width: int) -> Tex
 
 def server_label(server: ServerState, palette: Palette, width: int) -> Text:
     text = Text.assemble((f":{server.port}", "bold"))
-    text.append(f" {tok_s(server.tok_s()):>5} ")
+    text.append(f" {tok_s(server.view.tok_s):>5} ")
     text.append_text(palette.badge(server.status))
     room = width - text.cell_len - 1
     name = clean(server.profile_name) if server.profile_name else "(unmanaged)"

@@ -71,14 +71,15 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
 
 
 def server_row(server: ServerState, palette: Palette, now: float, wide: bool) -> list:
-    load = server.load()
+    view = server.view
+    load = view.load
     run_q = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
-    row: list = [str(server.port), palette.badge(server.status), tok_s(server.tok_s()), run_q]
+    row: list = [str(server.port), palette.badge(view.status), tok_s(view.tok_s), run_q]
     if wide:
-        pid = str(server.process.main.pid) if server.process else "-"
-        row += [fmt_num(load.accept_len if load else None, 2), pid, fmt_duration(server.uptime(now)),
+        pid = str(view.pid) if view.pid is not None else "-"
+        row += [fmt_num(load.accept_len if load else None, 2), pid, fmt_duration(view.uptime(now)),
                 clean(server.profile_name or "(unmanaged)")]
-    return row + [Text(clean(server.reason), style=palette.muted)]
+    return row + [Text(clean(view.reason), style=palette.muted)]
 
 
 def problems(host: HostState, palette: Palette) -> list[Text]:

@@ -34,13 +34,17 @@ def identity(server: ServerState, palette: Palette) -> Text:
 
 
 def vitals(server: ServerState, palette: Palette, now: float) -> Text:
-    if server.process is None:
+    if server.view.pid is None and server.process is not None:  # unreachable: what we last saw is not now
+        return Text(f"pid {server.process.main.pid} when last seen · no numbers while "
+                    f"{server.view.status.value}", style=palette.muted)
+    if server.view.pid is None:
         gpus = ",".join(map(str, server.config.gpus)) if server.config and server.config.gpus else "-"
         return Text(f"not running · GPUs {gpus} · log {clean(server.log_path or '-')}", style=palette.muted)
-    load = server.load()
-    text = Text(f"pid {server.process.main.pid} · up {fmt_duration(server.uptime(now))} · ")
-    text.append(f"{tok_s(server.tok_s())} tok/s", style="bold")
-    spark = sparkline([s.gen_throughput for s in server.history if not s.after_idle], SPARK_WIDTH)
+    view = server.view
+    load = view.load
+    text = Text(f"pid {view.pid} · up {fmt_duration(view.uptime(now))} · ")
+    text.append(f"{tok_s(view.tok_s)} tok/s", style="bold")
+    spark = sparkline(list(view.throughput), SPARK_WIDTH)
     if spark:
         text.append(f" {spark}", style=palette.accent)
     text.append(f" · accept {fmt_num(load.accept_len if load else None, 2)}")

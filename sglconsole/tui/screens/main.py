@@ -91,15 +91,13 @@ class MainScreen(RunsActions, Screen):
             self.refresh_bindings()
 
     def update_detail(self, now: float, full: bool = True) -> None:
-        """The log streams at every refresh; tables (costly to lay out) at most every DETAIL_S."""
+        """What the tree shows (status, numbers) at every refresh, from the same published views;
+        the server's GPU and drift tables (costly to lay out) at most every DETAIL_S."""
         switcher = self.query_one(ContentSwitcher)
-        if not full:
-            if switcher.current == "server-view":
-                self.server_view.log.pull()
-            return
-        self._detail_at = time.monotonic()
+        if full:
+            self._detail_at = time.monotonic()
         if switcher.current == "server-view":
-            self.server_view.update_view(now)
+            self.server_view.update_view(now, tables=full)
         elif switcher.current == "host-view":
             self.query_one(HostView).update_view(now)
         else:

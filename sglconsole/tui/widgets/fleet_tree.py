@@ -62,6 +62,9 @@ class FleetTree(Tree[Key]):
         node = self.cursor_node
         return None if node is None else node.data
 
+    def node_for(self, key: Key) -> TreeNode[Key] | None:
+        return self._by_key.get(key)
+
     def select(self, key: Key) -> None:
         node = self._by_key.get(key)
         if node is not None:

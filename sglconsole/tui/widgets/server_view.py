@@ -46,10 +46,13 @@ class ServerView(Vertical):
         self.log.show(server)
         self.update_view(now)
 
-    def update_view(self, now: float) -> None:
+    def update_view(self, now: float, tables: bool = True) -> None:
+        """The header (status, tok/s, load) at every fleet change, like the tree, so both show the
+        same published view; the GPU and drift tables, costly to lay out, only when `tables`."""
         if self.server is None:
             return
         self.query_one("#server-header", Static).update(header(self.server, palette(self), now))
-        self.query_one(GpuPanel).show(self.server)
-        self.query_one(DriftPanel).show(self.server)
+        if tables:
+            self.query_one(GpuPanel).show(self.server)
+            self.query_one(DriftPanel).show(self.server)
         self.log.pull()

@@ -1,0 +1,176 @@
+"""The fleet's data: what the console knows about every host and server right now.
+
+Plain dataclasses with one writer (the monitor, plus actions marking what
+they are doing); the UI and the CLI read them. Every change calls the
+subscribers with (host, port|None) so a UI can batch its refreshes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sglconsole.config import Profile, Server
+from sglconsole.core.metrics import ServerMetrics
+from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
+from sglconsole.core.processes import ProcessView, ServerProcess
+from sglconsole.core.sglang_log import LogRecord
+
+HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
+LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)
+IDLE_GAP_S = 30.0
+SLOW_WINDOW_S = 60.0
+SLOW_MIN_SAMPLES = 3
+LOOP_SAMPLES = 5
+
+
+class Status(StrEnum):
+    UP = "UP"
+    STARTING = "STARTING"
+    DOWN = "DOWN"
+    DRIFT = "DRIFT"
+    SLOW = "SLOW"
+    DEGENERATE = "DEGENERATE"
+    LOOPING = "LOOPING"
+    UNMANAGED = "UNMANAGED"
+    UNREACHABLE = "UNREACHABLE"
+    UNKNOWN = "UNKNOWN"
+
+
+# worst first: the terminal title and the host badge show the worst one
+SEVERITY = [Status.UNREACHABLE, Status.DEGENERATE, Status.DOWN, Status.LOOPING, Status.SLOW, Status.DRIFT,
+            Status.STARTING, Status.UNMANAGED, Status.UNKNOWN, Status.UP]
+
+
+def worst(statuses) -> Status:
+    present = set(statuses)
+    return next((s for s in SEVERITY if s in present), Status.UP)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    time: float
+    gen_throughput: float | None
+    accept_len: float | None
+    accept_rate: float | None
+    running_req: int | None
+    queue_req: int | None
+    token_usage: float | None
+    after_idle: bool
+    """The first decode line after an idle period: SGLang's interval makes its tok/s meaningless."""
+
+
+@dataclass(frozen=True)
+class Load:
+    accept_len: float | None
+    running_req: int | None
+    queue_req: int | None
+    token_usage: float | None
+    source: str
+    """'log' (a decode line) or 'metrics' (SGLang's /metrics page)."""
+
+
+@dataclass(frozen=True)
+class ServerView:
+    status: Status = Status.UNKNOWN
+    reason: str = "connecting"
+    pid: int | None = None
+    started: float | None = None
+    """The process's start time (epoch seconds): uptime is measured from it at draw time."""
+    tok_s: float | None = None
+    """Decode tok/s of the newest decode line of this process that follows a busy one."""
+    tok_s_source: str | None = None
+    load: Load | None = None
+    throughput: tuple[float, ...] = ()
+    """This process's decode tok/s, oldest first (sparklines)."""
+    drift_differs: bool | None = None
+    """None: not compared yet (or not running)."""
+    drift_count: int | None = None
+    generation: int = 0
+    at: float = 0.0
+
+    def uptime(self, now: float) -> float | None:
+        return None if self.started is None else now - self.started
+
+
+@dataclass
+class ServerState:
+    host: str
+    port: int
+    config: Server | None
+    profile: Profile | None
+    profile_name: str | None
+    process: ServerProcess | None = None
+    log_path: str | None = None
+    log_state: str | None = None
+    history: deque[Sample] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    log_lines: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    last_decode: LogRecord | None = None
+    last_decode_at: float | None = None
+    ready_seen_at: float | None = None
+    milestones: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
+    errors: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
+    health: str | None = None
+    server_info: dict | None = None
+    version: str | None = None
+    probe: object | None = None
+    drift: object | None = None
+    """A sglconsole.core.drift.Report once the host's SGLang compared the running argv with the profile."""
+    drift_error: str | None = None
+    metrics: ServerMetrics | None = None
+    """What /metrics said last, when the server was launched with --enable-metrics."""
+    metrics_at: float | None = None
+    action: str | None = None
+    view: ServerView = field(default_factory=ServerView)
+    """What every view shows (status, reason, tok/s, load), published by FleetState.refresh_status."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def managed(self) -> bool:
+        return self.config is not None
+
+    @property
+    def status(self) -> Status:
+        return self.view.status
+
+    @property
+    def reason(self) -> str:
+        return self.view.reason
+
+    def new_process(self, process: ServerProcess) -> None:
+        """A different pid serves this port: nothing measured from the one before belongs to it.
+
+        Samples already read stay when no process was known before (the log tail read at connect);
+        the views keep only those stamped after this process started (state.snapshot)."""
+        if self.process is not None:
+            self.history.clear()
+            self.last_decode = self.last_decode_at = None
+        self.process = process
+        self.server_info = self.version = self.health = self.drift = self.metrics = self.metrics_at = None
+        self.drift_error = None
+
+
+@dataclass
+class HostState:
+    name: str
+    reachable: bool | None = None
+    error: str | None = None
+    since: float | None = None
+    retry_at: float | None = None
+    gpus: list[GpuSample] = field(default_factory=list)
+    gpu_error: str | None = None
+    gpu_time: float | None = None
+    apps: list[ComputeApp] = field(default_factory=list)
+    view: ProcessView | None = None
+    servers: dict[int, ServerState] = field(default_factory=dict)
+    watcher_error: str | None = None
+
+    @property
+    def gpu_model(self) -> str | None:
+        return self.gpus[0].name if self.gpus else None
+
+

@@ -1,0 +1,95 @@
+"""What every view shows of a server, derived once per update.
+
+The fleet publishes a new `ServerView` for each server of a host whenever something about that
+host changes (state.fleet.FleetState.refresh_status). Tree, detail pane, top bar, CLI tables,
+`status --json` and the recorder all read these views instead of computing status, tok/s or load
+themselves, so they cannot disagree. The numbers of a view belong to one process: samples and
+/metrics pages from before the current pid started are never used, and a server without a
+process has none.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sglconsole.core.metrics import ServerMetrics
+from sglconsole.state.model import HostState, Load, Sample, ServerState, ServerView
+from sglconsole.state.status import derive_status
+
+METRICS_FRESH_S = 30.0
+"""A /metrics page older than this says nothing about now."""
+SPARK_SAMPLES = 120
+
+
+def derive_view(server: ServerState, host: HostState, now: float, generation: int) -> ServerView:
+    status, reason = derive_status(server, host, now)
+    process = server.process
+    if process is None or host.reachable is not True:
+        return ServerView(status, reason, generation=generation, at=now)
+    started = process.main.start
+    samples = process_samples(server)
+    tok_s, source = _tok_s(server, samples, now)
+    differs, count = _drift(server)
+    return ServerView(
+        status, reason, process.main.pid, started, tok_s, source, _load(server, samples, now),
+        tuple(s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None)[-SPARK_SAMPLES:],
+        differs, count, generation, now,
+    )
+
+
+def process_samples(server: ServerState) -> list[Sample]:
+    """Decode samples written by the current process, oldest first.
+
+    Log times have whole seconds and a server needs seconds to start, so a line stamped before
+    the second the process started is another process's (a relaunch appends to the same log)."""
+    if server.process is None:
+        return []
+    since = math.floor(server.process.main.start)
+    newest_first = []
+    for sample in reversed(server.history):
+        if sample.time < since:
+            break
+        newest_first.append(sample)
+    return newest_first[::-1]
+
+
+def _tok_s(server: ServerState, samples: list[Sample], now: float) -> tuple[float | None, str | None]:
+    for sample in reversed(samples):
+        if not sample.after_idle:
+            return sample.gen_throughput, "log"
+    metrics = fresh_metrics(server, now)
+    if metrics is not None and metrics.gen_throughput is not None:
+        return metrics.gen_throughput, "metrics"
+    return None, None
+
+
+def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None:
+    """Accept length, running/queued requests and token usage: from this process's newest decode
+    line, else from a fresh /metrics page."""
+    if samples:
+        last = samples[-1]
+        return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
+    metrics = fresh_metrics(server, now)
+    if metrics is None:
+        return None
+    running = None if metrics.running_req is None else int(metrics.running_req)
+    queued = None if metrics.queue_req is None else int(metrics.queue_req)
+    return Load(metrics.accept_len, running, queued, metrics.token_usage, "metrics")
+
+
+def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
+    """The last /metrics page, if it is recent and was read from the current process."""
+    if server.metrics is None or server.metrics_at is None or server.process is None:
+        return None
+    if now - server.metrics_at >= METRICS_FRESH_S or server.metrics_at < server.process.main.start:
+        return None
+    return server.metrics
+
+
+def _drift(server: ServerState) -> tuple[bool | None, int | None]:
+    report = server.drift
+    if report is None:
+        return None, None
+    rows = getattr(report, "differences", None)
+    count = len(rows) if isinstance(rows, list | tuple) else None
+    return bool(getattr(report, "differs", False)), count

@@ -1,0 +1,120 @@
+"""One published view per server: every view shows the same status and numbers at the same moment,
+and the numbers belong to one process (a killed server has none, a new pid starts empty)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from sglconsole import config
+from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
+from sglconsole.state.fleet import FleetState, Sample, Status
+from sglconsole.state.json_view import fleet_json
+from sglconsole.tui.app import make_app
+from sglconsole.tui.paint.labels import tok_s
+from sglconsole.tui.replay import Replay, load
+from tests.tui.conftest import DATA
+from tests.tui.helpers import plain, shown
+
+T0 = 1_800_000_000.0
+
+
+def one_server_fleet() -> FleetState:
+    cfg = config.Config(config.HostsFile.model_validate({
+        "hosts": {"h": {"address": "127.0.0.1", "servers": [{"port": 30000, "profile": "p"}]}},
+        "profiles": {"p": {"args": ["--model-path", "m"]}}}), None)
+    fleet = FleetState(cfg)
+    fleet.hosts["h"].reachable = True
+    return fleet
+
+
+def process(pid: int, start: float) -> ServerProcess:
+    main = ProcInfo(pid, 1, pid, pid, "S", "python3", ("python3", "-m", "sglang.launch_server", "--model-path", "m"),
+                    start, 0, main=True)
+    return ServerProcess(main, 30000, (), (0,), 1000)
+
+
+def run(fleet: FleetState, proc: ServerProcess | None, now: float) -> None:
+    host = fleet.hosts["h"]
+    host.view = ProcessView((proc,) if proc else (), (), (), False)
+    server = host.servers[30000]
+    if proc is None:
+        server.process = None
+    elif server.process is None or server.process.main.pid != proc.main.pid:
+        server.new_process(proc)
+    server.health = "ok"
+    server.ready_seen_at = proc.main.start + 1 if proc else None
+    fleet.refresh_status("h", now)
+
+
+def decode(fleet: FleetState, when: float, tok_s: float) -> None:
+    fleet.hosts["h"].servers[30000].history.append(Sample(when, tok_s, 2.5, 0.6, 2, 0, 0.3, False))
+
+
+def test_numbers_belong_to_one_process():
+    fleet = one_server_fleet()
+    server = fleet.hosts["h"].servers[30000]
+    run(fleet, process(100, T0), T0 + 5)
+    decode(fleet, T0 + 10, 68.8)
+    fleet.refresh_status("h", T0 + 11)
+    assert (server.status, server.view.tok_s, server.view.load.accept_len) == (Status.UP, 68.8, 2.5)
+
+    run(fleet, None, T0 + 20)  # killed
+    assert server.status == Status.DOWN
+    assert (server.view.tok_s, server.view.load, server.view.throughput, server.view.pid) == (None, None, (), None)
+    assert fleet_json(fleet, T0 + 20)["hosts"]["h"]["servers"][0]["tok_s"] is None
+
+    run(fleet, process(200, T0 + 30), T0 + 31)  # relaunched: the old decode line is not this pid's
+    assert (server.view.pid, server.view.tok_s, server.view.load, server.view.throughput) == (200, None, None, ())
+    decode(fleet, T0 + 40, 70.5)
+    fleet.refresh_status("h", T0 + 41)
+    assert (server.view.tok_s, server.view.throughput) == (70.5, (70.5,))
+
+
+def test_a_line_of_the_previous_process_in_a_shared_log_is_not_counted():
+    """The log tail read at connect holds the old pid's last decode line: it predates this pid."""
+    fleet = one_server_fleet()
+    decode(fleet, T0 - 30, 552.05)  # the previous server's, in the same log file
+    run(fleet, process(300, T0), T0 + 3)
+    view = fleet.hosts["h"].servers[30000].view
+    assert (view.tok_s, view.load) == (None, None)
+
+
+def test_status_json_has_schema_version_time_generation_and_drift():
+    fleet = one_server_fleet()
+    run(fleet, process(100, T0), T0 + 5)
+    out = json.loads(json.dumps(fleet_json(fleet, T0 + 5)))
+    assert out["schema_version"] and out["generated_at"] == T0 + 5 and out["generation"] == fleet.generation
+    server = out["hosts"]["h"]["servers"][0]
+    assert {"drift", "drift_count", "generation", "status", "tok_s"} <= set(server)
+    assert server["drift"] is None  # not compared yet: not "no drift"
+
+
+def tree_line(app, key) -> str:
+    return plain(app.main.tree.node_for(key).label)
+
+
+async def test_tree_pane_and_top_bar_agree_at_every_step_of_a_recording():
+    """Step through the demo recording; after each batch the selected server's status and tok/s
+    read the same in the tree label, the detail header and the JSON of the same moment."""
+    replay = Replay(load(DATA / "demo.jsonl"))
+    app = make_app(None, replay=replay)
+    key = ("ct129", 30000)
+    async with app.run_test(size=(160, 48)) as pilot:
+        replay.until(replay.recording.start + 2)
+        await pilot.pause(0.3)
+        app.main.tree.select(key)
+        compared = 0
+        for step in range(1, 30):
+            replay.until(replay.recording.start + 2 + step)
+            await pilot.pause(0.25)  # the batch (200 ms) has been drawn
+            server = replay.fleet.server(*key)
+            tree, header = tree_line(app, key), shown(app, "#server-header")
+            status = server.status.value
+            assert status in tree and status in header.splitlines()[0], (step, tree, header)
+            tok = server.view.tok_s
+            if tok is not None:
+                number = tok_s(tok)
+                assert number in tree and re.search(rf"\b{re.escape(number)}\b tok/s", header), (step, tree, header)
+                compared += 1
+        assert compared > 5
