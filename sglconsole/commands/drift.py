@@ -86,6 +86,8 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
                 title = f"{host}:{port}  pid {process.main.pid}  sglang {report.version}  profile {cfg.server(host, port).profile}"
                 out.print(safe(title, "bold"))
                 out.print(report_table(report))
+                if report.ambient_line():
+                    out.print(safe(report.ambient_line(), "dim"))
                 out.print(Text(report.summary, style="red" if report.differs else "green"))
     finally:
         await fleet.close()

@@ -34,7 +34,20 @@ PERFORMANCE = re.compile(
     r"quantization|kv_cache_dtype|max_total_tokens|max_prefill_tokens|schedule_policy|enable_mixed_chunk|"
     r"enable_dp_attention|moe_.*|disable_radix_cache|num_continuous_decode_steps|SGLANG_.*)$"
 )
-ENV_PREFIXES = ("SGLANG_", "NCCL_", "CUDA_VISIBLE_DEVICES")
+# The environment is compared by what changes SGLang's behaviour: what the profile sets, the GPU
+# pinning, SGLang's own SGLANG_* switches (minus the run id SGLang stamps), and these known tuning
+# variables. Everything else a container image bakes in (NCCL_VERSION, CUDA_VERSION, NV_*,
+# NVIDIA_*, ...) is ambient: shown apart, never drift, so the verdict does not depend on who
+# started the server (README: Drift).
+TUNING_ENV = frozenset({
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING",
+    "PYTORCH_CUDA_ALLOC_CONF", "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
+    "NCCL_IB_DISABLE", "NCCL_IB_HCA", "NCCL_NET_GDR_LEVEL", "NCCL_SOCKET_IFNAME", "NCCL_NVLS_ENABLE",
+    "NCCL_CUMEM_ENABLE", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "OMP_NUM_THREADS",
+})
+TUNING_PREFIXES = ("SGLANG_",)
+NOT_TUNING = frozenset({"SGLANG_RUN_ID"})
+AMBIENT_PREFIXES = ("NCCL_", "CUDA_", "CUDNN_", "NV_", "NVIDIA_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "SGLANG_")
 SERVER_OWNED = {"port"}
 
 
@@ -67,6 +80,8 @@ class Report:
     requires: str | None = None
     version_ok: bool | None = None
     errors: dict[str, str] = field(default_factory=dict)
+    ambient: dict[str, str] = field(default_factory=dict)
+    """Environment from the image or shell, shown apart and never counted as drift."""
 
     @property
     def differences(self) -> list[Row]:
@@ -92,7 +107,15 @@ class Report:
         return {
             "version": self.version, "requires_sglang": self.requires, "version_ok": self.version_ok,
             "differs": self.differs, "rows": [r.to_dict() for r in self.rows], "errors": self.errors,
+            "ambient_env": {k: mask_value(k, v, env=True) for k, v in self.ambient.items()},
         }
+
+    def ambient_line(self) -> str | None:
+        """The image's environment, named apart from the comparison (masked like the rest)."""
+        if not self.ambient:
+            return None
+        shown = ", ".join(f"{k}={mask_value(k, v, env=True)}" for k, v in self.ambient.items())
+        return f"ambient environment (from the image or shell, not compared): {shown}"
 
 
 def _short(value: object) -> str:
@@ -139,7 +162,7 @@ def compare_env(profile_env: dict[str, str], running_env: dict[str, str], expect
     expected = dict(profile_env)
     if expected_gpus:
         expected["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, expected_gpus))
-    names = {n for n in set(expected) | set(running_env) if n.startswith(ENV_PREFIXES) or n in expected}
+    names = {n for n in set(expected) | set(running_env) if n in expected or is_tuning(n)}
     rows = []
     for name in sorted(names):
         p_value, r_value = expected.get(name), running_env.get(name)
@@ -151,6 +174,17 @@ def compare_env(profile_env: dict[str, str], running_env: dict[str, str], expect
             state = State.ONLY_RUNNING
         rows.append(Row("env", name, name, p_value, r_value, r_value, state, bool(PERFORMANCE.match(name))))
     return rows
+
+
+def is_tuning(name: str) -> bool:
+    return name not in NOT_TUNING and (name in TUNING_ENV or name.startswith(TUNING_PREFIXES))
+
+
+def ambient_env(profile_env: dict[str, str], running_env: dict[str, str]) -> dict[str, str]:
+    """What the running server's environment holds from its image or shell that could look like
+    tuning but is not compared (NCCL_VERSION, CUDA_VERSION, NV_*, ...)."""
+    return {name: value for name, value in sorted(running_env.items())
+            if name.startswith(AMBIENT_PREFIXES) and name not in profile_env and not is_tuning(name)}
 
 
 def check_version(version: str | None, requires: str | None) -> bool | None:
@@ -178,7 +212,9 @@ def build(
     flags = compare_flags(profile_values, profile_given, running_values, running_given, resolved, flag_of, server_port)
     shown = [r for r in flags if r.state != State.SAME or r.name in profile_given | running_given]
     env = compare_env(profile_env or {}, running_env or {}, gpus) if running_env is not None else []
-    return Report(sort_rows(shown + env), version, requires, check_version(version, requires))
+    report = Report(sort_rows(shown + env), version, requires, check_version(version, requires))
+    report.ambient = ambient_env(profile_env or {}, running_env or {})
+    return report
 
 
 def did_you_mean(error: str, flags: list[str]) -> str | None:

@@ -79,7 +79,7 @@ def _view(view: ProcessView) -> dict[str, Any]:
 def _report(report: Report) -> dict[str, Any]:
     rows = [{**row.to_dict(), "name": row.name, "kind": row.kind} for row in report.rows]
     return {"rows": rows, "version": report.version, "requires": report.requires, "version_ok": report.version_ok,
-            "errors": dict(report.errors)}
+            "errors": dict(report.errors), "ambient": mask_env(report.ambient)}
 
 
 # ------------------------------------------------------------------ decode
@@ -162,4 +162,4 @@ def _decode_probe(data: dict[str, Any]) -> ProbeResult:
 def _decode_report(data: dict[str, Any]) -> Report:
     rows = [Row(r["kind"], r["name"], r["flag"], r["profile"], r["running"], r["resolved"], State(r["state"]),
                 r["performance"]) for r in data["rows"]]
-    return Report(rows, data["version"], data["requires"], data["version_ok"], data["errors"])
+    return Report(rows, data["version"], data["requires"], data["version_ok"], data["errors"], data.get("ambient") or {})
