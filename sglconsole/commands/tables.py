@@ -19,6 +19,7 @@ STATUS_STYLE = {
     Status.SLOW: "bold magenta",
     Status.DEGENERATE: "bold white on red",
     Status.LOOPING: "bold red",
+    Status.STALLED: "bold white on red",
     Status.UNMANAGED: "bold blue",
     Status.UNREACHABLE: "bold white on red",
     Status.UNKNOWN: "dim",

@@ -384,6 +384,8 @@ class HostMonitor:
         if answer == "ok" and server.port not in self._no_metrics:
             await self._metrics(base, server)  # before health is set: a one-shot status sees both or neither
         server.health = answer
+        if answer == "ok":
+            server.answered_at = time.time()
         if server.health == "ok" and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S:
             info = await self._server_info(base)
             if info is not None:
@@ -402,6 +404,7 @@ class HostMonitor:
         if response.status_code == 404:
             self._no_metrics.add(server.port)
         elif response.status_code == 200:
+            server.metrics_before, server.metrics_before_at = server.metrics, server.metrics_at
             server.metrics = parse_metrics(response.text)
             server.metrics_at = time.time()
 

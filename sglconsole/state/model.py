@@ -23,6 +23,7 @@ IDLE_GAP_S = 30.0
 SLOW_WINDOW_S = 60.0
 SLOW_MIN_SAMPLES = 3
 LOOP_SAMPLES = 5
+STALL_S = 30.0  # silent this long (no HTTP answer, no decode line) with requests waiting: STALLED
 
 
 class Status(StrEnum):
@@ -33,13 +34,15 @@ class Status(StrEnum):
     SLOW = "SLOW"
     DEGENERATE = "DEGENERATE"
     LOOPING = "LOOPING"
+    STALLED = "STALLED"
     UNMANAGED = "UNMANAGED"
     UNREACHABLE = "UNREACHABLE"
     UNKNOWN = "UNKNOWN"
 
 
 # worst first: the terminal title and the host badge show the worst one
-SEVERITY = [Status.UNREACHABLE, Status.DEGENERATE, Status.DOWN, Status.LOOPING, Status.SLOW, Status.DRIFT,
+# a looping or stalled server takes requests and gives garbage or nothing: at least as bad as DOWN
+SEVERITY = [Status.UNREACHABLE, Status.DEGENERATE, Status.LOOPING, Status.STALLED, Status.DOWN, Status.SLOW, Status.DRIFT,
             Status.STARTING, Status.UNMANAGED, Status.UNKNOWN, Status.UP]
 
 
@@ -112,6 +115,8 @@ class ServerState:
     milestones: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
     errors: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
     health: str | None = None
+    answered_at: float | None = None
+    """When the server last answered HTTP (health or liveness) with 200."""
     server_info: dict | None = None
     version: str | None = None
     probe: object | None = None
@@ -121,6 +126,9 @@ class ServerState:
     metrics: ServerMetrics | None = None
     """What /metrics said last, when the server was launched with --enable-metrics."""
     metrics_at: float | None = None
+    metrics_before: ServerMetrics | None = None
+    """The page before `metrics`: its counters give rates (SGLang's gauges freeze between decode lines)."""
+    metrics_before_at: float | None = None
     action: str | None = None
     view: ServerView = field(default_factory=ServerView)
     """What every view shows (status, reason, tok/s, load), published by FleetState.refresh_status."""
@@ -151,6 +159,7 @@ class ServerState:
             self.last_decode = self.last_decode_at = None
         self.process = process
         self.server_info = self.version = self.health = self.drift = self.metrics = self.metrics_at = None
+        self.metrics_before = self.metrics_before_at = self.answered_at = None
         self.drift_error = None
 
 

@@ -57,10 +57,8 @@ def _tok_s(server: ServerState, samples: list[Sample], now: float) -> tuple[floa
     for sample in reversed(samples):
         if not sample.after_idle:
             return sample.gen_throughput, "log"
-    metrics = fresh_metrics(server, now)
-    if metrics is not None and metrics.gen_throughput is not None:
-        return metrics.gen_throughput, "metrics"
-    return None, None
+    rate = metrics_rate(server, now)
+    return (None, None) if rate is None else (rate, "metrics")
 
 
 def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None:
@@ -70,8 +68,8 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
         last = samples[-1]
         return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
     metrics = fresh_metrics(server, now)
-    if metrics is None:
-        return None
+    if metrics is None or not metrics_rate(server, now):
+        return None  # no page, or nothing generated since the last one: its gauges are frozen, not now
     running = None if metrics.running_req is None else int(metrics.running_req)
     queued = None if metrics.queue_req is None else int(metrics.queue_req)
     return Load(metrics.accept_len, running, queued, metrics.token_usage, "metrics")
@@ -84,6 +82,22 @@ def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
     if now - server.metrics_at >= METRICS_FRESH_S or server.metrics_at < server.process.main.start:
         return None
     return server.metrics
+
+
+def metrics_rate(server: ServerState, now: float) -> float | None:
+    """Decode tok/s from /metrics: the rate of `generation_tokens_total` between the last two pages
+    of this process. Never the `gen_throughput` gauge: SGLang sets it only when it logs a decode
+    line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at idle)."""
+    current, before = fresh_metrics(server, now), server.metrics_before
+    if current is None or before is None or server.metrics_before_at is None or server.process is None:
+        return None
+    if server.metrics_before_at < server.process.main.start:
+        return None
+    tokens, earlier = current.generation_tokens_total, before.generation_tokens_total
+    elapsed = server.metrics_at - server.metrics_before_at
+    if tokens is None or earlier is None or elapsed <= 0 or tokens < earlier:
+        return None  # no counter, or it went back (a restart the watcher has not seen yet)
+    return (tokens - earlier) / elapsed
 
 
 def _drift(server: ServerState) -> tuple[bool | None, int | None]:

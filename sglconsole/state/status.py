@@ -6,6 +6,7 @@ when a view draws, so every view shows the verdict of the same moment.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from sglconsole.config import Profile
@@ -14,6 +15,7 @@ from sglconsole.state.model import (
     LOOP_SAMPLES,
     SLOW_MIN_SAMPLES,
     SLOW_WINDOW_S,
+    STALL_S,
     HostState,
     Sample,
     ServerState,
@@ -35,6 +37,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     started = server.process.main.start
     if server.health != "ok" and (server.ready_seen_at is None or server.ready_seen_at < started - 1):
         return Status.STARTING, server.action or "starting"
+    stalled = stall(server, now)
+    if stalled:
+        return Status.STALLED, stalled
     verdict = getattr(server.probe, "verdict", None)
     if verdict == "DEGENERATE" and getattr(server.probe, "pid", None) == server.process.main.pid:
         return Status.DEGENERATE, "the probe's answer loops"
@@ -47,6 +52,37 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if drift is not None and getattr(drift, "differs", False):
         return Status.DRIFT, getattr(drift, "summary", "argv differs from the profile")
     return Status.UP, "serving"
+
+
+def stall(server: ServerState, now: float) -> str | None:
+    """Why a server that was serving now looks hung, or None: no HTTP answer and no decode line for
+    STALL_S while requests wait (a JIT compile under load held a real 0.5.12 for 116 s while
+    /metrics kept answering with frozen gauges)."""
+    if server.health == "ok" or server.process is None:
+        return None
+    silent_since = max(filter(None, (server.answered_at, server.ready_seen_at)), default=None)
+    if silent_since is None or now - silent_since < STALL_S:
+        return None
+    if server.last_decode_at is not None and now - server.last_decode_at < STALL_S:
+        return None  # decode lines still flow: only HTTP is slow
+    waiting = requests_waiting(server)
+    if not waiting:
+        return None
+    quiet = "no decode line" if server.last_decode_at is None else \
+        f"no decode line for {now - server.last_decode_at:.0f} s"
+    return f"no HTTP answer for {now - silent_since:.0f} s, {waiting} requests waiting, {quiet}"
+
+
+def requests_waiting(server: ServerState) -> int:
+    """Running + queued requests of this process: its newest decode line, else its /metrics page."""
+    since = math.floor(server.process.main.start) if server.process else 0.0
+    last = server.history[-1] if server.history else None
+    if last is not None and last.time >= since:
+        return (last.running_req or 0) + (last.queue_req or 0)
+    metrics = server.metrics
+    if metrics is not None and server.metrics_at is not None and server.metrics_at >= since:
+        return int((metrics.running_req or 0) + (metrics.queue_req or 0))
+    return 0
 
 
 def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S) -> list[Sample]:

@@ -9,7 +9,7 @@ from sglconsole.state.fleet import SEVERITY, FleetState, Status
 
 HOLD_S = 5.0
 QUIET_S = 300.0
-PROBLEMS = {Status.DOWN, Status.DRIFT, Status.SLOW, Status.DEGENERATE, Status.LOOPING, Status.UNREACHABLE,
+PROBLEMS = {Status.DOWN, Status.DRIFT, Status.SLOW, Status.DEGENERATE, Status.LOOPING, Status.STALLED, Status.UNREACHABLE,
             Status.UNMANAGED}
 SILENT_FROM = {Status.UNKNOWN}  # the first real status after connecting is not news
 

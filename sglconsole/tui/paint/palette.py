@@ -19,10 +19,10 @@ from sglconsole.state.fleet import Status
 # which theme colour each status borrows
 ROLE = {
     Status.UP: "success", Status.STARTING: "primary", Status.DOWN: "error", Status.DRIFT: "warning",
-    Status.SLOW: "warning", Status.DEGENERATE: "error", Status.LOOPING: "error", Status.UNMANAGED: "secondary",
+    Status.SLOW: "warning", Status.DEGENERATE: "error", Status.LOOPING: "error", Status.STALLED: "error", Status.UNMANAGED: "secondary",
     Status.UNREACHABLE: "error", Status.UNKNOWN: "foreground",
 }
-FILLED = {Status.STARTING, Status.DOWN, Status.DRIFT, Status.SLOW, Status.DEGENERATE, Status.LOOPING,
+FILLED = {Status.STARTING, Status.DOWN, Status.DRIFT, Status.SLOW, Status.DEGENERATE, Status.LOOPING, Status.STALLED,
           Status.UNMANAGED, Status.UNREACHABLE}
 
 

@@ -24,6 +24,7 @@ MEANING = {
     Status.SLOW: "decode tok/s under the profile's baseline for the last minute",
     Status.DEGENERATE: "the probe's answer loops",
     Status.LOOPING: "accept rate pinned at its ceiling while requests run (repeating output)",
+    Status.STALLED: "no HTTP answer and no decode line for a while, with requests waiting (hung)",
     Status.UNMANAGED: "an SGLang server running that hosts.yaml does not know (c captures it)",
     Status.UNREACHABLE: "SSH to the host fails; the console retries with backoff",
     Status.UNKNOWN: "connecting",
