@@ -28,12 +28,12 @@ from sglconsole.core.nvidia_smi import (
     parse_compute_apps,
 )
 from sglconsole.core.processes import ProcInfo, analyse
-from sglconsole.core.sglang_log import parse_line
 from sglconsole.errors import HostUnreachable, RemoteError
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import INFO_PATHS, first_json
 from sglconsole.remote.ssh import SshHost
-from sglconsole.state.fleet import FleetState, ServerState, record_decode
+from sglconsole.state.fleet import FleetState, ServerState
+from sglconsole.state.ingest import take_line
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ INFO_REFRESH_S = 60.0
 
 class HostMonitor:
     def __init__(self, name: str, host: Host, ssh: SshHost, fleet: FleetState, *, watch_interval: float = 2.0,
-                 log_poll: float = 0.1, on_record=None):
+                 log_poll: float = 0.1):
         self.name = name
         self.host = host
         self.ssh = ssh
@@ -52,13 +52,13 @@ class HostMonitor:
         self.state = fleet.hosts[name]
         self.watch_interval = watch_interval
         self.log_poll = log_poll
-        self.on_record = on_record
         self.offsets: dict[str, dict] = {}  # path -> {"ino", "off"}: survives reconnects
         self._followed: set[str] = set()
         self._procs: list[ProcInfo] = []
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
         self._info_at: dict[int, float] = {}
         self._ready_path: dict[int, str] = {}
+        self._alive_path: dict[int, str] = {}
         self._no_metrics: set[int] = set()  # ports whose server answered /metrics with 404 (no --enable-metrics)
         self._new_server = asyncio.Event()
         self._cursors: dict[str, str] = {}  # systemd unit -> journal cursor: survives reconnects
@@ -249,25 +249,9 @@ class HostMonitor:
             return
         now = time.time()
         for text in _list(message.get("lines")):
-            if not isinstance(text, str):
-                continue
-            server.log_lines.append(text)
-            record = parse_line(text)
-            if record is not None:
-                self._apply(server, record, now)
+            if isinstance(text, str):
+                take_line(server, text, now)
         self._changed(server.port)
-
-    def _apply(self, server: ServerState, record, now: float) -> None:
-        if record.kind == "decode":
-            record_decode(server, record, now)
-        elif record.kind == "ready":
-            server.ready_seen_at = record.time.timestamp() if record.time else now
-        elif record.kind == "milestone":
-            server.milestones.append((now, record.message or record.milestone or ""))
-        elif record.kind == "error":
-            server.errors.append((now, record.message or ""))
-        if self.on_record is not None:
-            self.on_record(self.name, server.port, record)
 
     def _on_log_state(self, message: dict) -> None:
         server = self._owner(message.get("path"))
@@ -306,6 +290,7 @@ class HostMonitor:
                 server.new_process(process)  # a new pid starts with no numbers
                 self._info_at.pop(process.port, None)
                 self._ready_path.pop(process.port, None)
+                self._alive_path.pop(process.port, None)
                 self._no_metrics.discard(process.port)
             server.process = process
             if server.log_path is None and _is_file(process.main.stdout):
@@ -355,10 +340,7 @@ class HostMonitor:
             self._cursors[unit] = cursor
         if message is None:
             return
-        server.log_lines.append(message)
-        record = parse_line(message)
-        if record is not None:
-            self._apply(server, record, time.time())
+        take_line(server, message, time.time())
         self._changed(server.port)
 
     # ------------------------------------------------------------------ HTTP
@@ -429,7 +411,7 @@ class HostMonitor:
     async def _health(self, base: str, server: ServerState) -> tuple[bool, httpx.Response | None]:
         """(checked, response). /ready where the server has it (0.5.23+); else /health, which makes
         SGLang generate a token (and log a prefill line), so only until it answers 200 for this
-        process — after that, a cheap /get_model_info proves the server still answers."""
+        process — after that, a cheap /model_info proves the server still answers."""
         if self._ready_path.get(server.port) != "/health":
             response = await self._get(base + "/ready")
             if response is None or response.status_code != 404:
@@ -437,9 +419,19 @@ class HostMonitor:
                 return True, response
             self._ready_path[server.port] = "/health"
         if server.health == "ok":
-            alive = await self._get(base + "/get_model_info")
+            alive = await self._alive(base, server.port)
             return (False, None) if alive is not None and alive.status_code == 200 else (True, alive)
         return True, await self._get(base + "/health")
+
+    async def _alive(self, base: str, port: int) -> httpx.Response | None:
+        """/model_info (0.5.10+); /get_model_info only where that is missing: from 0.5.10 on SGLang
+        logs a deprecation warning for every /get_model_info call (seen on a real 0.5.12)."""
+        path = self._alive_path.get(port, "/model_info")
+        response = await self._get(base + path)
+        if response is not None and response.status_code == 404 and path == "/model_info":
+            self._alive_path[port] = "/get_model_info"
+            response = await self._get(base + "/get_model_info")
+        return response
 
     async def _server_info(self, base: str) -> dict | None:
         return await first_json(self._get, base, INFO_PATHS)

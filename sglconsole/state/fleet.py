@@ -84,7 +84,7 @@ def record_decode(server: ServerState, record: LogRecord, now: float) -> None:
     when = record.time.timestamp() if record.time is not None else now
     server.history.append(
         Sample(when, record.gen_throughput, record.accept_len, record.accept_rate, record.running_req,
-               record.queue_req, record.token_usage, after_idle)
+               record.queue_req, record.token_usage, after_idle, server.log_pid)
     )
     server.last_decode = record
     server.last_decode_at = now

@@ -62,6 +62,8 @@ class Sample:
     token_usage: float | None
     after_idle: bool
     """The first decode line after an idle period: SGLang's interval makes its tok/s meaningless."""
+    pid: int | None = None
+    """The process that wrote it, when the log said (core.log_owner); None: not known."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class ServerState:
     ready_seen_at: float | None = None
     milestones: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
     errors: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
+    log_pid: int | None = None
+    """The process writing the log now, by its last `Started server process [PID]` line."""
     health: str | None = None
     answered_at: float | None = None
     """When the server last answered HTTP (health or liveness) with 200."""
@@ -154,8 +158,10 @@ class ServerState:
 
         Samples already read stay when no process was known before (the log tail read at connect);
         the views keep only those stamped after this process started (state.snapshot)."""
-        if self.process is not None:
+        if self.process is not None:  # keep only what the log already said is the new pid's
+            kept = [s for s in self.history if s.pid == process.main.pid]
             self.history.clear()
+            self.history.extend(kept)
             self.last_decode = self.last_decode_at = None
         self.process = process
         self.server_info = self.version = self.health = self.drift = self.metrics = self.metrics_at = None

@@ -10,11 +10,9 @@ process has none.
 
 from __future__ import annotations
 
-import math
-
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.state.model import HostState, Load, Sample, ServerState, ServerView
-from sglconsole.state.status import derive_status
+from sglconsole.state.status import derive_status, process_samples
 
 METRICS_FRESH_S = 30.0
 """A /metrics page older than this says nothing about now."""
@@ -27,7 +25,7 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
     if process is None or host.reachable is not True:
         return ServerView(status, reason, generation=generation, at=now)
     started = process.main.start
-    samples = process_samples(server)
+    samples = process_samples(server, limit=SPARK_SAMPLES)
     tok_s, source = _tok_s(server, samples, now)
     differs, count = _drift(server)
     return ServerView(
@@ -35,22 +33,6 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
         tuple(s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None)[-SPARK_SAMPLES:],
         differs, count, generation, now,
     )
-
-
-def process_samples(server: ServerState) -> list[Sample]:
-    """Decode samples written by the current process, oldest first.
-
-    Log times have whole seconds and a server needs seconds to start, so a line stamped before
-    the second the process started is another process's (a relaunch appends to the same log)."""
-    if server.process is None:
-        return []
-    since = math.floor(server.process.main.start)
-    newest_first = []
-    for sample in reversed(server.history):
-        if sample.time < since:
-            break
-        newest_first.append(sample)
-    return newest_first[::-1]
 
 
 def _tok_s(server: ServerState, samples: list[Sample], now: float) -> tuple[float | None, str | None]:

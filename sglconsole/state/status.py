@@ -54,6 +54,28 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     return Status.UP, "serving"
 
 
+def process_samples(server: ServerState, since: float = 0.0, limit: int | None = None) -> list[Sample]:
+    """Decode samples written by the current process, oldest first.
+
+    A relaunch appends to the same log. A sample whose writer the log named (core.log_owner) is
+    this process's only if the PIDs match; otherwise by time: log times have whole seconds and a
+    server needs seconds to start, so a line stamped before the second it started is not its.
+    Walks back from the newest (status runs at every change): `since` and `limit` stop it early."""
+    if server.process is None:
+        return []
+    pid, started = server.process.main.pid, math.floor(server.process.main.start)
+    newest_first: list[Sample] = []
+    for sample in reversed(server.history):
+        if sample.pid is not None and sample.pid != pid:
+            break
+        if (sample.pid is None and sample.time < started) or sample.time < since:
+            break
+        newest_first.append(sample)
+        if limit is not None and len(newest_first) >= limit:
+            break
+    return newest_first[::-1]
+
+
 def stall(server: ServerState, now: float) -> str | None:
     """Why a server that was serving now looks hung, or None: no HTTP answer and no decode line for
     STALL_S while requests wait (a JIT compile under load held a real 0.5.12 for 116 s while
@@ -75,10 +97,10 @@ def stall(server: ServerState, now: float) -> str | None:
 
 def requests_waiting(server: ServerState) -> int:
     """Running + queued requests of this process: its newest decode line, else its /metrics page."""
+    samples = process_samples(server, limit=1)
+    if samples:
+        return (samples[-1].running_req or 0) + (samples[-1].queue_req or 0)
     since = math.floor(server.process.main.start) if server.process else 0.0
-    last = server.history[-1] if server.history else None
-    if last is not None and last.time >= since:
-        return (last.running_req or 0) + (last.queue_req or 0)
     metrics = server.metrics
     if metrics is not None and server.metrics_at is not None and server.metrics_at >= since:
         return int((metrics.running_req or 0) + (metrics.queue_req or 0))
@@ -88,23 +110,7 @@ def requests_waiting(server: ServerState) -> int:
 def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S) -> list[Sample]:
     """Decode samples of the last minute while requests ran — of this process only (a restore
     must not stay SLOW for a minute on the old server's numbers)."""
-    since = max(now - window, _started(server))
-    return [s for s in _newest_since(server.history, since) if (s.running_req or 0) > 0 and not s.after_idle]
-
-
-def _newest_since(history, since: float) -> list[Sample]:
-    """Samples at or after `since`, newest first (walks back from the end: status runs at every change)."""
-    out = []
-    for sample in reversed(history):
-        if sample.time < since:
-            break
-        out.append(sample)
-    return out
-
-
-def _started(server: ServerState) -> float:
-    # log timestamps have whole seconds: a line of this process may carry the second it started in
-    return server.process.main.start - 1 if server.process is not None else 0.0
+    return [s for s in process_samples(server, since=now - window)[::-1] if (s.running_req or 0) > 0 and not s.after_idle]
 
 
 def slowness(server: ServerState, now: float) -> str | None:
@@ -150,7 +156,7 @@ def per_request_baseline(profile: Profile, running: float) -> float | None:
 
 
 def looping(server: ServerState) -> bool:
-    samples = [s for s in _newest_since(server.history, _started(server)) if (s.running_req or 0) > 0][:LOOP_SAMPLES]
+    samples = [s for s in process_samples(server, limit=4 * LOOP_SAMPLES)[::-1] if (s.running_req or 0) > 0][:LOOP_SAMPLES]
     if len(samples) < LOOP_SAMPLES or server.process is None:
         return False
     draft = flag(server.process.args, "--speculative-num-draft-tokens")

@@ -15,7 +15,8 @@ from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.fleet import HostState, Load, Sample, ServerState, ServerView, Status
-from sglconsole.state.snapshot import derive_view, process_samples
+from sglconsole.state.snapshot import derive_view
+from sglconsole.state.status import process_samples
 
 HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
 SERVER_FIELDS = ("profile_name", "log_path", "log_state", "ready_seen_at", "health", "version", "drift_error",

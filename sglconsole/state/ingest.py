@@ -1,0 +1,27 @@
+"""A log line into the server's state: the tail the console shows, the log's current writer, and
+what the parsed line says (decode sample, ready, startup milestone, error). One path for the
+watcher's tail and the journal alike."""
+
+from __future__ import annotations
+
+from sglconsole.core.log_owner import started_pid
+from sglconsole.core.sglang_log import LogRecord, parse_line
+from sglconsole.state.fleet import record_decode
+from sglconsole.state.model import ServerState
+
+
+def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
+    server.log_lines.append(text)
+    server.log_pid = started_pid(text) or server.log_pid
+    record = parse_line(text)
+    if record is None:
+        return None
+    if record.kind == "decode":
+        record_decode(server, record, now)
+    elif record.kind == "ready":
+        server.ready_seen_at = record.time.timestamp() if record.time else now
+    elif record.kind == "milestone":
+        server.milestones.append((now, record.message or record.milestone or ""))
+    elif record.kind == "error":
+        server.errors.append((now, record.message or ""))
+    return record

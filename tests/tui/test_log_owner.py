@@ -1,0 +1,40 @@
+"""Numbers from the process that wrote them, on the real log of three SGLang 0.5.12 lifetimes
+appended to one file (pids 521, 2535, 3216): a fresh pid never shows the previous one's tok/s."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sglconsole.core.log_owner import started_pid
+from sglconsole.state.ingest import take_line
+from tests.conftest import FIXTURES
+from tests.tui.test_one_view import one_server_fleet, process, run
+
+# bytes, split on \n only: the progress bars hold bare \r, which read_text() would turn into lines
+LOG = (FIXTURES / "real-sglang-0.5.12-h200" / "sglang-30000.log").read_bytes().decode().split("\n")
+
+
+def log_time(line_no: int) -> float:
+    """Epoch seconds of a line's [YYYY-MM-DD HH:MM:SS] stamp, as this machine reads it."""
+    return datetime.strptime(LOG[line_no - 1][1:20], "%Y-%m-%d %H:%M:%S").timestamp()
+
+
+def test_the_real_log_names_each_lifetimes_writer():
+    assert [started_pid(line) for line in LOG if started_pid(line)] == [521, 2535, 3216]
+
+
+def test_a_fresh_pid_does_not_show_the_last_lines_of_the_one_before():
+    fleet = one_server_fleet()
+    server = fleet.hosts["h"].servers[30000]
+    for line in LOG[:250]:  # lifetimes 1 and 2: pid 521 served (last decode 552.05 tok/s), 2535 did not
+        take_line(server, line, log_time(250))
+    # 2535's start as /proc tells it, an hour off the log's local time (a host in another time zone)
+    run(fleet, process(2535, log_time(181) - 3600), log_time(250))
+    assert (server.view.tok_s, server.view.load) == (None, None)
+
+    for line in LOG[250:]:  # the restore: pid 3216 starts, serves one request
+        take_line(server, line, log_time(282))
+    run(fleet, process(3216, log_time(253) - 3600), log_time(282))
+    view = server.view
+    assert view.pid == 3216 and (view.load.running_req, view.load.accept_len) == (1, 6.75), view
+    assert view.tok_s is None  # its only decode line follows an idle period: SGLang's figure means nothing
