@@ -20,6 +20,13 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def private_state(tmp_path_factory, monkeypatch):
+    """Each test its own $XDG_STATE_HOME: audit log, rollback snapshots and the host-parser cache of
+    one test never answer for another (CLI subprocesses inherit it)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture(scope="session")
 def ssh_keys(tmp_path_factory) -> Keys:
     return Keys(tmp_path_factory.mktemp("ssh-keys"))

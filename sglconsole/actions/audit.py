@@ -17,12 +17,8 @@ import time
 import uuid
 from pathlib import Path
 
+from sglconsole.config.paths import state_dir
 from sglconsole.core.secrets import mask_argv, mask_env
-
-
-def state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "sglconsole"
 
 
 def _append_private(path: Path, line: str) -> None:

@@ -8,6 +8,7 @@ import json
 import sys
 
 from rich.live import Live
+from rich.markup import escape
 
 from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async, stdout
@@ -22,18 +23,22 @@ def _status(parser: argparse.ArgumentParser):
     parser.add_argument("--json", action="store_true", help="print the state as JSON")
     parser.add_argument("--watch", action="store_true", help="keep the table updating until Ctrl-C")
     parser.add_argument("--timeout", type=float, default=None, help="seconds to wait for every host (default: connect timeout + 5)")
+    parser.add_argument("--drift-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds to wait for the hosts' SGLang to judge drift (default 60; a real host "
+                             "imports SGLang and torch for it, ~12 s, once per launch: then it is cached)")
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
         timeout = args.timeout or max([h.connect_timeout for h in cfg.hosts.values()] + [1]) + 5
-        return run_async(_run(cfg, args.json, args.watch, timeout))
+        return run_async(_run(cfg, args.json, args.watch, timeout, args.drift_timeout))
 
     return handle
 
 
-async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float) -> int:
+async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float, drift_timeout: float) -> int:
     async with FleetMonitor(cfg) as monitor:
         await monitor.wait_settled(timeout)
+        unjudged = await monitor.wait_drift(drift_timeout)  # a one-shot status is not UP before that
         for host in monitor.state.hosts:
             monitor.state.refresh_status(host)
         if watch:
@@ -47,9 +52,12 @@ async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float) -
                 except asyncio.CancelledError:
                     pass
         elif as_json:
-            print(json.dumps(fleet_json(monitor.state), indent=2))
+            print(json.dumps({**fleet_json(monitor.state), "drift_not_known": unjudged}, indent=2))
         else:
             stdout().print(fleet_view(monitor.state))
+            for key in unjudged:
+                stdout().print(f"[yellow]drift: not known yet[/yellow] for {escape(key)} "
+                               f"(the host's SGLang did not answer within {drift_timeout:g} s)")
         return exit_code(monitor.state)
 
 

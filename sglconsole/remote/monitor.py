@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from sglconsole.config import Config
+from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.state.fleet import FleetState
@@ -15,8 +16,10 @@ class FleetMonitor:
         self.config = config
         self.state = FleetState(config)
         self.ssh = ssh or Fleet(config.hosts)
+        self.parser_cache = ParserCache()
         self.monitors = {
-            name: HostMonitor(name, host, self.ssh[name], self.state, watch_interval=watch_interval, log_poll=log_poll)
+            name: HostMonitor(name, host, self.ssh[name], self.state, watch_interval=watch_interval, log_poll=log_poll,
+                              parser_cache=self.parser_cache)
             for name, host in config.hosts.items()
         }
         self._tasks: list[asyncio.Task] = []
@@ -48,6 +51,17 @@ class FleetMonitor:
             await asyncio.sleep(0.1)
         return False
 
+    async def wait_drift(self, timeout: float) -> list[str]:
+        """Until the host's SGLang has judged every managed server that answers (drift or its
+        error), at most `timeout` s; the servers still waiting (\"host:port\")."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            waiting = [s.key for s in self.state.all_servers() if drift_pending(s)]
+            if not waiting or loop.time() >= deadline:
+                return waiting
+            await asyncio.sleep(0.1)
+
     def _settled(self, name: str) -> bool:
         host = self.state.hosts[name]
         if host.reachable is False:
@@ -55,3 +69,9 @@ class FleetMonitor:
         if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
             return False
         return all(s.health is not None for s in host.servers.values() if s.process is not None)
+
+
+def drift_pending(server) -> bool:
+    """A managed, running, answering server whose comparison with its profile has not come yet."""
+    return (server.managed and server.process is not None and server.health == "ok"
+            and server.drift is None and server.drift_error is None)

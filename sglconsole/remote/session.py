@@ -31,6 +31,7 @@ from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.errors import HostUnreachable, RemoteError
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import INFO_PATHS, first_json
+from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.ssh import SshHost
 from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.state.ingest import take_line
@@ -44,7 +45,7 @@ INFO_REFRESH_S = 60.0
 
 class HostMonitor:
     def __init__(self, name: str, host: Host, ssh: SshHost, fleet: FleetState, *, watch_interval: float = 2.0,
-                 log_poll: float = 0.1):
+                 log_poll: float = 0.1, parser_cache: ParserCache | None = None):
         self.name = name
         self.host = host
         self.ssh = ssh
@@ -52,6 +53,7 @@ class HostMonitor:
         self.state = fleet.hosts[name]
         self.watch_interval = watch_interval
         self.log_poll = log_poll
+        self.parser_cache = parser_cache or ParserCache()
         self.offsets: dict[str, dict] = {}  # path -> {"ino", "off"}: survives reconnects
         self._followed: set[str] = set()
         self._procs: list[ProcInfo] = []
@@ -400,8 +402,11 @@ class HostMonitor:
         if process is None or profile is None:
             return
 
-        verdict = await canonicalize_remote(self.ssh, process.python or profile.python,
-                                            {"profile": profile_argv(profile, server.config), "running": list(process.args)})
+        python = process.python or profile.python
+        argvs = {"profile": profile_argv(profile, server.config), "running": list(process.args)}
+        key = self.parser_cache.key(self.name, python, server.version, argvs)
+        verdict = self.parser_cache.get(key) or await canonicalize_remote(self.ssh, python, argvs)
+        self.parser_cache.put(key, verdict)
         if verdict.ok:
             server.drift = report_from(verdict, profile, server.config, process, server.server_info)
             server.drift_error = None

@@ -1,0 +1,69 @@
+"""What the host's SGLang parser said, kept per (host, interpreter, SGLang version, argv).
+
+Asking it costs an import of SGLang and torch on the host (about 12 s on a real H200 box), and its
+answer depends on nothing else, so it is paid once: in memory for the monitor, and on disk
+($XDG_STATE_HOME/sglconsole/parser-cache/, 0600) so that the next `status` or restore of the same
+launch answers at once. Only successful verdicts are kept; an error is asked again next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from sglconsole.config.paths import state_dir
+from sglconsole.remote.sglang_args import Canonical, Verdict
+
+CACHE_FORMAT = 1
+
+
+class ParserCache:
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder or state_dir() / "parser-cache"
+        self._memory: dict[str, Verdict] = {}
+
+    @staticmethod
+    def key(host: str, python: str, version: str | None, argvs: dict[str, list[str]]) -> str | None:
+        if not version:
+            return None  # without the version an upgrade in place would be answered from the past
+        text = json.dumps([CACHE_FORMAT, host, python, version, argvs], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, key: str | None) -> Verdict | None:
+        if key is None:
+            return None
+        if key in self._memory:
+            return self._memory[key]
+        try:
+            verdict = _decode(json.loads((self.folder / f"{key}.json").read_text()))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self._memory[key] = verdict
+        return verdict
+
+    def put(self, key: str | None, verdict: Verdict) -> None:
+        if key is None or not verdict.ok:
+            return
+        self._memory[key] = verdict
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path = self.folder / f"{key}.json"
+            fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump(_encode(verdict), fh)
+            os.replace(path.with_suffix(".tmp"), path)
+        except OSError:
+            pass  # a read-only home: the memory copy still saves this run
+
+
+def _encode(verdict: Verdict) -> dict:
+    return {"version": verdict.version, "python": verdict.python, "actions": verdict.actions,
+            "results": {k: {"values": r.values, "given": sorted(r.given), "error": r.error}
+                        for k, r in verdict.results.items()}}
+
+
+def _decode(data: dict) -> Verdict:
+    results = {k: Canonical(r["values"], set(r["given"]), r["error"]) for k, r in data["results"].items()}
+    return Verdict(True, data["version"], data["python"], data["actions"], results)
