@@ -163,6 +163,7 @@ class ServerState:
             self.history.clear()
             self.history.extend(kept)
             self.last_decode = self.last_decode_at = None
+            self.milestones.clear()  # the start-up progress shown is this process's
         self.process = process
         self.server_info = self.version = self.health = self.drift = self.metrics = self.metrics_at = None
         self.metrics_before = self.metrics_before_at = self.answered_at = None

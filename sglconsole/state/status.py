@@ -36,7 +36,7 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
         return Status.UNMANAGED, "running but not in hosts.yaml"
     started = server.process.main.start
     if server.health != "ok" and (server.ready_seen_at is None or server.ready_seen_at < started - 1):
-        return Status.STARTING, server.action or "starting"
+        return Status.STARTING, server.action or starting(server, now)
     stalled = stall(server, now)
     if stalled:
         return Status.STALLED, stalled
@@ -74,6 +74,17 @@ def process_samples(server: ServerState, since: float = 0.0, limit: int | None =
         if limit is not None and len(newest_first) >= limit:
             break
     return newest_first[::-1]
+
+
+def starting(server: ServerState, now: float) -> str:
+    """How far a start has come, by SGLang's own milestones (a cold start with CUDA graphs took
+    145 s on a real H200: without them it looks hung)."""
+    began = server.process.main.start if server.process else now
+    text = f"starting for {max(0, now - began):.0f} s"
+    if server.milestones:
+        last = server.milestones[-1][1].split(". ")[0].rstrip(".")
+        text += f": {last[:60]}"
+    return text
 
 
 def stall(server: ServerState, now: float) -> str | None:

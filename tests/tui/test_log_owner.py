@@ -38,3 +38,16 @@ def test_a_fresh_pid_does_not_show_the_last_lines_of_the_one_before():
     view = server.view
     assert view.pid == 3216 and (view.load.running_req, view.load.accept_len) == (1, 6.75), view
     assert view.tok_s is None  # its only decode line follows an idle period: SGLang's figure means nothing
+
+
+def test_a_long_start_shows_sglangs_own_milestones():
+    fleet = one_server_fleet()
+    server = fleet.hosts["h"].servers[30000]
+    started = log_time(4)
+    run(fleet, process(521, started), started + 1)
+    server.health, server.ready_seen_at = None, None
+    for line in LOG[:37]:  # up to `Capture cuda graph end` of the first lifetime
+        take_line(server, line, log_time(37))
+    fleet.refresh_status("h", log_time(37))
+    assert server.status.value == "STARTING"
+    assert server.reason == f"starting for {log_time(37) - started:.0f} s: Capture cuda graph end", server.reason
