@@ -18,7 +18,7 @@ from sglconsole.config import Config, Profile, Server
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ServerProcess, flag
-from sglconsole.core.sglang_log import LogRecord
+from sglconsole.core.sglang_log_record import LogRecord
 
 METRICS_FRESH_S = 30.0
 HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
