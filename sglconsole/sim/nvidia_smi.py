@@ -32,10 +32,12 @@ from sglconsole.sim.smi_query import (
     APP_FIELDS,
     GPU_ALIASES,
     GPU_FIELDS,
+    UnknownField,
     apps_query_header,
     gpu_query_header,
     render_compute_apps,
     render_query_gpu,
+    resolve_fields,
 )
 from sglconsole.sim.smi_report import DISPLAY_SECTIONS, render_text_query, render_xml
 from sglconsole.sim.smi_state import gpu_states
@@ -65,38 +67,14 @@ class _CliError(Exception):
         self.code = code
 
 
-def _resolve_fields(spec: str, table: dict, aliases: dict) -> list[str]:
-    fields = []
-    for raw in spec.split(","):
-        f = raw.strip()
-        canon = aliases.get(f, f)
-        if canon not in table:
-            raise _CliError(f'Field "{f}" is not a valid field to query.\n\n', EXIT_INVALID_ARG)
-        fields.append(canon)
-    return fields
-
-
 # =========================================================================== CLI
 
-_HELP = """NVIDIA System Management Interface -- v{driver}
 
-NVSMI provides monitoring information for Tesla and select Quadro devices.
-(simulated: a subset of the real options)
+def _help_text() -> str:
+    """``nvidia-smi -h`` ({driver} to fill in), kept as data."""
+    from importlib import resources  # here: only -h pays for it
 
-nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...
-
-    -h,   --help                Print usage information and exit.
-    -L,   --list-gpus           Display a list of GPUs connected to the system.
-    -q,   --query               Display GPU or Unit info.
-    -x,   --xml-format          Produce XML output (with -q).
-    -d,   --display=            Display only selected information (with -q).
-    -i,   --id=                 Target a specific GPU.
-    -l,   --loop=               Probe until Ctrl+C at specified second interval.
-    -lms, --loop-ms=            Probe until Ctrl+C at specified millisecond interval.
-    --query-gpu=                Information about GPU (with --format).
-    --query-compute-apps=       List of currently active compute processes.
-    --format=                   csv[,noheader][,nounits]
-"""
+    return resources.files("sglconsole.sim").joinpath("data/nvidia_smi_help.txt").read_text()
 
 
 def _unrecognized(opt: str) -> _CliError:
@@ -333,7 +311,7 @@ def _run(args: list[str], root: str | None, out: _Out) -> int:
     driver = str(host.get("driver_version", "580.159.04"))
     cuda = str(host.get("cuda_version", "13.0"))
     if opts.get("h"):
-        out.write(_HELP.format(driver=driver))
+        out.write(_help_text().format(driver=driver))
         return 0
     if opts.get("version"):
         out.write(
@@ -345,12 +323,12 @@ def _run(args: list[str], root: str | None, out: _Out) -> int:
     fields: list[str] = []
     try:
         if "query_gpu" in opts:
-            fields = _resolve_fields(opts["query_gpu"], GPU_FIELDS, GPU_ALIASES)
+            fields = resolve_fields(opts["query_gpu"], GPU_FIELDS, GPU_ALIASES)
         elif "query_apps" in opts:
-            fields = _resolve_fields(opts["query_apps"], APP_FIELDS, APP_ALIASES)
-    except _CliError as e:
-        out.write(e.text)
-        return e.code
+            fields = resolve_fields(opts["query_apps"], APP_FIELDS, APP_ALIASES)
+    except UnknownField as error:
+        out.write(str(error))
+        return EXIT_INVALID_ARG
 
     period = opts["period"]
     first = True

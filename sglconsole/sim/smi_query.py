@@ -149,6 +149,22 @@ APP_FIELDS: dict = {
 APP_ALIASES = {"name": "process_name", "used_gpu_memory": "used_memory"}
 
 
+class UnknownField(ValueError):
+    """A ``--query-*`` field nvidia-smi does not know; the text is nvidia-smi's message."""
+
+
+def resolve_fields(spec: str, table: dict, aliases: dict) -> list[str]:
+    """The canonical names of a comma-separated ``--query-*`` field list."""
+    fields = []
+    for raw in spec.split(","):
+        name = raw.strip()
+        canonical = aliases.get(name, name)
+        if canonical not in table:
+            raise UnknownField(f'Field "{name}" is not a valid field to query.\n\n')
+        fields.append(canonical)
+    return fields
+
+
 def _cell(value: str | None, unit: str, units: bool) -> str:
     if value is None:
         return "[N/A]"
