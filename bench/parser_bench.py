@@ -2,6 +2,7 @@
 
     python bench/parser_bench.py [--lines N] [--format 0.5.23|legacy] [--json]
                                  [--sglang-python PATH] [--seed S] [--repeat R]
+                                 [--mixed-lines N]
 
 Generates N realistic log lines (about 70 % decode lines with accept len, plus
 prefill lines, SGLang info lines and uvicorn access lines) and times
@@ -20,12 +21,19 @@ a comma after ``#queue-req: N``; SGLang's regex wants that comma, so it matches
 none of those lines and spends its time failing. ``--format legacy`` appends the
 ``", "`` older versions wrote, so the regex matches every decode line: the
 harder comparison. The output reports how many lines each side extracted.
+
+The mixed-layout case (``--mixed-lines``, 0 to skip) times ``parse_line`` over the
+Decode/Prefill lines of every log in ``tests/data/sglang_logs`` (SGLang 0.2 to
+0.5.x, some twenty key layouts) interleaved line by line, the way a console
+tailing a fleet of mixed versions meets them, and counts the layouts compiled
+(``mixed_lines_per_s``, ``mixed_vs_single_layout``, ``mixed_layouts_compiled``).
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import itertools
 import json
 import os
 import random
@@ -40,7 +48,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sglconsole.core import sglang_log_shapes  # noqa: E402
 from sglconsole.core.sglang_log import parse_line  # noqa: E402
+
+SGLANG_LOGS = ROOT / "tests" / "data" / "sglang_logs"
 
 
 def time_sglang_regex(pattern, lines, repeat):
@@ -136,6 +147,45 @@ def generate(n: int, fmt: str = "0.5.23", seed: int = 0) -> list[str]:
     return out[:n]
 
 
+def mixed_layout_lines(n: int) -> list[str]:
+    """N batch lines of every fixture log, interleaved round-robin (one line of each in turn)."""
+    per_log = []
+    for path in sorted(SGLANG_LOGS.glob("*.log")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        batch = [ln for ln in text.splitlines() if "Decode batch" in ln or "Prefill batch" in ln]
+        if batch:
+            per_log.append(batch)
+    if not per_log:
+        return []
+    cycles = [itertools.cycle(lines) for lines in per_log]
+    return [next(cycle) for cycle in itertools.islice(itertools.cycle(cycles), n)]
+
+
+def time_mixed_layouts(lines: list[str], repeat: int) -> tuple[float, int]:
+    """Best-of-``repeat`` seconds over ``lines`` from a cold start, and the layouts compiled."""
+    compiled = 0
+    real_compile = sglang_log_shapes.compile_shape
+
+    def counting_compile(*args):
+        nonlocal compiled
+        compiled += 1
+        return real_compile(*args)
+
+    best = float("inf")
+    sglang_log_shapes.compile_shape = counting_compile
+    try:
+        for _ in range(repeat):
+            sglang_log_shapes.forget_shapes()
+            compiled = 0
+            start = time.perf_counter()
+            for line in lines:
+                parse_line(line)
+            best = min(best, time.perf_counter() - start)
+    finally:
+        sglang_log_shapes.compile_shape = real_compile
+    return best, compiled
+
+
 def time_parser(lines: list[str], repeat: int) -> tuple[float, int]:
     best = None
     n = 0
@@ -217,6 +267,12 @@ def main(argv: list[str] | None = None) -> int:
         help="interpreter with sglang installed, for the regex timing (default: this one if it"
         " imports sglang, else .cache/real-sglang-0.5.23/bin/python or $SGLCONSOLE_REAL_SGLANG_VENV)",
     )
+    ap.add_argument(
+        "--mixed-lines",
+        type=int,
+        default=200_000,
+        help="lines of the interleaved mixed-layout case (0: skip it)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -242,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         if path:
             os.unlink(path)
 
+    mixed = mixed_layout_lines(args.mixed_lines) if args.mixed_lines > 0 else []
+    mixed_sec, mixed_compiled = time_mixed_layouts(mixed, args.repeat) if mixed else (0.0, 0)
+
     n = len(lines)
     gd = rx["groupdict"] if rx else None
     so = rx["search"] if rx else None
@@ -262,6 +321,14 @@ def main(argv: list[str] | None = None) -> int:
         # search alone (match/no match, nothing extracted)
         "sglang_regex_search_only_lines_per_s": n / so["seconds"] if so and so["seconds"] else None,
         "parser_vs_sglang_regex_search_only": so["seconds"] / p_sec if so and p_sec else None,
+        # interleaved batch lines of ~20 SGLang versions' layouts (a mixed-version fleet)
+        "mixed_lines": len(mixed),
+        "mixed_lines_per_s": len(mixed) / mixed_sec if mixed_sec else None,
+        "mixed_us_per_line": mixed_sec / len(mixed) * 1e6 if mixed_sec else None,
+        "mixed_vs_single_layout": (len(mixed) / mixed_sec) / (n / p_sec)
+        if mixed_sec and p_sec
+        else None,
+        "mixed_layouts_compiled": mixed_compiled if mixed else None,
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -272,6 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"parse_line:   {result['parse_line_lines_per_s']:>12,.0f} lines/s  ({p_records:,} records)"
     )
+    if mixed:
+        print(
+            f"mixed layouts: {result['mixed_lines_per_s']:>11,.0f} lines/s"
+            f"  ({len(mixed):,} interleaved batch lines, {result['mixed_us_per_line']:.2f} us/line,"
+            f" {mixed_compiled} layouts compiled)"
+        )
     if rx is None:
         print("sglang regex: not measured (sglang not importable; pass --sglang-python PATH)")
     else:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sglconsole.core.sglang_log import KINDS, LogRecord, parse_line, parse_time_prefix
+from sglconsole.core.sglang_log import parse_line, parse_time_prefix
+from sglconsole.core.sglang_log_record import KINDS, LogRecord
 
 __all__ = ["IDLE_GAP_S", "Distribution", "ErrorEntry", "LogStats", "quantile", "summarize"]
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from sglconsole.config import Config
-from sglconsole.core.sglang_log import LogRecord
+from sglconsole.core.sglang_log_record import LogRecord
 from sglconsole.state.model import (  # noqa: F401 - the names every view imports from here
     HISTORY,
     IDLE_GAP_S,

@@ -5,7 +5,8 @@ watcher's tail and the journal alike."""
 from __future__ import annotations
 
 from sglconsole.core.log_owner import started_pid
-from sglconsole.core.sglang_log import LogRecord, parse_line
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.core.sglang_log_record import LogRecord
 from sglconsole.state.fleet import record_decode
 from sglconsole.state.model import ServerState
 

@@ -15,7 +15,7 @@ from sglconsole.config import Profile, Server
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ServerProcess
-from sglconsole.core.sglang_log import LogRecord
+from sglconsole.core.sglang_log_record import LogRecord
 
 HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
 LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)

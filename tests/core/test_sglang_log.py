@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import pickle
@@ -13,8 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglconsole.core import sglang_log as S
-from sglconsole.core.sglang_log import LogRecord, iter_records, parse_line, parse_time_prefix
+from sglconsole.core import sglang_log_shapes
+from sglconsole.core.sglang_log import iter_records, parse_line, parse_time_prefix
+from sglconsole.core.sglang_log_batch import batch_record
+from sglconsole.core.sglang_log_prefix import clean_line, parse_header
+from sglconsole.core.sglang_log_record import LogRecord
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sglang_logs"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -38,13 +42,13 @@ ALL_LINES = [(p.name, ln) for p in sorted(DATA.glob("*.log")) for ln in log(p.na
 
 def generic(text: str) -> LogRecord | None:
     """The reference parser for batch lines: no compiled shapes involved."""
-    text = S._clean(text)
+    text = clean_line(text)
     i = text.find("Decode batch")
     if i >= 0:
-        return S._batch_record("decode", text, i, 12)
+        return batch_record("decode", text, i, 12)
     p = text.find("Prefill batch")
     if p >= 0:
-        return S._batch_record("prefill", text, p, 13)
+        return batch_record("prefill", text, p, 13)
     return parse_line(text)
 
 
@@ -217,6 +221,29 @@ def test_every_batch_line_parses_and_fast_path_matches_generic():
             assert first is not None and first.kind in ("decode", "prefill"), (name, line)
             assert first == second == generic(line), (name, line)
             assert first.running_req is not None and first.queue_req is not None, (name, line)
+
+
+def test_interleaved_layouts_compile_once_each(monkeypatch):
+    """A mixed-version fleet interleaves many layouts: each compiles once, none evicts another.
+
+    (An 8-entry cache recompiled on nearly every line of this input, ~10x slower.)
+    """
+    compiled: list[tuple[str, tuple[str, ...]]] = []
+    real_compile = sglang_log_shapes.compile_shape
+
+    def counting_compile(kind, keys, percent):
+        compiled.append((kind, keys))
+        return real_compile(kind, keys, percent)
+
+    monkeypatch.setattr(sglang_log_shapes, "compile_shape", counting_compile)
+    sglang_log_shapes.forget_shapes()
+    logs = [log(path.name) for path in sorted(DATA.glob("*.log"))]
+    interleaved = [line for lines in itertools.zip_longest(*logs) for line in lines if line]
+    for _ in range(3):
+        records = [parse_line(line) for line in interleaved]
+    assert len(set(compiled)) > 8  # more layouts than the old cache held
+    assert len(compiled) == len(set(compiled))  # and none compiled twice
+    assert records == [generic(line) for line in interleaved]
 
 
 # --------------------------------------------------------------------------
@@ -523,7 +550,7 @@ REAL = [ln for _, ln in ALL_LINES if ln]
 @given(st.text())
 def test_never_raises_on_text(text):
     parse_line(text)
-    S._parse_header(text, len(text))
+    parse_header(text, len(text))
 
 
 @FUZZ

@@ -24,6 +24,9 @@ from sglconsole.core.nvidia_smi import (
 )
 from sglconsole.sim import gpustate
 from sglconsole.sim import nvidia_smi as sim
+from sglconsole.sim.smi_report import render_text_query, render_xml
+from sglconsole.sim.smi_state import gpu_states
+from sglconsole.sim.smi_table import render_table
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "nvidia-smi" / "h200"
@@ -327,7 +330,7 @@ def test_loop_survives_closed_pipe(h200):
 
 
 def _fixture_state(host: dict, uses: list[dict], now: float, **values) -> list[dict]:
-    states = sim.gpu_states(host, uses, now)
+    states = gpu_states(host, uses, now)
     states[0].update(values)
     return states
 
@@ -370,7 +373,7 @@ def _t(*ymdhms) -> float:
 )
 def test_table_renders_byte_for_byte(fixture, uses, values, when):
     states = _fixture_state(HOST1, uses, _t(*when), **values)
-    got = sim.render_table(states, driver="580.159.04", cuda="13.0", now=_t(*when))
+    got = render_table(states, driver="580.159.04", cuda="13.0", now=_t(*when))
     assert got == fx(fixture)
 
 
@@ -396,7 +399,7 @@ def test_xml_and_text_query_match_fixture_layout():
         rx_kbs=14469,
         sw_power_cap_us=8448419,
     )
-    xml = sim.render_xml(states, driver="580.159.04", cuda="13.0", now=now, attached=1)
+    xml = render_xml(states, driver="580.159.04", cuda="13.0", now=now, attached=1)
     diff = [
         d for d in difflib.ndiff(fx("q-loaded.xml").splitlines(), xml.splitlines()) if d[:1] in "+-"
     ]
@@ -410,7 +413,7 @@ def test_xml_and_text_query_match_fixture_layout():
         rx_kbs=15511,
         sw_power_cap_us=8548449,
     )
-    text = sim.render_text_query(states, driver="580.159.04", cuda="13.0", now=now, attached=1)
+    text = render_text_query(states, driver="580.159.04", cuda="13.0", now=now, attached=1)
     diff = [
         d
         for d in difflib.ndiff(fx("q-loaded.txt").splitlines(), text.splitlines())

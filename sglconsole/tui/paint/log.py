@@ -6,7 +6,8 @@ import re
 
 from rich.text import Text
 
-from sglconsole.core.sglang_log import LogRecord, parse_line
+from sglconsole.core.sglang_log import parse_line
+from sglconsole.core.sglang_log_record import LogRecord
 from sglconsole.core.text import clean
 from sglconsole.tui.paint.palette import Palette
 
