@@ -10,12 +10,15 @@ writes facts, never code::
 
 What it records (all read from the source with ``ast``):
 
+* ``serve_cli`` / ``launch_server_warning``: whether ``sglang serve`` exists, and
+  the warning ``python -m sglang.launch_server`` then prints (its line and text);
 * ``routes``: every path the HTTP server registers (``@app.get`` / ``post`` /
   ``api_route`` in entrypoints/http_server.py, plus the ``@router`` routes of
   modules it ``include_router``s), with methods; aliases that log a deprecation
   warning (and its text) or answer 404 with a deprecation message;
 * ``metrics_mount``: the path the Prometheus app is mounted at (--enable-metrics);
 * ``model_info_keys`` / ``get_load_keys``: the keys those handlers return;
+  ``server_info_extra_keys``: what /server_info adds to the server args;
 * ``log.decode`` / ``log.prefill``: the labelled fields of the scheduler's
   batch lines, in order, each marked optional when it sits under an ``if``;
 * ``startup``: the message templates of the startup milestones, placeholders
@@ -361,6 +364,25 @@ def returned_keys(pkg: Path, handler: str) -> list[str] | None:
     return None
 
 
+def server_info_keys(pkg: Path, handler: str) -> list[str] | None:
+    """/server_info: beside the server args and scheduler info, the keys its handler adds, and those
+    set as `result["key"] = ...` by helpers it calls (build_server_info in utils/common.py)."""
+    keys = returned_keys(pkg, handler) or []
+    server = parse(pkg / "srt" / "entrypoints" / "http_server.py")
+    handler_node = next(f for f in ast.walk(server) if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
+                        and f.name == handler)
+    called = {getattr(c.func, "id", None) for c in ast.walk(handler_node) if isinstance(c, ast.Call)}
+    common = pkg / "srt" / "utils" / "common.py"
+    for func in ast.walk(parse(common)) if common.is_file() else []:
+        if isinstance(func, ast.FunctionDef) and func.name in called:
+            for node in ast.walk(func):
+                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+                    key = node.targets[0].slice
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in keys:
+                        keys.append(key.value)
+    return keys or None
+
+
 def record_fields(pkg: Path, name: str) -> list[str] | None:
     """The annotated fields of a class in managers/io_struct.py (what a handler returns as is)."""
     path = pkg / "srt" / "managers" / "io_struct.py"
@@ -392,6 +414,20 @@ def version_of(pkg: Path) -> str:
     raise SystemExit(f"{pkg}: cannot tell the SGLang version")
 
 
+def launch_server_warning(pkg: Path) -> dict | None:
+    """The UserWarning `python -m sglang.launch_server` prints on import (versions with `sglang serve`)."""
+    path = pkg / "launch_server.py"
+    if not path.is_file():
+        return None
+    module = parse(path)
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "warnings.warn" and node.args:
+            text = render(node.args[0], module)
+            if text and "launch_server" in text:
+                return {"line": node.lineno, "text": text}
+    return None
+
+
 def fingerprint(pkg: Path, rels: list[str]) -> dict:
     """sha256 of each file read, so a regenerated table can be checked against its source."""
     out = {}
@@ -406,7 +442,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
     version = version_of(pkg)
     rows = routes(pkg)
     handler = {r["path"]: r["handler"] for r in rows}
-    read = sorted({"srt/entrypoints/http_server.py", *BATCH_FILES,
+    read = sorted({"srt/entrypoints/http_server.py", "launch_server.py", *BATCH_FILES,
                    *(rel for files, _ in MILESTONES.values() for rel in files)})
     return {
         "generated_by": GENERATED_BY,
@@ -414,8 +450,11 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         "sglang_version": version,
         "source": {"tag": f"v{version}", "commit": commit, "origin": origin,
                    "sha256": fingerprint(pkg, read)},
+        "serve_cli": (pkg / "cli" / "serve.py").is_file(),
+        "launch_server_warning": launch_server_warning(pkg),
         "routes": rows,
         "metrics_mount": metrics_mount(pkg),
+        "server_info_extra_keys": server_info_keys(pkg, handler["/server_info"]),
         "model_info_keys": returned_keys(pkg, handler.get("/model_info") or handler.get("/get_model_info", "")),
         "get_load_keys": (returned_keys(pkg, handler["/get_load"]) or record_fields(pkg, "GetLoadReqOutput"))
         if "/get_load" in handler else None,
