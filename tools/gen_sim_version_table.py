@@ -45,24 +45,52 @@ DEVICE = "cuda"  # the device whose wording the tables keep (graph_backend["cuda
 MILESTONES = {
     "load_weight_begin": (["srt/model_executor/model_runner.py"], r"^Load weight begin\."),
     "load_weight_end": (["srt/model_executor/model_runner.py"], r"^Load weight end\. elapsed="),
-    "kv_cache_allocated": (["srt/mem_cache/memory_pool.py"], r"^KV Cache is allocated\. #tokens: .*K size"),
-    "memory_pool_end": (["srt/model_executor/model_runner_kv_cache_mixin.py",
-                         "srt/mem_cache/kv_cache_configurator.py", "srt/model_executor/model_runner.py"],
-                        r"^Memory pool end\."),
-    "cuda_graph_begin": (["srt/model_executor/model_runner.py",
-                          "srt/model_executor/model_runner_components/cuda_graph_setup.py"],
-                         r"^Capture (\{capture_name\} )?cuda graph begin|^Capture \{capture_name\} CUDA graph begin"),
-    "cuda_graph_end": (["srt/model_executor/model_runner.py",
-                        "srt/model_executor/model_runner_components/cuda_graph_setup.py"],
-                       r"^Capture (\{capture_name\} )?cuda graph end|^Capture \{capture_name\} CUDA graph end"),
-    "piecewise_graph_begin": (["srt/model_executor/model_runner.py"], r"^Capture piecewise CUDA graph begin"),
-    "piecewise_graph_end": (["srt/model_executor/model_runner.py"], r"^Capture piecewise CUDA graph end"),
-    "max_total_num_tokens": (["srt/managers/scheduler.py"], r"^max_total_num_tokens=\{max_total_num_tokens\}, "),
+    "kv_cache_allocated": (
+        ["srt/mem_cache/memory_pool.py"],
+        r"^KV Cache is allocated\. #tokens: .*K size",
+    ),
+    "memory_pool_end": (
+        [
+            "srt/model_executor/model_runner_kv_cache_mixin.py",
+            "srt/mem_cache/kv_cache_configurator.py",
+            "srt/model_executor/model_runner.py",
+        ],
+        r"^Memory pool end\.",
+    ),
+    "cuda_graph_begin": (
+        [
+            "srt/model_executor/model_runner.py",
+            "srt/model_executor/model_runner_components/cuda_graph_setup.py",
+        ],
+        r"^Capture (\{capture_name\} )?cuda graph begin|^Capture \{capture_name\} CUDA graph begin",
+    ),
+    "cuda_graph_end": (
+        [
+            "srt/model_executor/model_runner.py",
+            "srt/model_executor/model_runner_components/cuda_graph_setup.py",
+        ],
+        r"^Capture (\{capture_name\} )?cuda graph end|^Capture \{capture_name\} CUDA graph end",
+    ),
+    "piecewise_graph_begin": (
+        ["srt/model_executor/model_runner.py"],
+        r"^Capture piecewise CUDA graph begin",
+    ),
+    "piecewise_graph_end": (
+        ["srt/model_executor/model_runner.py"],
+        r"^Capture piecewise CUDA graph end",
+    ),
+    "max_total_num_tokens": (
+        ["srt/managers/scheduler.py"],
+        r"^max_total_num_tokens=\{max_total_num_tokens\}, ",
+    ),
     "ready": (["srt/entrypoints/http_server.py"], r"^The server is fired up and ready to roll!$"),
 }
 BATCH_LINES = {"decode": "Decode batch", "prefill": "Prefill batch"}
-BATCH_FILES = ["srt/managers/scheduler_components/metrics_reporter.py",
-               "srt/observability/scheduler_metrics_mixin.py", "srt/managers/scheduler_metrics_mixin.py"]
+BATCH_FILES = [
+    "srt/managers/scheduler_components/metrics_reporter.py",
+    "srt/observability/scheduler_metrics_mixin.py",
+    "srt/managers/scheduler_metrics_mixin.py",
+]
 
 
 def package_root(src: Path) -> Path:
@@ -81,7 +109,9 @@ def parse(path: Path) -> ast.Module:
 
 def _label_name(before: str) -> str | None:
     """`..., avail mem=` -> `avail_mem`; None when the text does not end in a label."""
-    match = re.search(r"([#A-Za-z][\w #()/.-]*?)\s*[:=]\s*$", before.split(", ")[-1].split(". ")[-1])
+    match = re.search(
+        r"([#A-Za-z][\w #()/.-]*?)\s*[:=]\s*$", before.split(", ")[-1].split(". ")[-1]
+    )
     if not match:
         return None
     name = re.sub(r"[^0-9a-zA-Z]+", "_", match.group(1).lstrip("#")).strip("_").lower()
@@ -116,7 +146,9 @@ def _resolve_lookup(node: ast.expr, module: ast.Module) -> str | None:
     if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)):
         return None
     for assign in ast.walk(module):
-        if isinstance(assign, ast.Assign) and any(getattr(t, "id", None) == node.value.id for t in assign.targets):
+        if isinstance(assign, ast.Assign) and any(
+            getattr(t, "id", None) == node.value.id for t in assign.targets
+        ):
             value = _dict_value(assign.value, DEVICE)
             if value is not None:
                 return value
@@ -125,8 +157,12 @@ def _resolve_lookup(node: ast.expr, module: ast.Module) -> str | None:
 
 def _device_choice(node: ast.expr) -> str | None:
     """`'a' if self.device == 'cpu' else 'b'` -> the branch taken on DEVICE."""
-    if not (isinstance(node, ast.IfExp) and isinstance(node.body, ast.Constant)
-            and isinstance(node.orelse, ast.Constant) and isinstance(node.test, ast.Compare)):
+    if not (
+        isinstance(node, ast.IfExp)
+        and isinstance(node.body, ast.Constant)
+        and isinstance(node.orelse, ast.Constant)
+        and isinstance(node.test, ast.Compare)
+    ):
         return None
     test = node.test
     other = test.comparators[0] if len(test.comparators) == 1 else None
@@ -161,7 +197,11 @@ def render(node: ast.expr, module: ast.Module) -> str | None:
             out += str(piece.value).replace("{", "{{").replace("}", "}}")
             continue
         value = piece.value
-        if isinstance(value, ast.IfExp) and isinstance(value.orelse, ast.Constant) and value.orelse.value == "":
+        if (
+            isinstance(value, ast.IfExp)
+            and isinstance(value.orelse, ast.Constant)
+            and value.orelse.value == ""
+        ):
             continue  # an optional part (e.g. the quantization note): left out
         resolved = _resolve_lookup(value, module) or _device_choice(value)
         if resolved is not None:
@@ -266,7 +306,8 @@ def _graph_label(label: str) -> str:
 
 
 def _merge(fields: list[tuple[dict, tuple | None]]) -> list[dict]:
-    """First position of each field; optional unless written unconditionally or in both branches of an if."""
+    """First position of each field; optional unless written unconditionally or in both branches
+    of an if."""
     branches: dict[str, set] = {}
     order: list[dict] = []
     for field, branch in fields:
@@ -278,7 +319,9 @@ def _merge(fields: list[tuple[dict, tuple | None]]) -> list[dict]:
     out = []
     for field in order:
         seen = branches[field.get("label") or field.get("slot")]
-        both = any((node, "body") in seen and (node, "orelse") in seen for node, _ in filter(None, seen))
+        both = any(
+            (node, "body") in seen and (node, "orelse") in seen for node, _ in filter(None, seen)
+        )
         out.append({**field, "optional": None not in seen and not both})
     return out
 
@@ -328,8 +371,14 @@ def _routes_of(path: Path, owner: str) -> list[dict]:
         for decorator in func.decorator_list:
             route = _route(decorator, owner)
             if route:
-                rows.append({"path": route[0], "methods": route[1], "handler": func.name,
-                             "deprecated": _deprecation(func, module)})
+                rows.append(
+                    {
+                        "path": route[0],
+                        "methods": route[1],
+                        "handler": func.name,
+                        "deprecated": _deprecation(func, module),
+                    }
+                )
     return rows
 
 
@@ -337,8 +386,11 @@ def routes(pkg: Path) -> list[dict]:
     server = pkg / "srt" / "entrypoints" / "http_server.py"
     module = parse(server)
     rows = _routes_of(server, "app")
-    included = {getattr(n.args[0], "id", None) for n in ast.walk(module)
-                if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "include_router" and n.args}
+    included = {
+        getattr(n.args[0], "id", None)
+        for n in ast.walk(module)
+        if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "include_router" and n.args
+    }
     for node in ast.walk(module):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sglang."):
             for alias in node.names:
@@ -369,16 +421,25 @@ def server_info_keys(pkg: Path, handler: str) -> list[str] | None:
     set as `result["key"] = ...` by helpers it calls (build_server_info in utils/common.py)."""
     keys = returned_keys(pkg, handler) or []
     server = parse(pkg / "srt" / "entrypoints" / "http_server.py")
-    handler_node = next(f for f in ast.walk(server) if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef)
-                        and f.name == handler)
-    called = {getattr(c.func, "id", None) for c in ast.walk(handler_node) if isinstance(c, ast.Call)}
+    handler_node = next(
+        f
+        for f in ast.walk(server)
+        if isinstance(f, ast.AsyncFunctionDef | ast.FunctionDef) and f.name == handler
+    )
+    called = {
+        getattr(c.func, "id", None) for c in ast.walk(handler_node) if isinstance(c, ast.Call)
+    }
     common = pkg / "srt" / "utils" / "common.py"
     for func in ast.walk(parse(common)) if common.is_file() else []:
         if isinstance(func, ast.FunctionDef) and func.name in called:
             for node in ast.walk(func):
                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
                     key = node.targets[0].slice
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in keys:
+                    if (
+                        isinstance(key, ast.Constant)
+                        and isinstance(key.value, str)
+                        and key.value not in keys
+                    ):
                         keys.append(key.value)
     return keys or None
 
@@ -390,16 +451,25 @@ def record_fields(pkg: Path, name: str) -> list[str] | None:
         return None
     for node in ast.walk(parse(path)):
         if isinstance(node, ast.ClassDef) and node.name == name:
-            return [s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
-                    and isinstance(s.target, ast.Name)] or None
+            return [
+                s.target.id
+                for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            ] or None
     return None
 
 
 def metrics_mount(pkg: Path) -> str | None:
     for path in sorted((pkg / "srt" / "utils").glob("*.py")):
         for node in ast.walk(parse(path)):
-            mount = isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Mount" and node.args
-            if mount and isinstance(node.args[0], ast.Constant) and "metrics" in str(node.args[0].value):
+            mount = (
+                isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Mount" and node.args
+            )
+            if (
+                mount
+                and isinstance(node.args[0], ast.Constant)
+                and "metrics" in str(node.args[0].value)
+            ):
                 return node.args[0].value
     return None
 
@@ -415,7 +485,7 @@ def version_of(pkg: Path) -> str:
 
 
 def launch_server_warning(pkg: Path) -> dict | None:
-    """The UserWarning `python -m sglang.launch_server` prints on import (versions with `sglang serve`)."""
+    """The warning `python -m sglang.launch_server` prints on import (if `sglang serve` exists)."""
     path = pkg / "launch_server.py"
     if not path.is_file():
         return None
@@ -442,22 +512,37 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
     version = version_of(pkg)
     rows = routes(pkg)
     handler = {r["path"]: r["handler"] for r in rows}
-    read = sorted({"srt/entrypoints/http_server.py", "launch_server.py", *BATCH_FILES,
-                   *(rel for files, _ in MILESTONES.values() for rel in files)})
+    read = sorted(
+        {
+            "srt/entrypoints/http_server.py",
+            "launch_server.py",
+            *BATCH_FILES,
+            *(rel for files, _ in MILESTONES.values() for rel in files),
+        }
+    )
     return {
         "generated_by": GENERATED_BY,
         "schema_version": SCHEMA_VERSION,
         "sglang_version": version,
-        "source": {"tag": f"v{version}", "commit": commit, "origin": origin,
-                   "sha256": fingerprint(pkg, read)},
+        "source": {
+            "tag": f"v{version}",
+            "commit": commit,
+            "origin": origin,
+            "sha256": fingerprint(pkg, read),
+        },
         "serve_cli": (pkg / "cli" / "serve.py").is_file(),
         "launch_server_warning": launch_server_warning(pkg),
         "routes": rows,
         "metrics_mount": metrics_mount(pkg),
         "server_info_extra_keys": server_info_keys(pkg, handler["/server_info"]),
-        "model_info_keys": returned_keys(pkg, handler.get("/model_info") or handler.get("/get_model_info", "")),
-        "get_load_keys": (returned_keys(pkg, handler["/get_load"]) or record_fields(pkg, "GetLoadReqOutput"))
-        if "/get_load" in handler else None,
+        "model_info_keys": returned_keys(
+            pkg, handler.get("/model_info") or handler.get("/get_model_info", "")
+        ),
+        "get_load_keys": (
+            returned_keys(pkg, handler["/get_load"]) or record_fields(pkg, "GetLoadReqOutput")
+        )
+        if "/get_load" in handler
+        else None,
         "log": {kind: batch_fields(pkg, kind) for kind in BATCH_LINES},
         "startup": startup(pkg),
     }
@@ -465,7 +550,9 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("source", type=Path, help="SGLang checkout, or a folder holding the sglang package")
+    p.add_argument(
+        "source", type=Path, help="SGLang checkout, or a folder holding the sglang package"
+    )
     p.add_argument("output", type=Path, help="the JSON table to write")
     p.add_argument("--origin", help="where the source came from (e.g. the wheel's file name)")
     p.add_argument("--commit", help="the git commit the source is at, when known")
@@ -473,7 +560,10 @@ def main(argv: list[str] | None = None) -> int:
     data = table(package_root(args.source), args.origin, args.commit)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"{args.output}: SGLang {data['sglang_version']}, {len(data['routes'])} routes", file=sys.stderr)
+    print(
+        f"{args.output}: SGLang {data['sglang_version']}, {len(data['routes'])} routes",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -3,8 +3,8 @@
 The prefix is SGLang's utils/common.py configure_logger
 (``[%(asctime)s TP0] %(message)s``, datefmt ``%Y-%m-%d %H:%M:%S``). Which
 fields a batch line has, and in which order, comes from the version's table
-(versiontable.batch_fields; the newest version's when not given); the token usage part comes from SGLang's pool
-stats and differs for hybrid models.
+(versiontable.batch_fields; the newest version's when not given); the token
+usage part comes from SGLang's pool stats and differs for hybrid models.
 """
 
 from __future__ import annotations
@@ -23,10 +23,14 @@ def line(message: str, prefix: str = "TP0") -> str:
     return f"{stamp(prefix)} {message}"
 
 
-def decode_usage(token: int, usage: float, hybrid: str | None, mamba_used: int = 0, mamba_usage: float = 0.0) -> str:
+def decode_usage(
+    token: int, usage: float, hybrid: str | None, mamba_used: int = 0, mamba_usage: float = 0.0
+) -> str:
     if hybrid == "ssm":
-        return (f"#full token: {token}, full token usage: {usage:.2f}, mamba num: {mamba_used}, "
-                f"mamba usage: {mamba_usage:.2f}, ")
+        return (
+            f"#full token: {token}, full token usage: {usage:.2f}, mamba num: {mamba_used}, "
+            f"mamba usage: {mamba_usage:.2f}, "
+        )
     return f"#token: {token}, token usage: {usage:.2f}, "
 
 
@@ -50,7 +54,9 @@ def batch_message(head: str, fields: list[dict], values: dict[str, str]) -> str:
         elif field["label"] in values:
             parts.append(f"{field['label']}: {values[field['label']]}")
         elif not field["optional"]:
-            parts.append(f"{field['label']}: 0")  # a field SGLang always writes that the sim does not model
+            parts.append(
+                f"{field['label']}: 0"
+            )  # a field SGLang always writes that the sim does not model
     return f"{head}, " + ", ".join(parts)
 
 
@@ -80,9 +86,13 @@ def decode_line(
     if accept_len is not None:
         values.update({"accept len": f"{accept_len:.2f}", "accept rate": f"{accept_rate or 0:.2f}"})
     if mfu is not None:  # --enable-mfu-metrics
-        values.update({"est. decode TFLOPS/s (per GPU)": f"{mfu[0]:.2f}",
-                       "est. read BW (GB/s per GPU)": f"{mfu[1]:.2f}",
-                       "est. write BW (GB/s per GPU)": f"{mfu[2]:.2f}"})
+        values.update(
+            {
+                "est. decode TFLOPS/s (per GPU)": f"{mfu[0]:.2f}",
+                "est. read BW (GB/s per GPU)": f"{mfu[1]:.2f}",
+                "est. write BW (GB/s per GPU)": f"{mfu[2]:.2f}",
+            }
+        )
     fields = fields or versiontable.batch_fields(versiontable.newest(), "decode")
     return line(batch_message("Decode batch", fields, values), prefix)
 

@@ -19,7 +19,10 @@ VERSIONS_DIR = Path(__file__).with_name("versions")
 
 
 def _tables() -> list[Path]:
-    return sorted(VERSIONS_DIR.glob("sglang-*.json"), key=lambda p: version_tuple(p.stem.removeprefix("sglang-")))
+    return sorted(
+        VERSIONS_DIR.glob("sglang-*.json"),
+        key=lambda p: version_tuple(p.stem.removeprefix("sglang-")),
+    )
 
 
 def newest() -> str:
@@ -30,7 +33,9 @@ def newest() -> str:
 def load(version: str) -> dict:
     """The table for `version`, or the newest one not newer than it (else the oldest)."""
     tables = _tables()
-    older = [p for p in tables if version_tuple(p.stem.removeprefix("sglang-")) <= version_tuple(version)]
+    older = [
+        p for p in tables if version_tuple(p.stem.removeprefix("sglang-")) <= version_tuple(version)
+    ]
     return json.loads((older or tables)[-1].read_text())
 
 
