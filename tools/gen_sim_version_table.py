@@ -19,6 +19,8 @@ What it records (all read from the source with ``ast``):
 * ``metrics_mount``: the path the Prometheus app is mounted at (--enable-metrics);
 * ``model_info_keys`` / ``get_load_keys``: the keys those handlers return;
   ``server_info_extra_keys``: what /server_info adds to the server args;
+* ``server_args_fields`` / ``cli_dest_renames``: the ServerArgs fields /server_info
+  lists, and the argparse dests renamed into them;
 * ``log.decode`` / ``log.prefill``: the labelled fields of the scheduler's
   batch lines, in order, each marked optional when it sits under an ``if``;
 * ``startup``: the message templates of the startup milestones, placeholders
@@ -444,6 +446,23 @@ def server_info_keys(pkg: Path, handler: str) -> list[str] | None:
     return keys or None
 
 
+def server_args(pkg: Path) -> tuple[list[str], dict[str, str]]:
+    """ServerArgs' fields (what /server_info lists) and the argparse dests from_cli_args renames
+    into them (`args.tp_size = args.tensor_parallel_size`)."""
+    module = parse(pkg / "srt" / "server_args.py")
+    cls = next(n for n in module.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
+    names = [s.target.id for s in cls.body
+             if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    renames = {}
+    for func in cls.body:
+        if isinstance(func, ast.FunctionDef) and func.name == "from_cli_args":
+            for node in ast.walk(func):
+                if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute)
+                        and isinstance(node.value, ast.Attribute)):
+                    renames[node.value.attr] = node.targets[0].attr
+    return [n for n in names if not n.startswith("_")], renames
+
+
 def record_fields(pkg: Path, name: str) -> list[str] | None:
     """The annotated fields of a class in managers/io_struct.py (what a handler returns as is)."""
     path = pkg / "srt" / "managers" / "io_struct.py"
@@ -512,6 +531,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
     version = version_of(pkg)
     rows = routes(pkg)
     handler = {r["path"]: r["handler"] for r in rows}
+    fields, renames = server_args(pkg)
     read = sorted(
         {
             "srt/entrypoints/http_server.py",
@@ -534,6 +554,8 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         "launch_server_warning": launch_server_warning(pkg),
         "routes": rows,
         "metrics_mount": metrics_mount(pkg),
+        "server_args_fields": fields,
+        "cli_dest_renames": renames,
         "server_info_extra_keys": server_info_keys(pkg, handler["/server_info"]),
         "model_info_keys": returned_keys(
             pkg, handler.get("/model_info") or handler.get("/get_model_info", "")

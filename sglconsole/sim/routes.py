@@ -17,6 +17,16 @@ if TYPE_CHECKING:
     from sglconsole.sim.server import SimServer
 
 
+def _server_args(args: dict, table: dict) -> dict:
+    """The argparse namespace as SGLang's ServerArgs fields (from_cli_args renames
+    tensor_parallel_size to tp_size, ...; dests that are no field are not listed)."""
+    fields = table.get("server_args_fields")
+    if not fields:
+        return dict(args)
+    renamed = {table.get("cli_dest_renames", {}).get(k, k): v for k, v in args.items()}
+    return {name: renamed.get(name) for name in fields}
+
+
 class Routes:
     def __init__(self, server: SimServer):
         self.server = server
@@ -136,7 +146,9 @@ class Routes:
             "launch_command": launch_command(server.argv),
             "kv_events": None,
         }
-        wanted = versiontable.load(server.version).get("server_info_extra_keys") or []
+        table = versiontable.load(server.version)
+        wanted = table.get("server_info_extra_keys") or []
+        resolved = _server_args(resolved, table)
         info = dict(resolved)
         info.update({key: value for key, value in extra.items() if key in wanted})
         info.update(status="ready" if server.ready else "starting",
@@ -183,6 +195,7 @@ class Routes:
                         "created": int(self.server.started),
                         "owned_by": "sglang",
                         "root": name,
+                        "parent": None,
                         "max_model_len": args.get("context_length"),
                     }
                 ],
@@ -289,7 +302,7 @@ class Routes:
         engine = self.server.engine
         stats = engine.stats
         name = self.server.resolved.get("served_model_name") or ""
-        labels = f'model_name="{name}",engine_type="unified",tp_rank="0",pp_rank="0"'
+        labels = f'engine_type="unified",model_name="{name}",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
         gauges = {
             "sglang:num_running_reqs": ("The number of running requests.", stats.running),
             "sglang:num_queue_reqs": ("The number of requests in the waiting queue.", stats.queued),
@@ -304,10 +317,11 @@ class Routes:
             "sglang:generation_tokens": ("Number of generation tokens processed.", stats.generation_tokens_total),
             "sglang:num_requests": ("The number of processed requests.", stats.requests_total),
         }
+        counter_labels = f'engine_type="unified",model_name="{name}"'  # counters carry no rank labels
         out = []
         for metric, (help_text, value) in gauges.items():
             out += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge", f"{metric}{{{labels}}} {float(value)}"]
         for metric, (help_text, value) in counters.items():
-            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter", f"{metric}_total{{{labels}}} {float(value)}"]
+            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter", f"{metric}_total{{{counter_labels}}} {float(value)}"]
         return text_response("\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8")
 
