@@ -79,8 +79,12 @@ class Engine:
         prefix: str = "TP0",
         mfu: bool = False,
         tick_s: float = TICK_S,
+        log_fields: dict[str, list[dict]] | None = None,
+        prefill_cuda_graph: bool = False,
     ):
         self.perf = perf
+        self.log_fields = log_fields or {}  # the version's batch-line layouts (versiontable)
+        self.prefill_cuda_graph = prefill_cuda_graph  # piecewise CUDA graphs run prefill when on
         self.max_running = max_running
         self.max_total_tokens = max_total_tokens
         self.decode_log_interval = max(1, decode_log_interval)
@@ -139,6 +143,8 @@ class Engine:
             self.stats.prompt_tokens_total += new_tokens
             self.log(
                 logfmt.prefill_line(
+                    fields=self.log_fields.get("prefill"),
+                    cuda_graph=self.prefill_cuda_graph,
                     new_seq=len(admitted),
                     new_token=new_tokens,
                     cached_token=0,
@@ -208,6 +214,7 @@ class Engine:
         self.stats.accept_len = accept_len if self.perf.spec_enabled else 0.0
         self.log(
             logfmt.decode_line(
+                fields=self.log_fields.get("decode"),
                 running_req=batch,
                 token=self._kv_tokens(),
                 token_usage=self._usage(),

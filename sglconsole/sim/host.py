@@ -175,11 +175,11 @@ def _write_bin(root: Path) -> None:
 
 
 def _write_serve_cli(root: Path, version: str) -> None:
-    """SGLang 0.5.10+ installs a `sglang` console script; `sglang serve ...` runs the server, so /proc
+    """SGLang versions with sglang/cli/serve.py install a `sglang` console script; `sglang serve ...` runs the server, so /proc
     shows `<env>/bin/python3 <env>/bin/sglang serve --model-path ...` (what the monitor must find)."""
-    from sglconsole.sim.flagtable import version_tuple
+    from sglconsole.sim.versiontable import load
 
-    if version_tuple(version) < (0, 5, 10):
+    if not load(version)["serve_cli"]:
         return
     script = root / "env" / "bin" / "sglang"
     script.write_text(

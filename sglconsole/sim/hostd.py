@@ -21,23 +21,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sglconsole.sim.detach import start_detached
 from sglconsole.sim.host import path_env
 
 
 def boot_servers(root: Path) -> None:
     """Start what an operator left running, detached like `setsid nohup ... > log &` (reparented to init)."""
-    from sglconsole.remote.agents import source
-
     try:
         boot = json.loads((root / "sim" / "boot.json").read_text())
     except (OSError, ValueError):
         return
     for entry in boot:
-        request = {"argv": entry["argv"], "env": entry.get("env", {}), "cwd": entry.get("cwd") or str(root),
-                   "log": entry["log"], "settle": 0}
-        env = {"PATH": path_env(root), "HOME": str(root)}
-        subprocess.run([sys.executable, "-c", source("launch_agent"), json.dumps(request)], env=env,
-                       stdout=subprocess.DEVNULL, check=False)
+        env = {"PATH": path_env(root), "HOME": str(root), **entry.get("env", {})}
+        start_detached(entry["argv"], env=env, cwd=entry.get("cwd") or str(root), log=entry["log"])
 
 
 def hang_up(pid: int) -> None:

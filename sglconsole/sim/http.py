@@ -49,8 +49,9 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 class HttpServer:
-    def __init__(self, routes: dict[tuple[str, str], Handler]):
+    def __init__(self, routes: dict[tuple[str, str], Handler], access_log: Callable[[str], None] | None = None):
         self.routes = routes
+        self.access_log = access_log  # uvicorn's access line per request, like SGLang's log has
         self._server: asyncio.base_events.Server | None = None
 
     async def start(self, host: str, port: int) -> None:
@@ -67,6 +68,10 @@ class HttpServer:
                 if request is None:
                     break
                 response = await self._dispatch(request)
+                if self.access_log is not None:
+                    host, port = (writer.get_extra_info("peername") or ("127.0.0.1", 0))[:2]
+                    self.access_log(f'INFO:     {host}:{port} - "{request.method} {request.path} HTTP/1.1" '
+                                    f"{response.status} {REASONS.get(response.status, '')}")
                 keep = request.headers.get("connection", "").lower() != "close"
                 await _write_response(writer, response, keep)
                 if not keep or response.stream is not None:

@@ -9,12 +9,22 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from sglconsole.core.secrets import mask_argv
-from sglconsole.sim import flagtable, settings
+from sglconsole.sim import logfmt, settings, versiontable
 from sglconsole.sim.http import Request, Response, json_response, text_response
+from sglconsole.sim.redact import launch_command
 
 if TYPE_CHECKING:
     from sglconsole.sim.server import SimServer
+
+
+def _server_args(args: dict, table: dict) -> dict:
+    """The argparse namespace as SGLang's ServerArgs fields (from_cli_args renames
+    tensor_parallel_size to tp_size, ...; dests that are no field are not listed)."""
+    fields = table.get("server_args_fields")
+    if not fields:
+        return dict(args)
+    renamed = {table.get("cli_dest_renames", {}).get(k, k): v for k, v in args.items()}
+    return {name: renamed.get(name) for name in fields}
 
 
 class Routes:
@@ -24,25 +34,35 @@ class Routes:
         self._fault_value: str | None = None
 
     def table(self) -> dict:
-        version = flagtable.version_tuple(self.server.version)
-        routes = {
-            ("GET", "/health"): self.health,
-            ("GET", "/health_generate"): self.health_generate,
-            ("GET", "/get_model_info"): self.model_info,
-            ("GET", "/get_server_info"): self.server_info,
-            ("POST", "/generate"): self.generate,
-            ("GET", "/v1/models"): self.models,
-            ("POST", "/v1/chat/completions"): self.chat,
-            ("GET", "/get_load"): self.load,
+        """The routes this SGLang version registers (its table) that the simulator answers."""
+        handlers = {
+            "/health": self.health, "/health_generate": self.health_generate, "/ready": self.ready,
+            "/model_info": self.model_info, "/get_model_info": self.model_info,
+            "/server_info": self.server_info, "/get_server_info": self.server_info, "/get_load": self.load,
+            "/generate": self.generate, "/v1/models": self.models, "/v1/chat/completions": self.chat,
         }
-        if version >= (0, 5, 10):  # older servers only have the get_ names
-            routes[("GET", "/model_info")] = self.model_info
-            routes[("GET", "/server_info")] = self.server_info
-        if version >= (0, 5, 23):
-            routes[("GET", "/ready")] = self.ready
-        if self.server.args.get("enable_metrics"):
-            routes[("GET", "/metrics")] = self.metrics
+        table = versiontable.load(self.server.version)
+        routes = {}
+        for route in table["routes"]:
+            handler = handlers.get(route["path"])
+            if handler is None:
+                continue
+            warning = (route.get("deprecated") or {}).get("warning")
+            for method in route["methods"]:
+                routes[(method, route["path"])] = self._warns(handler, warning) if warning else handler
+        if self.server.args.get("enable_metrics") and table.get("metrics_mount"):
+            routes[("GET", table["metrics_mount"])] = self.metrics
         return {key: self._faulty(handler) for key, handler in routes.items()}
+
+    @staticmethod
+    def _warns(handler, warning: str):
+        """A deprecated alias: SGLang logs its warning, then answers like the new name."""
+
+        async def wrapped(request: Request) -> Response:
+            print(logfmt.line(warning, ""), flush=True)
+            return await handler(request)
+
+        return wrapped
 
     def _faulty(self, handler):
         """The host's `http` setting makes every endpoint hang, fail, or answer nonsense (re-read live)."""
@@ -96,35 +116,44 @@ class Routes:
 
     async def model_info(self, request: Request) -> Response:
         args = self.server.resolved or self.server.args
-        return json_response(
-            {
-                "model_path": args.get("model_path"),
-                "served_model_name": args.get("served_model_name") or args.get("model_path"),
-                "tokenizer_path": args.get("tokenizer_path") or args.get("model_path"),
-                "is_generation": True,
-                "load_format": args.get("load_format"),
-                "reasoning_parser": args.get("reasoning_parser"),
-                "tool_call_parser": args.get("tool_call_parser"),
-                "preferred_sampling_params": None,
-                "weight_version": "default",
-                "has_image_understanding": False,
-                "has_audio_understanding": False,
-                "model_type": "qwen3",
-                "architectures": ["Qwen3ForCausalLM"],
-            }
-        )
+        known = {
+            "model_path": args.get("model_path"),
+            "served_model_name": args.get("served_model_name") or args.get("model_path"),
+            "tokenizer_path": args.get("tokenizer_path") or args.get("model_path"),
+            "is_generation": True,
+            "preferred_sampling_params": None,
+            "weight_version": "default",
+            "load_format": args.get("load_format"),
+            "reasoning_parser": args.get("reasoning_parser"),
+            "tool_call_parser": args.get("tool_call_parser"),
+            "disaggregation_mode": args.get("disaggregation_mode") or "null",
+            "has_image_understanding": False,
+            "has_audio_understanding": False,
+            "model_type": "qwen3",
+            "architectures": ["Qwen3ForCausalLM"],
+        }
+        keys = versiontable.load(self.server.version).get("model_info_keys") or list(known)
+        return json_response({key: known.get(key) for key in keys})
 
     async def server_info(self, request: Request) -> Response:
         server = self.server
         engine = server.engine
         resolved = dict(server.resolved or server.args)
-        info = dict(resolved)
         stats = engine.stats if engine else None
-        if flagtable.version_tuple(server.version) >= (0, 5, 23):
-            info["launch_command"] = ["python3", "-m", "sglang.launch_server", *mask_argv(server.argv)]
-            info["frontend"] = "python"
-        info.update(status="ready" if server.ready else "starting", max_total_num_tokens=engine.max_total_tokens if engine else 0,
-                    max_req_input_len=int(resolved.get("context_length") or 0) - 1, startup_time=server.started)
+        extra = {
+            "startup_time": server.started,
+            "frontend": "python",
+            "launch_command": launch_command(server.argv),
+            "kv_events": None,
+        }
+        table = versiontable.load(server.version)
+        wanted = table.get("server_info_extra_keys") or []
+        resolved = _server_args(resolved, table)
+        info = dict(resolved)
+        info.update({key: value for key, value in extra.items() if key in wanted})
+        info.update(status="ready" if server.ready else "starting",
+                    max_total_num_tokens=engine.max_total_tokens if engine else 0,
+                    max_req_input_len=int(resolved.get("context_length") or 0) - 1)
         state = dict(resolved)
         state.update(
             last_gen_throughput=stats.gen_throughput if stats else 0.0,
@@ -138,8 +167,20 @@ class Routes:
         return json_response(info)
 
     async def load(self, request: Request) -> Response:
-        stats = self.server.engine.stats if self.server.engine else None
-        return json_response([{"dp_rank": 0, "num_reqs": (stats.running + stats.queued) if stats else 0, "num_waiting_reqs": stats.queued if stats else 0}])
+        engine = self.server.engine
+        stats = engine.stats if engine else None
+        used = engine._kv_tokens() if engine else 0
+        total = engine.max_total_tokens if engine else 0
+        known = {
+            "dp_rank": None,  # SGLang's scheduler has no dp_rank without data parallelism
+            "num_reqs": (stats.running + stats.queued) if stats else 0,
+            "num_waiting_reqs": stats.queued if stats else 0,
+            "num_tokens": total,
+            "num_pending_tokens": total - used,
+            "ts_tic": time.perf_counter(),
+        }
+        keys = versiontable.load(self.server.version).get("get_load_keys") or list(known)
+        return json_response([{key: known.get(key) for key in keys}])
 
     async def models(self, request: Request) -> Response:
         args = self.server.resolved or self.server.args
@@ -154,6 +195,7 @@ class Routes:
                         "created": int(self.server.started),
                         "owned_by": "sglang",
                         "root": name,
+                        "parent": None,
                         "max_model_len": args.get("context_length"),
                     }
                 ],
@@ -260,7 +302,7 @@ class Routes:
         engine = self.server.engine
         stats = engine.stats
         name = self.server.resolved.get("served_model_name") or ""
-        labels = f'model_name="{name}",engine_type="unified",tp_rank="0",pp_rank="0"'
+        labels = f'engine_type="unified",model_name="{name}",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
         gauges = {
             "sglang:num_running_reqs": ("The number of running requests.", stats.running),
             "sglang:num_queue_reqs": ("The number of requests in the waiting queue.", stats.queued),
@@ -275,10 +317,11 @@ class Routes:
             "sglang:generation_tokens": ("Number of generation tokens processed.", stats.generation_tokens_total),
             "sglang:num_requests": ("The number of processed requests.", stats.requests_total),
         }
+        counter_labels = f'engine_type="unified",model_name="{name}"'  # counters carry no rank labels
         out = []
         for metric, (help_text, value) in gauges.items():
             out += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge", f"{metric}{{{labels}}} {float(value)}"]
         for metric, (help_text, value) in counters.items():
-            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter", f"{metric}_total{{{labels}}} {float(value)}"]
+            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter", f"{metric}_total{{{counter_labels}}} {float(value)}"]
         return text_response("\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8")
 

@@ -16,8 +16,9 @@ import signal
 import subprocess
 import sys
 import time
+from multiprocessing import resource_tracker
 
-from sglconsole.sim import flagtable, gpustate, logfmt, perf, settings
+from sglconsole.sim import flagtable, gpustate, logfmt, perf, settings, versiontable
 from sglconsole.sim.engine import Engine
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.http import HttpServer
@@ -27,11 +28,11 @@ READY_LINE = "The server is fired up and ready to roll!"
 
 
 def main(argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server") -> int:
-    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve` CLI, 0.5.10+)."""
-    if entry == "launch_server" and flagtable.version_tuple(version) >= (0, 5, 10):  # it warns on import, before parsing
-        print(f"{sys.argv[0] if sys.argv else 'launch_server.py'}:71: UserWarning: 'python -m sglang.launch_server' is "
-              "still supported, but 'sglang serve' is the recommended entrypoint.\n"
-              "  Example: sglang serve --model-path <model> [options]\n  warnings.warn(", file=sys.stderr, flush=True)
+    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve` CLI)."""
+    warning = versiontable.load(version).get("launch_server_warning")
+    if entry == "launch_server" and warning:  # it warns on import, before parsing
+        where = sys.argv[0] if sys.argv else "launch_server.py"
+        print(f"{where}:{warning['line']}: UserWarning: {warning['text']}\n  warnings.warn(", file=sys.stderr, flush=True)
     parser = flagtable.build_parser(version, prog=os.path.basename(sys.argv[0]) if sys.argv else None)
     args = vars(parser.parse_args(argv))  # unknown flags: usage + error, exit 2 like SGLang
     sys.stdout.reconfigure(line_buffering=True)
@@ -41,6 +42,13 @@ def main(argv: list[str] | None = None, *, version: str, root: str, entry: str =
         return asyncio.run(server.run())
     except KeyboardInterrupt:
         return 130
+
+
+class _Zero(dict):
+    """A milestone value the simulator does not model prints as 0."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
 
 
 def say(message: str, prefix: str = "TP0") -> None:
@@ -109,6 +117,22 @@ class SimServer:
         """SGLang prints ` TP{n}` in the scheduler's log prefix only when tp_size > 1."""
         return f"TP{rank}" if self.tp > 1 else ""
 
+    def _milestone(self, key: str, rank: int, **values) -> None:
+        """A startup line in this version's wording; nothing when this version does not log it."""
+        template = versiontable.startup(self.version, key)
+        if template:
+            say(template.format_map(_Zero(values)), self.prefix(rank))
+
+    @property
+    def piecewise_graphs(self) -> bool:
+        """Piecewise CUDA graphs (prefill): opt-in with --enable-piecewise-cuda-graph in 0.5.9, on by
+        default (--disable-piecewise-cuda-graph) in 0.5.11/0.5.12, absent where the version logs none."""
+        if self.args.get("disable_cuda_graph") or not versiontable.startup(self.version, "piecewise_graph_begin"):
+            return False
+        if "disable_piecewise_cuda_graph" in self.args:
+            return not self.args.get("disable_piecewise_cuda_graph")
+        return bool(self.args.get("enable_piecewise_cuda_graph"))
+
     @property
     def tp(self) -> int:
         return perf.tp_size(self.args)
@@ -123,53 +147,62 @@ class SimServer:
         gpus = self._gpus()
         tp = self.tp
         await asyncio.sleep(startup * 0.1)
+        # SGLang starts its scheduler with multiprocessing, whose resource tracker is one more child:
+        # `python -B -c 'from multiprocessing.resource_tracker import main;main(N)'`
+        resource_tracker.ensure_running()
         self._spawn_children(gpus, tp)
         weights_gb = float(model.get("sim_weights_gb", 16.0))
         total_gb = self.gpu.mem_total_mib / 1024
         avail = total_gb - self._used_gb(gpus)
         for rank in range(tp):
-            say(f"Load weight begin. avail mem={avail:.2f} GB", self.prefix(rank))
+            self._milestone("load_weight_begin", rank, avail_mem=avail)
         await asyncio.sleep(startup * 0.4)
         self._check_memory(gpus, weights_gb / tp)
         self._register_memory(gpus, weights_gb / tp * 1024)
         arch = model.get("architectures", ["LlamaForCausalLM"])[0]
         for rank in range(tp):
-            say(f"Load weight end. elapsed={startup * 0.4 + 3.1:.2f} s, type={arch}, avail mem={avail - weights_gb / tp:.2f} GB, "
-                f"mem usage={weights_gb / tp:.2f} GB.", self.prefix(rank))
+            self._milestone("load_weight_end", rank, elapsed=startup * 0.4 + 3.1, type=arch, dtype="torch.bfloat16",
+                            avail_mem=avail - weights_gb / tp, mem_usage=weights_gb / tp)
         fraction = float(args.get("mem_fraction_static") or 0.85)
         pool_gb = max(0.5, total_gb * fraction - weights_gb / tp)
         self._check_memory(gpus, total_gb * fraction)
         kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp
         max_total = int(pool_gb * 1024 * 1024 / kv_kb)
         for rank in range(tp):
-            say(f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {max_total}, K size: {pool_gb / 2:.2f} GB, "
-                f"V size: {pool_gb / 2:.2f} GB", self.prefix(rank))
-            say(f"Memory pool end. avail mem={total_gb * (1 - fraction):.2f} GB", self.prefix(rank))
+            self._milestone("kv_cache_allocated", rank, tokens=max_total, k_size=pool_gb / 2, v_size=pool_gb / 2)
+            self._milestone("memory_pool_end", rank, avail_mem=total_gb * (1 - fraction))
         self._register_memory(gpus, total_gb * fraction * 1024)
         self.resolved = self._resolve(model, max_total)
         await asyncio.sleep(startup * 0.2)
         free = total_gb * (1 - fraction)
         if not args.get("disable_cuda_graph"):
-            kind = "verify" if perf.build(args, dict(os.environ), self.gpu.key, weights_gb).spec_enabled else "decode"
+            spec = perf.build(args, dict(os.environ), self.gpu.key, weights_gb).spec_enabled
+            graph = {"capture_name": f"target {'verify' if spec else 'decode'}", "backend": "full",
+                     "num_tokens": [1, 2, 4, 8, 16, 24, 32]}
             for rank in range(tp):
-                say(f"Capture target {kind} CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem={free:.2f} GB", self.prefix(rank))
+                self._milestone("cuda_graph_begin", rank, avail_mem=free, **graph)
             await asyncio.sleep(startup * 0.2)
             for rank in range(tp):
-                say(f"Capture target {kind} CUDA graph end. bs=[1, 2, 4, 8, 16, 24, 32], elapsed={startup * 0.2 + 1.7:.2f} s, "
-                    f"mem usage=0.62 GB, avail mem={free - 0.62:.2f} GB.", self.prefix(rank))
+                self._milestone("cuda_graph_end", rank, elapsed=startup * 0.2 + 1.7, time_elapsed=startup * 0.2 + 1.7,
+                                mem_usage=0.10, avail_mem=free - 0.10, **graph)
+            if self.piecewise_graphs:
+                for rank in range(tp):
+                    self._milestone("piecewise_graph_begin", rank, avail_mem=free - 0.10)
+                    self._milestone("piecewise_graph_end", rank, time_elapsed=startup * 0.05 + 5.7,
+                                    mem_usage=0.20, avail_mem=free - 0.30)
         resolved = self.resolved
-        say(
-            f"max_total_num_tokens={max_total}, chunked_prefill_size={resolved['chunked_prefill_size']}, "
-            f"max_prefill_tokens={resolved['max_prefill_tokens']}, max_running_requests={resolved['max_running_requests']}, "
-            f"context_len={resolved['context_length']}, available_gpu_mem={free - 0.62:.2f} GB", self.prefix(0)
-        )
+        self._milestone("max_total_num_tokens", 0, max_total_num_tokens=max_total,
+                        chunked_prefill_size=resolved["chunked_prefill_size"],
+                        max_prefill_tokens=resolved["max_prefill_tokens"],
+                        max_running_requests=resolved["max_running_requests"],
+                        context_len=resolved["context_length"], available_gpu_mem=free - 0.62)
         self.engine = self._engine(model, max_total)
         asyncio.create_task(self.engine.run())
         await self._serve_http()
         await asyncio.sleep(startup * 0.1)
         await self._warmup()
         self.ready = True
-        plain(READY_LINE)
+        plain(versiontable.startup(self.version, "ready") or READY_LINE)
         asyncio.create_task(self._background_load())
         asyncio.create_task(self._update_gpu_load(gpus))
 
@@ -289,12 +322,14 @@ class SimServer:
             seed=self.port,
             hybrid=model.get("sim_hybrid"),
             tick_s=float(self.settings.get("tick_s") or 0.05),
+            log_fields=versiontable.load(self.version)["log"],
+            prefill_cuda_graph=self.piecewise_graphs,
         )
 
     async def _serve_http(self) -> None:
         host = str(self.args.get("host") or "127.0.0.1")
         routes = Routes(self)
-        self.http = HttpServer(routes.table())
+        self.http = HttpServer(routes.table(), access_log=plain)
         try:
             await self.http.start(host, self.port)
         except OSError as exc:

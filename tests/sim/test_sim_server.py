@@ -104,7 +104,8 @@ def test_startup_lines_process_tree_and_health(host, servers):
     server = start(servers, host, model_args(host))
     server.wait_ready()
     text = server.text()
-    for needle in ("Load weight begin", "KV Cache is allocated", "CUDA graph end", "max_total_num_tokens=",
+    # 0.5.23 logs no "KV Cache is allocated" line (its kv_cache_configurator says "Memory pool end" only)
+    for needle in ("Load weight begin", "Memory pool end", "CUDA graph end", "max_total_num_tokens=",
                    "The server is fired up and ready to roll!"):
         assert needle in text
     children = subprocess.run(["ps", "-o", "args=", "--ppid", str(server.proc.pid)], capture_output=True, text=True).stdout

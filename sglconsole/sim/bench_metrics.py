@@ -1,0 +1,93 @@
+"""bench_serving's arithmetic, done the simulator's own way (numpy's defaults, without numpy).
+
+One finished request is (ok, prompt_len, output_len, ttft_s, itls_s, latency_s). The
+result keys and units follow SGLang's bench_serving (ms, tok/s, req/s).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    prompt_len: int = 0
+    output_len: int = 0
+    ttft: float = 0.0  # s
+    latency: float = 0.0  # s, request sent -> last chunk
+    itl: list[float] = field(default_factory=list)  # s, between chunks
+    started: float = 0.0  # perf_counter at send
+    error: str = ""
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks, as numpy.percentile does by default."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _spread(prefix: str, values_s: list[float]) -> dict[str, float]:
+    ms = [v * 1000 for v in values_s] or [0.0]
+    return {
+        f"mean_{prefix}_ms": statistics.fmean(ms),
+        f"median_{prefix}_ms": percentile(ms, 50),
+        f"std_{prefix}_ms": statistics.pstdev(ms),
+        f"p90_{prefix}_ms": percentile(ms, 90),
+        f"p95_{prefix}_ms": percentile(ms, 95),
+        f"p99_{prefix}_ms": percentile(ms, 99),
+    }
+
+
+def _peak_output_rate(done: list[Outcome]) -> tuple[float, int]:
+    """Most tokens finished in any one-second bucket, and most requests in flight at once."""
+    if not done:
+        return 0.0, 0
+    origin = min(o.started for o in done)
+    buckets: dict[int, int] = {}
+    for o in done:
+        at = o.started + o.ttft - origin
+        buckets[int(at)] = buckets.get(int(at), 0) + 1
+        for gap in o.itl:
+            at += gap
+            buckets[int(at)] = buckets.get(int(at), 0) + 1
+    edges = sorted([(o.started, 1) for o in done] + [(o.started + o.latency, -1) for o in done])
+    live = peak = 0
+    for _, step in edges:
+        live += step
+        peak = max(peak, live)
+    return float(max(buckets.values())), peak
+
+
+def metrics(outcomes: list[Outcome], duration: float) -> dict[str, float | int]:
+    done = [o for o in outcomes if o.ok]
+    total_in = sum(o.prompt_len for o in done)
+    total_out = sum(o.output_len for o in done)
+    tpots = [(o.latency - o.ttft) / (o.output_len - 1) for o in done if o.output_len > 1]
+    peak_tokens, peak_requests = _peak_output_rate(done)
+    duration = max(duration, 1e-9)
+    return {
+        "completed": len(done),
+        "total_input_tokens": total_in,
+        "total_input_text_tokens": total_in,
+        "total_input_vision_tokens": 0,
+        "total_output_tokens": total_out,
+        "total_output_tokens_retokenized": total_out,
+        "request_throughput": len(done) / duration,
+        "input_throughput": total_in / duration,
+        "output_throughput": total_out / duration,
+        "total_throughput": (total_in + total_out) / duration,
+        **_spread("e2e_latency", [o.latency for o in done]),
+        **_spread("ttft", [o.ttft for o in done]),
+        **_spread("tpot", tpots),
+        **_spread("itl", [gap for o in done for gap in o.itl]),
+        "concurrency": sum(o.latency for o in done) / duration,
+        "max_output_tokens_per_s": peak_tokens,
+        "max_concurrent_requests": peak_requests,
+    }
