@@ -186,5 +186,5 @@ def test_sparklines_scale_between_min_and_max():
 
 
 def test_the_title_names_the_worst_status(demo_replay):
-    assert fleet_title(demo_replay.fleet) == "sglconsole: DOWN (3 hosts)"
+    assert fleet_title(demo_replay.fleet) == "sglconsole: LOOPING (3 hosts)"  # old059 loops: worse than a stopped server
     assert fleet_title(FleetState(demo_replay.recording.config)) == "sglconsole: UNKNOWN"

@@ -31,7 +31,7 @@ async def test_a_replay_is_read_only_and_cannot_reach_hosts(demo_replay):
         keys = app.main.query_one(KeyBar).keys_text().plain
         assert "Diff" in keys and "Log" in keys
         assert not any(word in keys for word in ("Kill", "Restore", "Probe", "Capture"))
-        assert app.title == "sglconsole" and app.sub_title == "sglconsole: DOWN (3 hosts)"
+        assert app.title == "sglconsole" and app.sub_title == "sglconsole: LOOPING (3 hosts)"  # old059 loops: worse than a stopped server
         assert "up 0m" in shown(app, "#server-header")  # uptime by the recording's clock, not today's
 
 
