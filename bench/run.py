@@ -85,9 +85,25 @@ def _cmdline(pid: int) -> bytes:
 WARMUP_S = 10.0
 
 
-def run_worker(mode: str, config: Path, seconds: float, rss_at: tuple[float, ...] = (), warmup: float = 0.0,
-               extra: tuple[str, ...] = ()) -> dict:
-    command = [sys.executable, "-m", "bench.worker", mode, str(config), str(seconds + warmup), "--warmup", str(warmup), *extra]
+def run_worker(
+    mode: str,
+    config: Path,
+    seconds: float,
+    rss_at: tuple[float, ...] = (),
+    warmup: float = 0.0,
+    extra: tuple[str, ...] = (),
+) -> dict:
+    command = [
+        sys.executable,
+        "-m",
+        "bench.worker",
+        mode,
+        str(config),
+        str(seconds + warmup),
+        "--warmup",
+        str(warmup),
+        *extra,
+    ]
     for mark in rss_at:
         command += ["--rss-at", str(mark)]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 300)
@@ -102,8 +118,10 @@ def measured(fleet: SimFleet, mode: str, config: Path, seconds: float) -> dict:
     holder: dict = {"start": host_cpu(fleet)}
     # the hosts' side is read while the watcher is still connected: once it hangs up, its
     # sessions' children are reparented to init and their CPU leaves every counter we can see
-    marks = [threading.Timer(WARMUP_S, lambda: holder.setdefault("host", host_cpu(fleet))),
-             threading.Timer(WARMUP_S + seconds, lambda: holder.setdefault("end", host_cpu(fleet)))]
+    marks = [
+        threading.Timer(WARMUP_S, lambda: holder.setdefault("host", host_cpu(fleet))),
+        threading.Timer(WARMUP_S + seconds, lambda: holder.setdefault("end", host_cpu(fleet))),
+    ]
     for timer in marks:
         timer.start()
     result = run_worker(mode, config, seconds + 3, warmup=WARMUP_S)
@@ -119,7 +137,9 @@ class MarkerWriter:
     """Appends decode-format lines with a unique id to each host's idle log; notes when."""
 
     def __init__(self, fleet: SimFleet, hosts: list[str], rate_hz: float = 4.0):
-        self.paths = {name: fleet.hosts[name].root / "logs" / f"sglang-{FRESHNESS_PORT}.log" for name in hosts}
+        self.paths = {
+            name: fleet.hosts[name].root / "logs" / f"sglang-{FRESHNESS_PORT}.log" for name in hosts
+        }
         self.rate = rate_hz
         self.written: dict[str, float] = {}
         self._stop = threading.Event()
@@ -141,31 +161,47 @@ class MarkerWriter:
         while not self._stop.is_set() and time.monotonic() < self._until:
             for name, path in self.paths.items():
                 marker += 1
-                line = (f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] Decode batch, #running-req: 1, #token: {marker}, "
-                        f"token usage: 0.01, cuda graph: True, gen throughput (token/s): 1.00, #queue-req: 0\n")
+                line = (
+                    f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] Decode batch, #running-req: 1, #token: {marker}, "
+                    f"token usage: 0.01, cuda graph: True, gen throughput (token/s): 1.00, #queue-req: 0\n"
+                )
                 with open(path, "a") as fh:
                     fh.write(line)
                 self.written[f"{name}:{marker}"] = time.time()
             self._stop.wait(random.uniform(0.5, 1.5) / self.rate)
 
 
-def freshness(fleet: SimFleet, config: Path, hosts: list[str], seconds: float, on_screen: bool = False) -> dict:
+def freshness(
+    fleet: SimFleet, config: Path, hosts: list[str], seconds: float, on_screen: bool = False
+) -> dict:
     """Append -> record in fleet state (the monitor), or append -> in the TUI's terminal output, for
     the one server shown (the TUI, with every host's markers still arriving)."""
     writer = MarkerWriter(fleet, hosts)
-    writer.start(delay=8.0 if on_screen else 6.0, seconds=seconds)  # after connecting and reading backlogs
+    writer.start(
+        delay=8.0 if on_screen else 6.0, seconds=seconds
+    )  # after connecting and reading backlogs
     if on_screen:
         result = run_worker("tui-screen", config, seconds + 10, extra=("--select", hosts[0]))
     else:
         result = run_worker("monitor", config, seconds + 8)  # and stops 2 s after the last marker
     writer.stop()
-    written = {k: t for k, t in writer.written.items() if not on_screen or k.startswith(f"{hosts[0]}:")}
-    latencies = sorted((result["arrivals"][k] - t) * 1000 for k, t in written.items() if k in result["arrivals"])
+    written = {
+        k: t for k, t in writer.written.items() if not on_screen or k.startswith(f"{hosts[0]}:")
+    }
+    latencies = sorted(
+        (result["arrivals"][k] - t) * 1000 for k, t in written.items() if k in result["arrivals"]
+    )
     lost = len(written) - len(latencies)
     if not latencies:
         return {"n": 0, "lost": lost}
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
-    return {"n": len(latencies), "lost": lost, "p50_ms": pick(0.5), "p95_ms": pick(0.95), "max_ms": latencies[-1]}
+    return {
+        "n": len(latencies),
+        "lost": lost,
+        "p50_ms": pick(0.5),
+        "p95_ms": pick(0.95),
+        "max_ms": latencies[-1],
+    }
 
 
 def subset(config: Path, hosts: list[str], out: Path) -> Path:
@@ -182,7 +218,12 @@ def hanging_host(config: Path, out: Path) -> tuple[Path, socket.socket]:
     sock.listen(64)
     data = yaml.safe_load(config.read_text())
     template = next(iter(data["hosts"].values()))
-    data["hosts"]["hangs"] = {**template, "address": "127.0.0.1", "port": sock.getsockname()[1], "servers": []}
+    data["hosts"]["hangs"] = {
+        **template,
+        "address": "127.0.0.1",
+        "port": sock.getsockname()[1],
+        "servers": [],
+    }
     out.write_text(yaml.safe_dump(data, sort_keys=False))
     return out, sock
 
@@ -192,28 +233,69 @@ def cold_start(config: Path) -> tuple[float, float, float, float]:
     data = yaml.safe_load(config.read_text())
     timeout = float(next(iter(data["hosts"].values())).get("connect_timeout", 10))
     started = time.monotonic()
-    status = subprocess.Popen([sys.executable, "-m", "sglconsole", "status", "-c", str(config), "--timeout", str(timeout + 5)],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    status = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "status",
+            "-c",
+            str(config),
+            "--timeout",
+            str(timeout + 5),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     printed = started
-    while os.read(status.stdout.fileno(), 65536):  # the table is printed in one go, then connections close
+    while os.read(
+        status.stdout.fileno(), 65536
+    ):  # the table is printed in one go, then connections close
         printed = time.monotonic()
     status.wait(timeout=300)
     ours, ours_exit = printed - started, time.monotonic() - started
     started = time.monotonic()
     for host in data["hosts"].values():  # one after another, as a for-loop over ssh does
-        base = ["ssh", "-q", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={timeout:g}", "-o",
-                f"UserKnownHostsFile={host['known_hosts']}", "-i", host["identity_file"], "-p", str(host["port"]),
-                f"{host['user']}@{host['address']}"]
-        subprocess.run([*base, "nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv"],
-                       capture_output=True, timeout=timeout + 30)
+        base = [
+            "ssh",
+            "-q",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"ConnectTimeout={timeout:g}",
+            "-o",
+            f"UserKnownHostsFile={host['known_hosts']}",
+            "-i",
+            host["identity_file"],
+            "-p",
+            str(host["port"]),
+            f"{host['user']}@{host['address']}",
+        ]
+        subprocess.run(
+            [*base, "nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv"],
+            capture_output=True,
+            timeout=timeout + 30,
+        )
     return ours, ours_exit, time.monotonic() - started, timeout
 
 
 def parser_ratio(line_format: str = "0.5.23") -> dict:
     """0.5.23's own lines (which SGLang's regex, wanting a comma 0.5.23 no longer writes, fails on) and
     the legacy lines it matches in full: the harder comparison."""
-    out = subprocess.run([sys.executable, str(REPO / "bench" / "parser_bench.py"), "--json", "--format", line_format], cwd=REPO,
-                         capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "parser_bench.py"),
+            "--json",
+            "--format",
+            line_format,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr[-500:]}
 
 
@@ -243,7 +325,9 @@ class LogTimes:
 
 def server_seconds(startup: float, stages: dict) -> float:
     """The server's own time in a restore: startup, shutdown, /health_generate's 1 s poll, the probe's generations."""
-    return startup + sum(stages.get(name, 0.0) for name in ("stop", "generate", "answer", "throughput"))
+    return startup + sum(
+        stages.get(name, 0.0) for name in ("stop", "generate", "answer", "throughput")
+    )
 
 
 async def restore_in_console(config_path: Path, log: Path, state: Path) -> dict:
@@ -259,23 +343,49 @@ async def restore_in_console(config_path: Path, log: Path, state: Path) -> dict:
         await fleet["ct129"].connect()
         times = LogTimes(log)
         started = time.monotonic()
-        result = await restore(ActionContext(cfg, fleet), "ct129", 30000, audit=AuditLog(state / "a.jsonl"),
-                               rollbacks=RollbackStore(state / "rb"))
+        result = await restore(
+            ActionContext(cfg, fleet),
+            "ct129",
+            30000,
+            audit=AuditLog(state / "a.jsonl"),
+            rollbacks=RollbackStore(state / "rb"),
+        )
         total = time.monotonic() - started
         startup = times.stop()
     finally:
         await fleet.close()
     stages = {s.name: s.duration or 0.0 for s in result.stages}
     server = server_seconds(startup, stages)
-    return {"ok": result.ok, "total_s": total, "server_startup_s": startup, "server_s": server,
-            "overhead_s": total - server, "stages": stages}
+    return {
+        "ok": result.ok,
+        "total_s": total,
+        "server_startup_s": startup,
+        "server_s": server,
+        "overhead_s": total - server,
+        "stages": stages,
+    }
 
 
 def restore_via_cli(config_path: Path, log: Path, state: Path) -> dict:
     times = LogTimes(log)
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "sglconsole", "restore", "-c", str(config_path), "ct129:30000", "--yes", "--json"],
-                         cwd=REPO, capture_output=True, text=True, env={**os.environ, "XDG_STATE_HOME": str(state)})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "restore",
+            "-c",
+            str(config_path),
+            "ct129:30000",
+            "--yes",
+            "--json",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state)},
+    )
     total = time.monotonic() - started
     startup = times.stop()
     stages = {s["name"]: s["duration_s"] or 0.0 for s in json.loads(out.stdout).get("stages", [])}
@@ -286,7 +396,9 @@ def restore_overhead(workdir: Path) -> dict:
     """Wall time of `restore` minus the server's own time (its startup from exec to the ready line,
     watched from outside the host; its shutdown; /health_generate's poll; the probe's generations)."""
     hosts = [h for h in demo_hosts(startup_s=3.0) if h.name == "ct129"]
-    fleet = SimFleet(workdir / "restore", hosts, demo_profiles(), ssh="sshd" if os.geteuid() == 0 else "asyncssh")
+    fleet = SimFleet(
+        workdir / "restore", hosts, demo_profiles(), ssh="sshd" if os.geteuid() == 0 else "asyncssh"
+    )
     try:
         fleet.start()
         fleet.wait_ready()
@@ -318,10 +430,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-perf-"))
-    results: dict = {"hosts": args.hosts, "servers_per_host": args.servers, "seconds": args.seconds,
-                     "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    results: dict = {
+        "hosts": args.hosts,
+        "servers_per_host": args.servers,
+        "seconds": args.seconds,
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+    }
     ssh = "sshd" if os.geteuid() == 0 else "asyncssh"
-    fleet = SimFleet(workdir / "fleet", bench_hosts(args.hosts, args.servers), demo_profiles(), ssh=ssh)
+    fleet = SimFleet(
+        workdir / "fleet", bench_hosts(args.hosts, args.servers), demo_profiles(), ssh=ssh
+    )
     print(f"starting {args.hosts} simulated hosts x {args.servers} servers ({ssh}) ...", flush=True)
     exit_on_signals()
     try:
@@ -334,12 +452,20 @@ def main() -> int:
         for mode in ("naive", "monitor", "tui"):
             print(f"phase {mode}: {args.seconds:g}s ...", flush=True)
             phases[mode] = measured(fleet, mode, config, args.seconds)
-        results["phases"] = {m: {"cpu_s": p["cpu_s"], "host_cpu_s": p["host_cpu_s"],
-                                 "cpu_s_per_host_minute": p["cpu_s"] / host_minutes,
-                                 "host_cpu_s_per_host_minute": p["host_cpu_s"] / host_minutes,
-                                 "with_startup": {"cpu_s": p["cpu_total_s"], "host_cpu_s": p["host_cpu_total_s"],
-                                                  "seconds": args.seconds + WARMUP_S}}
-                             for m, p in phases.items()}
+        results["phases"] = {
+            m: {
+                "cpu_s": p["cpu_s"],
+                "host_cpu_s": p["host_cpu_s"],
+                "cpu_s_per_host_minute": p["cpu_s"] / host_minutes,
+                "host_cpu_s_per_host_minute": p["host_cpu_s"] / host_minutes,
+                "with_startup": {
+                    "cpu_s": p["cpu_total_s"],
+                    "host_cpu_s": p["host_cpu_total_s"],
+                    "seconds": args.seconds + WARMUP_S,
+                },
+            }
+            for m, p in phases.items()
+        }
         naive = phases["naive"]
         results["cpu_console_vs_naive"] = phases["monitor"]["cpu_s"] / naive["cpu_s"]
         results["cpu_tui_vs_naive"] = phases["tui"]["cpu_s"] / naive["cpu_s"]
@@ -347,29 +473,49 @@ def main() -> int:
         results["with_startup"] = {  # the same ratios counting the first seconds too
             "cpu_console_vs_naive": phases["monitor"]["cpu_total_s"] / naive["cpu_total_s"],
             "cpu_tui_vs_naive": phases["tui"]["cpu_total_s"] / naive["cpu_total_s"],
-            "cpu_host_vs_naive": phases["monitor"]["host_cpu_total_s"] / naive["host_cpu_total_s"]}
+            "cpu_host_vs_naive": phases["monitor"]["host_cpu_total_s"] / naive["host_cpu_total_s"],
+        }
         names = list(fleet.hosts)
         print("freshness ...", flush=True)
-        one = freshness(fleet, subset(config, names[:1], workdir / "one.yaml"), names[:1], min(args.seconds, 30))
+        one = freshness(
+            fleet, subset(config, names[:1], workdir / "one.yaml"), names[:1], min(args.seconds, 30)
+        )
         many = freshness(fleet, config, names, min(args.seconds, 30))
-        screen_one = freshness(fleet, subset(config, names[:1], workdir / "one.yaml"), names[:1], min(args.seconds, 30), True)
+        screen_one = freshness(
+            fleet,
+            subset(config, names[:1], workdir / "one.yaml"),
+            names[:1],
+            min(args.seconds, 30),
+            True,
+        )
         screen_many = freshness(fleet, config, names, min(args.seconds, 30), True)
-        results["freshness"] = {"1_host": one, f"{args.hosts}_hosts": many,
-                                "tui_on_screen": {"1_host": screen_one, f"{args.hosts}_hosts": screen_many}}
+        results["freshness"] = {
+            "1_host": one,
+            f"{args.hosts}_hosts": many,
+            "tui_on_screen": {"1_host": screen_one, f"{args.hosts}_hosts": screen_many},
+        }
         results["freshness_p95_ms"] = many.get("p95_ms")
         results["freshness_tui_p95_ms"] = screen_many.get("p95_ms")
         print("cold start ...", flush=True)
         with_hang, sock = hanging_host(config, workdir / "hang.yaml")
         ours, ours_exit, serial, timeout = cold_start(with_hang)
         sock.close()
-        results.update(cold_start_s=ours, cold_start_exit_s=ours_exit, cold_start_serial_s=serial,
-                       connect_timeout_s=timeout)
+        results.update(
+            cold_start_s=ours,
+            cold_start_exit_s=ours_exit,
+            cold_start_serial_s=serial,
+            connect_timeout_s=timeout,
+        )
         if args.rss_minutes > 0:
             print(f"memory over {args.rss_minutes:g} minutes ...", flush=True)
             run = run_worker("monitor", config, args.rss_minutes * 60, rss_at=(60.0,))
             first, last = run["rss_kib"].get("60.0"), run["rss_end_kib"]
-            results.update(rss_minute_1_kib=first, rss_end_kib=last, rss_minutes=args.rss_minutes,
-                           rss_growth=(last - first) / first if first else None)
+            results.update(
+                rss_minute_1_kib=first,
+                rss_end_kib=last,
+                rss_minutes=args.rss_minutes,
+                rss_growth=(last - first) / first if first else None,
+            )
     finally:
         fleet.stop()
     print("parser ...", flush=True)
@@ -377,12 +523,16 @@ def main() -> int:
     results["parser"] = parser_result
     results["parser_vs_sglang_regex"] = parser_result.get("parser_vs_sglang_regex")
     results["parser_legacy"] = parser_ratio("legacy")
-    results["parser_vs_sglang_regex_legacy"] = results["parser_legacy"].get("parser_vs_sglang_regex")
+    results["parser_vs_sglang_regex_legacy"] = results["parser_legacy"].get(
+        "parser_vs_sglang_regex"
+    )
     print("restore overhead ...", flush=True)
     restore = restore_overhead(workdir)
     results["restore"] = restore
     results["restore_overhead_s"] = restore["overhead_s"]
-    results["restore_overhead_cli_s"] = restore["cli"]["overhead_s"]  # plus starting Python and connecting
+    results["restore_overhead_cli_s"] = restore["cli"][
+        "overhead_s"
+    ]  # plus starting Python and connecting
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print_table(results)
     return 0
@@ -392,21 +542,32 @@ def print_table(results: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sglconsole vs naive polling: {results['hosts']} hosts x {results['servers_per_host']} servers")
+    table = Table(
+        title=f"sglconsole vs naive polling: {results['hosts']} hosts x {results['servers_per_host']} servers"
+    )
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_column("target")
     for phase, data in results.get("phases", {}).items():
-        table.add_row(f"{phase}: CPU s per host-minute (watcher / hosts)",
-                      f"{data['cpu_s_per_host_minute']:.3f} / {data['host_cpu_s_per_host_minute']:.3f}", "")
+        table.add_row(
+            f"{phase}: CPU s per host-minute (watcher / hosts)",
+            f"{data['cpu_s_per_host_minute']:.3f} / {data['host_cpu_s_per_host_minute']:.3f}",
+            "",
+        )
     rows = [
-        ("cpu_console_vs_naive", "{:.3f}", "<= 0.25"), ("cpu_tui_vs_naive", "{:.3f}", "<= 2x console"),
-        ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"), ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"), ("freshness_tui_p95_ms", "{:.0f} ms", "(on screen)"),
-        ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"), ("cold_start_exit_s", "{:.2f} s", ""),
+        ("cpu_console_vs_naive", "{:.3f}", "<= 0.25"),
+        ("cpu_tui_vs_naive", "{:.3f}", "<= 2x console"),
+        ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"),
+        ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"),
+        ("freshness_tui_p95_ms", "{:.0f} ms", "(on screen)"),
+        ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"),
+        ("cold_start_exit_s", "{:.2f} s", ""),
         ("cold_start_serial_s", "{:.2f} s", ""),
-        ("connect_timeout_s", "{:.0f} s", ""), ("parser_vs_sglang_regex", "{:.2f}x", ">= 1.0"),
+        ("connect_timeout_s", "{:.0f} s", ""),
+        ("parser_vs_sglang_regex", "{:.2f}x", ">= 1.0"),
         ("parser_vs_sglang_regex_legacy", "{:.2f}x", "(lines the regex matches)"),
-        ("restore_overhead_s", "{:.2f} s", "<= 1 s"), ("restore_overhead_cli_s", "{:.2f} s", ""),
+        ("restore_overhead_s", "{:.2f} s", "<= 1 s"),
+        ("restore_overhead_cli_s", "{:.2f} s", ""),
         ("rss_growth", "{:+.1%}", "<= 10%"),
     ]
     for key, fmt, target in rows:

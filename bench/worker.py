@@ -76,7 +76,9 @@ async def tui_screen(config, seconds: float, arrivals: dict, host: str) -> None:
         display(screen, renderable)
         if isinstance(renderable, CompositorUpdate):
             now = time.time()
-            for token in MARKER.findall(strip_ansi.sub("", renderable.render_segments(app.console))):
+            for token in MARKER.findall(
+                strip_ansi.sub("", renderable.render_segments(app.console))
+            ):
                 arrivals.setdefault(f"{host}:{token}", now)
 
     app._display = seen_on_screen
@@ -95,15 +97,33 @@ async def naive(config, seconds: float) -> None:
     from sglconsole.core.nvidia_smi import GPU_QUERY_FIELDS, gpu_query_args
 
     async def ssh(host, *argv: str) -> None:
-        command = ["ssh", "-q", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={host.known_hosts}",
-                   "-o", "StrictHostKeyChecking=yes", "-i", host.identity_file, "-p", str(host.port),
-                   f"{host.user}@{host.address}", *argv]
-        proc = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        command = [
+            "ssh",
+            "-q",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"UserKnownHostsFile={host.known_hosts}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-i",
+            host.identity_file,
+            "-p",
+            str(host.port),
+            f"{host.user}@{host.address}",
+            *argv,
+        ]
+        proc = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
         await proc.wait()
 
     async def poll(host) -> None:
         logs = [s.log for s in host.servers if s.log and s.port != 39999]
-        await asyncio.gather(ssh(host, "nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)), ssh(host, "tail", "-n", "50", *logs))
+        await asyncio.gather(
+            ssh(host, "nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)),
+            ssh(host, "tail", "-n", "50", *logs),
+        )
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -115,11 +135,18 @@ async def naive(config, seconds: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=("monitor", "tui", "tui-screen", "naive"))
-    parser.add_argument("--select", default=None, help="tui-screen: the host whose freshness server is shown")
+    parser.add_argument(
+        "--select", default=None, help="tui-screen: the host whose freshness server is shown"
+    )
     parser.add_argument("config")
     parser.add_argument("seconds", type=float)
     parser.add_argument("--rss-at", type=float, action="append", default=[])
-    parser.add_argument("--warmup", type=float, default=0.0, help="seconds not counted (imports, connects, backlogs)")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds not counted (imports, connects, backlogs)",
+    )
     args = parser.parse_args()
     from sglconsole import config
 
@@ -150,8 +177,18 @@ def main() -> None:
 
     asyncio.run(run())
     ended = time.monotonic()
-    json.dump({"cpu_s": cpu_seconds() - marks.get("cpu", 0.0), "cpu_total_s": cpu_seconds(), "measured_s": ended - marks.get("time", ended),
-               "rss_kib": rss, "rss_end_kib": rss_kib(), "arrivals": arrivals, "pid": os.getpid()}, sys.stdout)
+    json.dump(
+        {
+            "cpu_s": cpu_seconds() - marks.get("cpu", 0.0),
+            "cpu_total_s": cpu_seconds(),
+            "measured_s": ended - marks.get("time", ended),
+            "rss_kib": rss,
+            "rss_end_kib": rss_kib(),
+            "arrivals": arrivals,
+            "pid": os.getpid(),
+        },
+        sys.stdout,
+    )
 
 
 if __name__ == "__main__":

@@ -23,11 +23,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sglconsole {__version__}")
     _add_config(parser)
-    parser.add_argument("--read-only", action="store_true", help="hide every action that changes a host")
-    parser.add_argument("--dry-run", dest="global_dry_run", action="store_true",
-                        help="for actions: print the remote commands that would change a host instead of running them")
-    parser.add_argument("--theme", metavar="NAME", help="console colours: dark (default), light, ansi, or a Textual theme")
-    parser.add_argument("--record", metavar="FILE", help="write the fleet's state changes as JSONL (see: replay)")
+    parser.add_argument(
+        "--read-only", action="store_true", help="hide every action that changes a host"
+    )
+    parser.add_argument(
+        "--dry-run",
+        dest="global_dry_run",
+        action="store_true",
+        help="for actions: print the remote commands that would change a host instead of running them",
+    )
+    parser.add_argument(
+        "--theme",
+        metavar="NAME",
+        help="console colours: dark (default), light, ansi, or a Textual theme",
+    )
+    parser.add_argument(
+        "--record", metavar="FILE", help="write the fleet's state changes as JSONL (see: replay)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (build, help_text) in COMMANDS.items():
         child = sub.add_parser(name, help=help_text, description=help_text)
@@ -38,7 +50,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-c", "--config", metavar="FILE", default=argparse.SUPPRESS,
+        "-c",
+        "--config",
+        metavar="FILE",
+        default=argparse.SUPPRESS,
         help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)",
     )
 

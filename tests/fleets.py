@@ -16,7 +16,9 @@ SSH_MODE = "sshd" if os.geteuid() == 0 and shutil.which("sshd") else "asyncssh"
 @pytest.fixture(scope="session")
 def demo_fleet(tmp_path_factory):
     """The demo's three hosts, shared by read-only tests (never change it in a test)."""
-    fleet = SimFleet(tmp_path_factory.mktemp("demo"), demo_hosts(startup_s=1.0), demo_profiles(), ssh=SSH_MODE)
+    fleet = SimFleet(
+        tmp_path_factory.mktemp("demo"), demo_hosts(startup_s=1.0), demo_profiles(), ssh=SSH_MODE
+    )
     fleet.start()
     fleet.wait_ready()
     yield fleet
@@ -29,7 +31,13 @@ def fleet_factory(tmp_path):
     started: list[SimFleet] = []
 
     def make(hosts, profiles=None, **kwargs) -> SimFleet:
-        fleet = SimFleet(tmp_path / f"fleet{len(started)}", hosts, profiles or demo_profiles(), ssh=SSH_MODE, **kwargs)
+        fleet = SimFleet(
+            tmp_path / f"fleet{len(started)}",
+            hosts,
+            profiles or demo_profiles(),
+            ssh=SSH_MODE,
+            **kwargs,
+        )
         started.append(fleet)
         fleet.start()
         fleet.wait_ready()

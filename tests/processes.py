@@ -11,7 +11,9 @@ def processes_mentioning(text: str) -> list[str]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                cmdline = (
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                )
             except OSError:
                 continue
             if text in cmdline:
@@ -33,7 +35,11 @@ def in_namespaces(namespaces: set[str]) -> list[str]:
 
 def host_namespaces(workdir: str) -> set[str]:
     """The PID namespaces of the simulated hosts living under workdir (their init processes')."""
-    inits = [line.split(":")[0] for line in processes_mentioning(workdir) if "sglconsole.sim.init" in line]
+    inits = [
+        line.split(":")[0]
+        for line in processes_mentioning(workdir)
+        if "sglconsole.sim.init" in line
+    ]
     namespaces = set()
     for pid in inits:
         try:

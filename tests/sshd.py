@@ -27,7 +27,9 @@ def free_port(address: str) -> int:
         return sock.getsockname()[1]
 
 
-def wait_listening(address: str, port: int, timeout: float = 10.0, alive: subprocess.Popen | None = None) -> None:
+def wait_listening(
+    address: str, port: int, timeout: float = 10.0, alive: subprocess.Popen | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and (alive is None or alive.poll() is None):
         try:
@@ -81,7 +83,13 @@ class Sshd:
         if trust:
             self.trust()
         config = self.workdir / "sshd_config"
-        path = ":".join([*self.path_dirs, os.path.dirname(sys.executable), "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"])
+        path = ":".join(
+            [
+                *self.path_dirs,
+                os.path.dirname(sys.executable),
+                "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            ]
+        )
         config.write_text(
             f"""Port {self.port}
 ListenAddress {self.address}
@@ -103,8 +111,9 @@ SetEnv PATH={path}
 """
         )
         self.log = self.workdir / "sshd.log"
-        self.proc = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(self.log)],
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [SSHD, "-D", "-f", str(config), "-E", str(self.log)], stderr=subprocess.PIPE, text=True
+        )
         try:
             wait_listening(self.address, self.port, alive=self.proc)
         except TimeoutError as exc:  # sshd's own words, not only "nothing listens"

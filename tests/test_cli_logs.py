@@ -11,7 +11,13 @@ DATA = Path(__file__).parent / "data" / "sglang_logs"
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, input=stdin, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=60,
+    )
 
 
 def test_parse_log_jsonl_has_field_names_and_line_numbers():
@@ -20,7 +26,9 @@ def test_parse_log_jsonl_has_field_names_and_line_numbers():
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     decodes = [r for r in records if r["kind"] == "decode"]
-    assert decodes and all("gen_throughput" in r and "accept_len" in r and "extra" in r for r in decodes)
+    assert decodes and all(
+        "gen_throughput" in r and "accept_len" in r and "extra" in r for r in decodes
+    )
     lines = log.read_text().splitlines()
     for record in records:
         assert lines[record["lineno"] - 1].strip(), record  # lineno points at the line it came from

@@ -34,7 +34,10 @@ def test_example_is_valid_and_uses_every_option():
     profile = cfg.profiles["qwen27b-tp2-mtp"]
     assert profile.env["SGLANG_ENABLE_SPEC_V2"] == "1"
     assert profile.args[profile.args.index("--speculative-num-steps") + 1] == "3"
-    assert cfg.profiles["qwen8b-tp1"].args[:2] == ["--model-path", "/models/Qwen3-8B"]  # shell-split string
+    assert cfg.profiles["qwen8b-tp1"].args[:2] == [
+        "--model-path",
+        "/models/Qwen3-8B",
+    ]  # shell-split string
     assert ct.servers[0].systemd_unit == "sglang-30000.service"
     for host in cfg.hosts.values():
         assert host.address.endswith(".example")
@@ -190,7 +193,13 @@ def test_discovery_order(tmp_path, monkeypatch):
 
 def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
 
 
 def test_cli_check_ok_and_broken(tmp_path):

@@ -106,7 +106,9 @@ async def test_jump_host_by_name(sshd_factory):
     assert result.stdout.split()[2] == b.address
     # b was reached through a: a's sshd opened the direct-tcpip channel to b
     deadline = time.monotonic() + 5
-    while f"target {b.address} port {b.port}" not in a.log.read_text() and time.monotonic() < deadline:
+    while (
+        f"target {b.address} port {b.port}" not in a.log.read_text() and time.monotonic() < deadline
+    ):
         await asyncio.sleep(0.05)
     assert f"target {b.address} port {b.port}" in a.log.read_text()
     await fleet.close()
@@ -115,7 +117,9 @@ async def test_jump_host_by_name(sshd_factory):
 async def test_jump_host_down_is_reported(sshd_factory):
     b = sshd_factory()
     dead_port = _closed_port()
-    fleet = Fleet({"a": Host(address="127.0.0.1", port=dead_port, connect_timeout=2), "b": host(b, jump="a")})
+    fleet = Fleet(
+        {"a": Host(address="127.0.0.1", port=dead_port, connect_timeout=2), "b": host(b, jump="a")}
+    )
     with pytest.raises(HostUnreachable, match="jump host a: connection refused"):
         await fleet["b"].run(["true"])
     await fleet.close()
@@ -153,7 +157,9 @@ async def test_refused_and_hanging_hosts_fail_alone_and_concurrently(sshd):
         }
     )
     started = time.monotonic()
-    results = await asyncio.gather(*(fleet[n].run(["echo", n]) for n in ("ok", "refused", "hangs")), return_exceptions=True)
+    results = await asyncio.gather(
+        *(fleet[n].run(["echo", n]) for n in ("ok", "refused", "hangs")), return_exceptions=True
+    )
     elapsed = time.monotonic() - started
     assert results[0].stdout.strip() == "ok"
     assert isinstance(results[1], HostUnreachable) and "refused" in str(results[1])
@@ -177,7 +183,9 @@ async def test_stream_yields_lines_as_they_come(sshd):
 async def test_stream_close_stops_the_remote_command(sshd, tmp_path):
     conn = SshHost("a", host(sshd))
     pidfile = tmp_path / "pid"
-    stream = await conn.stream(["sh", "-c", f'echo $$ > {pidfile}; while echo tick; do sleep 0.1; done'])
+    stream = await conn.stream(
+        ["sh", "-c", f"echo $$ > {pidfile}; while echo tick; do sleep 0.1; done"]
+    )
     async for _ in stream:
         break
     await stream.close()

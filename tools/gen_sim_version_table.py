@@ -451,14 +451,20 @@ def server_args(pkg: Path) -> tuple[list[str], dict[str, str]]:
     into them (`args.tp_size = args.tensor_parallel_size`)."""
     module = parse(pkg / "srt" / "server_args.py")
     cls = next(n for n in module.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
-    names = [s.target.id for s in cls.body
-             if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    names = [
+        s.target.id
+        for s in cls.body
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+    ]
     renames = {}
     for func in cls.body:
         if isinstance(func, ast.FunctionDef) and func.name == "from_cli_args":
             for node in ast.walk(func):
-                if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute)
-                        and isinstance(node.value, ast.Attribute)):
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.targets[0], ast.Attribute)
+                    and isinstance(node.value, ast.Attribute)
+                ):
                     renames[node.value.attr] = node.targets[0].attr
     return [n for n in names if not n.startswith("_")], renames
 

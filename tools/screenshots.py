@@ -32,7 +32,9 @@ def story_ready(fleet: FleetState) -> bool:
     """The demo's story is on screen: the drifted server is SLOW (with its diff), old059 loops."""
     ct = fleet.server("ct129", 30000)
     old = fleet.server("old059", 30000)
-    return bool(ct and ct.status == Status.SLOW and ct.drift and old and old.status == Status.LOOPING)
+    return bool(
+        ct and ct.status == Status.SLOW and ct.drift and old and old.status == Status.LOOPING
+    )
 
 
 async def until(check: Callable[[], bool], timeout: float, step: float = 0.2) -> bool:
@@ -83,7 +85,9 @@ async def run(out: Path, record: Path | None) -> list[Path]:
                 app = make_app(cfg, record=record if size == "large" else None)
                 async with app.run_test(size=dims) as pilot:
                     if not await until(lambda a=app: story_ready(a.session.fleet), SETTLE_S):
-                        print("note: the demo story did not fully appear in time; screenshots show what there is")
+                        print(
+                            "note: the demo story did not fully appear in time; screenshots show what there is"
+                        )
                     saved += await tour(app, pilot, out, size)
             return saved
         finally:
@@ -91,11 +95,22 @@ async def run(out: Path, record: Path | None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.screenshots", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("screenshots"), help="folder for the SVGs (default screenshots/)")
-    parser.add_argument("--record", type=Path, help="also record the large session to this JSONL file")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.screenshots", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("screenshots"),
+        help="folder for the SVGs (default screenshots/)",
+    )
+    parser.add_argument(
+        "--record", type=Path, help="also record the large session to this JSONL file"
+    )
     args = parser.parse_args(argv)
-    os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-"))  # no audit files in ~
+    os.environ.setdefault(
+        "XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-")
+    )  # no audit files in ~
     for path in asyncio.run(run(args.out, args.record)):
         print(path)
     return 0

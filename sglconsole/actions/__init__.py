@@ -16,6 +16,21 @@ from sglconsole.actions.restore import restore
 from sglconsole.actions.rollback import plan_rollback, rollback
 
 __all__ = [
-    "ActionContext", "ActionResult", "Plan", "ProbeResult", "Stage", "StageFailed", "StageState",
-    "capture", "capture_unit", "kill", "plan_kill", "plan_relaunch", "plan_rollback", "probe", "relaunch", "restore", "rollback",
+    "ActionContext",
+    "ActionResult",
+    "Plan",
+    "ProbeResult",
+    "Stage",
+    "StageFailed",
+    "StageState",
+    "capture",
+    "capture_unit",
+    "kill",
+    "plan_kill",
+    "plan_relaunch",
+    "plan_rollback",
+    "probe",
+    "relaunch",
+    "restore",
+    "rollback",
 ]

@@ -62,8 +62,14 @@ class AuditLog:
         return record
 
     def end(self, record: dict, ok: bool, outcome: str, **details) -> None:
-        final = {**record, **_masked(details), "phase": "end", "ok": ok, "outcome": outcome,
-                 "end_time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        final = {
+            **record,
+            **_masked(details),
+            "phase": "end",
+            "ok": ok,
+            "outcome": outcome,
+            "end_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
         _append_private(self.path, json.dumps(final, default=str))
 
     def records(self) -> list[dict]:

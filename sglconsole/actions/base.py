@@ -83,9 +83,16 @@ def masked_argv(argv: list[str]) -> list[str]:
 
 def _mask_json(value):
     if isinstance(value, dict):
-        return {k: (mask_env(v) if k.endswith("env") and isinstance(v, dict) else _mask_json(v)) for k, v in value.items()}
+        return {
+            k: (mask_env(v) if k.endswith("env") and isinstance(v, dict) else _mask_json(v))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return mask_argv([str(v) for v in value]) if all(isinstance(v, str) for v in value) else [_mask_json(v) for v in value]
+        return (
+            mask_argv([str(v) for v in value])
+            if all(isinstance(v, str) for v in value)
+            else [_mask_json(v) for v in value]
+        )
     return value
 
 
@@ -132,7 +139,9 @@ class ActionContext:
         self.stages.append(stage)
         self.progress(stage)
 
-    def _end(self, stage: Stage, state: StageState, detail: str, evidence: list[str] | None = None) -> None:
+    def _end(
+        self, stage: Stage, state: StageState, detail: str, evidence: list[str] | None = None
+    ) -> None:
         stage.state = state
         stage.detail = detail
         stage.duration = time.monotonic() - stage.started

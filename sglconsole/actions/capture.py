@@ -25,23 +25,36 @@ from sglconsole.core.systemd_unit import parse_unit
 from sglconsole.remote.inspect import server_info, snapshot
 from sglconsole.remote.ssh import SshHost
 
-UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
+UNIT_DIRS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/lib/systemd/system",
+    "/usr/lib/systemd/system",
+)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVER_OWNED_ENV = {"CUDA_VISIBLE_DEVICES"}
 
 
 def _check_name(ctx: ActionContext, name: str, force: bool) -> Path:
     if not NAME.match(name):
-        raise StageFailed(f"profile names may use letters, digits, '.', '_' and '-' only, got {name!r}")
+        raise StageFailed(
+            f"profile names may use letters, digits, '.', '_' and '-' only, got {name!r}"
+        )
     if name in ctx.config.profiles and not force:
-        raise StageFailed(f"profile {name!r} already exists in {ctx.config.path}; use --force to replace it")
+        raise StageFailed(
+            f"profile {name!r} already exists in {ctx.config.path}; use --force to replace it"
+        )
     if ctx.config.path is None:
         raise StageFailed("no hosts.yaml to write the profile into")
     return Path(ctx.config.path)
 
 
 def _without_secrets_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: (f"${{{k}}}" if is_secret_env(k) else v) for k, v in env.items() if k not in SERVER_OWNED_ENV}
+    return {
+        k: (f"${{{k}}}" if is_secret_env(k) else v)
+        for k, v in env.items()
+        if k not in SERVER_OWNED_ENV
+    }
 
 
 def _without_secret_args(args: list[str]) -> list[str]:
@@ -64,10 +77,18 @@ def _without_secret_args(args: list[str]) -> list[str]:
 
 
 def _write(ctx: ActionContext, path: Path, name: str, profile: dict) -> None:
-    update_file(path, ("profiles",), name, profile, validate=lambda text: config_module.parse(text, str(path)))
+    update_file(
+        path,
+        ("profiles",),
+        name,
+        profile,
+        validate=lambda text: config_module.parse(text, str(path)),
+    )
 
 
-async def capture(ctx: ActionContext, host: str, port: int, name: str, *, force: bool = False) -> ActionResult:
+async def capture(
+    ctx: ActionContext, host: str, port: int, name: str, *, force: bool = False
+) -> ActionResult:
     path = _check_name(ctx, name, force)
     ssh = ctx.ssh[host]
     async with ctx.stage("inspect", f"the server on {host}:{port}") as stage:
@@ -82,8 +103,11 @@ async def capture(ctx: ActionContext, host: str, port: int, name: str, *, force:
         speed, accept = await decode_tok_s(ssh, log) if log else (None, None)
         info = await server_info(ssh, configured.http_address if configured else "127.0.0.1", port)
         stage.detail = f"{speed:.1f} tok/s" if speed else "no busy decode lines: no baseline"
-    profile: dict = {"description": f"captured from {host}:{port} (pid {process.main.pid}) on {time.strftime('%Y-%m-%d')}",
-                     "python": process.python, "args": _without_secret_args(list(launch_args(process.main.argv)))}
+    profile: dict = {
+        "description": f"captured from {host}:{port} (pid {process.main.pid}) on {time.strftime('%Y-%m-%d')}",
+        "python": process.python,
+        "args": _without_secret_args(list(launch_args(process.main.argv))),
+    }
     env = _without_secrets_env(process.main.env or {})
     if env:
         profile["env"] = env
@@ -91,15 +115,33 @@ async def capture(ctx: ActionContext, host: str, port: int, name: str, *, force:
         profile["workdir"] = process.main.cwd
     if speed:
         gpu = snap.gpus[0].name if snap.gpus else None
-        profile["baseline"] = {k: v for k, v in {
-            "gen_throughput": round(speed, 1), "accept_len": round(accept, 2) if accept else None,
-            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sglang_version": (info or {}).get("version"),
-            "gpu_model": gpu, "gpu_count": len(process.gpus) or None}.items() if v is not None}
+        profile["baseline"] = {
+            k: v
+            for k, v in {
+                "gen_throughput": round(speed, 1),
+                "accept_len": round(accept, 2) if accept else None,
+                "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "sglang_version": (info or {}).get("version"),
+                "gpu_model": gpu,
+                "gpu_count": len(process.gpus) or None,
+            }.items()
+            if v is not None
+        }
     async with ctx.stage("write", f"profiles.{name} in {path}"):
         if not ctx.dry_run:
             _write(ctx, path, name, profile)
-    hint = "" if configured else f"; add a server entry (port: {port}, profile: {name}, gpus: {list(process.gpus)}) to hosts.{host}.servers"
-    return ctx.result("capture", f"{host}:{port}", True, f"profile {name!r} written to {path}{hint}", profile=profile)
+    hint = (
+        ""
+        if configured
+        else f"; add a server entry (port: {port}, profile: {name}, gpus: {list(process.gpus)}) to hosts.{host}.servers"
+    )
+    return ctx.result(
+        "capture",
+        f"{host}:{port}",
+        True,
+        f"profile {name!r} written to {path}{hint}",
+        profile=profile,
+    )
 
 
 async def unit_text(ssh: SshHost, unit: str) -> str:
@@ -110,14 +152,18 @@ async def unit_text(ssh: SshHost, unit: str) -> str:
         found = await ssh.run(["cat", f"{folder}/{unit}"], timeout=15)
         if found.ok:
             return found.stdout
-    user = await ssh.run(["sh", "-c", 'cat "$HOME/.config/systemd/user/$1"', "sh", unit], timeout=15)
+    user = await ssh.run(
+        ["sh", "-c", 'cat "$HOME/.config/systemd/user/$1"', "sh", unit], timeout=15
+    )
     if user.ok:
         return user.stdout
     places = ", ".join([*UNIT_DIRS, "~/.config/systemd/user"])
     raise StageFailed(f"unit {unit} not found (systemctl cat failed and it is not in {places})")
 
 
-async def capture_unit(ctx: ActionContext, host: str, unit: str, name: str, *, force: bool = False) -> ActionResult:
+async def capture_unit(
+    ctx: ActionContext, host: str, unit: str, name: str, *, force: bool = False
+) -> ActionResult:
     path = _check_name(ctx, name, force)
     ssh = ctx.ssh[host]
     async with ctx.stage("read", f"unit {unit} on {host}") as stage:
@@ -135,12 +181,17 @@ async def capture_unit(ctx: ActionContext, host: str, unit: str, name: str, *, f
         stage.detail = f"{len(command.argv)} words, {len(command.env)} env vars"
     args = list(launch_args(tuple(command.argv)))
     if not args:
-        raise StageFailed(f"{unit}'s ExecStart does not run sglang.launch_server: {' '.join(command.argv[:4])}")
+        raise StageFailed(
+            f"{unit}'s ExecStart does not run sglang.launch_server: {' '.join(command.argv[:4])}"
+        )
     python = command.argv[0]
     if os.path.basename(python) == "sglang":  # `sglang serve`: the interpreter next to the script
         python = os.path.join(os.path.dirname(python), "python3")
-    profile: dict = {"description": f"captured from systemd unit {unit} on {host} ({time.strftime('%Y-%m-%d')})",
-                     "python": python, "args": _without_secret_args(args)}
+    profile: dict = {
+        "description": f"captured from systemd unit {unit} on {host} ({time.strftime('%Y-%m-%d')})",
+        "python": python,
+        "args": _without_secret_args(args),
+    }
     env = _without_secrets_env(command.env)
     if env:
         profile["env"] = env
@@ -149,4 +200,6 @@ async def capture_unit(ctx: ActionContext, host: str, unit: str, name: str, *, f
     async with ctx.stage("write", f"profiles.{name} in {path}"):
         if not ctx.dry_run:
             _write(ctx, path, name, profile)
-    return ctx.result("capture", f"{host}:{unit}", True, f"profile {name!r} written to {path}", profile=profile)
+    return ctx.result(
+        "capture", f"{host}:{unit}", True, f"profile {name!r} written to {path}", profile=profile
+    )

@@ -35,21 +35,40 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
     process = snap.server(port)
     target = f"{host}:{port}"
     if process is None:
-        return Plan("kill", target, [f"nothing runs on {target}: nothing to kill"], destructive=False)
+        return Plan(
+            "kill", target, [f"nothing runs on {target}: nothing to kill"], destructive=False
+        )
     server = configured(ctx, host, port)
-    how = f"systemctl stop {server.systemd_unit}" if server and server.systemd_unit else (
-        f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes), SIGKILL after {GRACE_S:g}s")
-    return Plan("kill", target, [
-        f"host {host}, port {port}, pid {process.main.pid} (started {process.main.start:.0f})",
-        f"running: {shlex.join(mask_argv(list(process.main.argv)))}",
-        f"children: {', '.join(c.title for c in process.children) or 'none'}",
-        f"how: {how}",
-        "what ran is saved first: `sglconsole rollback " + target + "` brings it back",
-    ], argv=list(process.main.argv))
+    how = (
+        f"systemctl stop {server.systemd_unit}"
+        if server and server.systemd_unit
+        else (
+            f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes), SIGKILL after {GRACE_S:g}s"
+        )
+    )
+    return Plan(
+        "kill",
+        target,
+        [
+            f"host {host}, port {port}, pid {process.main.pid} (started {process.main.start:.0f})",
+            f"running: {shlex.join(mask_argv(list(process.main.argv)))}",
+            f"children: {', '.join(c.title for c in process.children) or 'none'}",
+            f"how: {how}",
+            "what ran is saved first: `sglconsole rollback " + target + "` brings it back",
+        ],
+        argv=list(process.main.argv),
+    )
 
 
-async def kill(ctx: ActionContext, host: str, port: int, *, expected_pid: int | None = None,
-               audit: AuditLog | None = None, rollbacks: RollbackStore | None = None) -> ActionResult:
+async def kill(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    *,
+    expected_pid: int | None = None,
+    audit: AuditLog | None = None,
+    rollbacks: RollbackStore | None = None,
+) -> ActionResult:
     target = f"{host}:{port}"
     ssh = ctx.ssh[host]
     python = ctx.config.host(host).python
@@ -61,12 +80,27 @@ async def kill(ctx: ActionContext, host: str, port: int, *, expected_pid: int | 
         swept = await sweep_orphans(ctx, ssh, host, port, snap, rollbacks)
         return ctx.result("kill", target, True, swept or f"nothing runs on {target}")
     if expected_pid is not None and process.main.pid != expected_pid:
-        raise StageFailed(f"{target} is now pid {process.main.pid}, not {expected_pid}: it changed since you looked; nothing killed")
+        raise StageFailed(
+            f"{target} is now pid {process.main.pid}, not {expected_pid}: it changed since you looked; nothing killed"
+        )
     async with host_lock(ctx, host, port, "kill"):
-        saved = await save_for_rollback(ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks)
+        saved = await save_for_rollback(
+            ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks
+        )
         audit = audit or AuditLog()
-        record = None if ctx.dry_run else audit.begin("kill", host, port, pid=process.main.pid, argv=list(process.main.argv),
-                                                       env=saved.get("env", {}), python=process.python)
+        record = (
+            None
+            if ctx.dry_run
+            else audit.begin(
+                "kill",
+                host,
+                port,
+                pid=process.main.pid,
+                argv=list(process.main.argv),
+                env=saved.get("env", {}),
+                python=process.python,
+            )
+        )
         try:
             outcome = await stop(ctx, ssh, host, port, process, snap)
         except Exception as exc:
@@ -78,8 +112,14 @@ async def kill(ctx: ActionContext, host: str, port: int, *, expected_pid: int | 
     return ctx.result("kill", target, True, outcome, pid=process.main.pid)
 
 
-async def sweep_orphans(ctx: ActionContext, ssh: SshHost, host: str, port: int, snap: Snapshot,
-                        rollbacks: RollbackStore | None) -> str | None:
+async def sweep_orphans(
+    ctx: ActionContext,
+    ssh: SshHost,
+    host: str,
+    port: int,
+    snap: Snapshot,
+    rollbacks: RollbackStore | None,
+) -> str | None:
     """SGLang children left by this port's dead server (reparented to PID 1, still holding GPUs).
 
     Matched by process group and session to the last server we saw on the port, or by holding
@@ -90,25 +130,51 @@ async def sweep_orphans(ctx: ActionContext, ssh: SshHost, host: str, port: int, 
     uuid_of = {g.index: g.uuid for g in snap.gpus}
     mine = {uuid_of.get(i) for i in (server.gpus if server else [])} - {None}
     holders = {a.pid for a in snap.apps if a.gpu_uuid in mine}
-    orphans = [p for p in snap.view.orphans if p.pgid == saved.get("pid") or p.sid == saved.get("pid") or p.pid in holders]
+    orphans = [
+        p
+        for p in snap.view.orphans
+        if p.pgid == saved.get("pid") or p.sid == saved.get("pid") or p.pid in holders
+    ]
     if not orphans:
         return None
     python = ctx.config.host(host).python
-    async with ctx.stage("sweep", f"orphans of {host}:{port}: {', '.join(f'{p.pid} {p.title}' for p in orphans)}") as stage:
+    async with ctx.stage(
+        "sweep", f"orphans of {host}:{port}: {', '.join(f'{p.pid} {p.title}' for p in orphans)}"
+    ) as stage:
         for orphan in orphans:
-            args = {"pid": orphan.pid, "start_ticks": orphan.start_ticks, "argv": list(orphan.argv), "grace": 5}
-            await remote(ctx, ssh, [python, "-c", source("kill_agent"), json.dumps(args)], timeout=30)
+            args = {
+                "pid": orphan.pid,
+                "start_ticks": orphan.start_ticks,
+                "argv": list(orphan.argv),
+                "grace": 5,
+            }
+            await remote(
+                ctx, ssh, [python, "-c", source("kill_agent"), json.dumps(args)], timeout=30
+            )
         stage.detail = f"stopped {len(orphans)} orphaned processes"
     return f"nothing ran on {host}:{port}; swept {len(orphans)} orphaned SGLang processes"
 
 
-async def save_for_rollback(ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess,
-                            server: Server | None, rollbacks: RollbackStore | None) -> dict:
+async def save_for_rollback(
+    ctx: ActionContext,
+    ssh: SshHost,
+    host: str,
+    port: int,
+    process: ServerProcess,
+    server: Server | None,
+    rollbacks: RollbackStore | None,
+) -> dict:
     async with ctx.stage("save", "what runs now, for rollback") as stage:
         env = await read_environ(ssh, process.main.pid)
         saved = {
-            "host": host, "port": port, "pid": process.main.pid, "argv": list(process.main.argv), "env": env,
-            "python": process.python, "cwd": process.main.cwd, "log": (server.log if server else None) or process.main.stdout,
+            "host": host,
+            "port": port,
+            "pid": process.main.pid,
+            "argv": list(process.main.argv),
+            "env": env,
+            "python": process.python,
+            "cwd": process.main.cwd,
+            "log": (server.log if server else None) or process.main.stdout,
             "gpus": list(process.gpus),
         }
         if not ctx.dry_run:
@@ -127,11 +193,15 @@ async def read_environ(ssh: SshHost, pid: int) -> dict[str, str]:
     return env
 
 
-async def stop(ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess, snap: Snapshot) -> str:
+async def stop(
+    ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess, snap: Snapshot
+) -> str:
     server = configured(ctx, host, port)
     if server is not None and server.systemd_unit:
         async with ctx.stage("stop", f"systemctl stop {server.systemd_unit}"):
-            await remote(ctx, ssh, ["systemctl", "stop", server.systemd_unit], timeout=120, check=True)
+            await remote(
+                ctx, ssh, ["systemctl", "stop", server.systemd_unit], timeout=120, check=True
+            )
     else:
         await signal_tree(ctx, ssh, process, ctx.config.host(host).python)
     if ctx.dry_run:
@@ -139,8 +209,15 @@ async def stop(ctx: ActionContext, ssh: SshHost, host: str, port: int, process: 
     return await verify_stopped(ctx, ssh, host, port, process, snap)
 
 
-async def signal_tree(ctx: ActionContext, ssh: SshHost, process: ServerProcess, python: str) -> None:
-    args = {"pid": process.main.pid, "start_ticks": process.main.start_ticks, "argv": list(process.main.argv), "grace": GRACE_S}
+async def signal_tree(
+    ctx: ActionContext, ssh: SshHost, process: ServerProcess, python: str
+) -> None:
+    args = {
+        "pid": process.main.pid,
+        "start_ticks": process.main.start_ticks,
+        "argv": list(process.main.argv),
+        "grace": GRACE_S,
+    }
     argv = [python, "-c", source("kill_agent"), json.dumps(args)]
     async with ctx.stage("stop", f"SIGTERM pid {process.main.pid} and its tree") as stage:
         if ctx.dry_run:
@@ -154,19 +231,33 @@ async def signal_tree(ctx: ActionContext, ssh: SshHost, process: ServerProcess, 
             raise StageFailed(first.get("detail", "the process changed"))
         done = next((e for e in events if e.get("stage") == "done"), None)
         if done is None:
-            raise StageFailed(f"the kill did not finish (exit {result.exit_status}): {result.stderr.strip()[-200:]}")
+            raise StageFailed(
+                f"the kill did not finish (exit {result.exit_status}): {result.stderr.strip()[-200:]}"
+            )
         escalated = " (needed SIGKILL)" if done.get("escalated") else ""
         stage.detail = f"{len(first.get('members', []))} processes stopped{escalated}"
         if done.get("zombies"):
-            stage.evidence = [f"zombie pid {z['pid']} held by pid {z['ppid']} ({' '.join(z.get('parent') or [])})" for z in done["zombies"]]
+            stage.evidence = [
+                f"zombie pid {z['pid']} held by pid {z['ppid']} ({' '.join(z.get('parent') or [])})"
+                for z in done["zombies"]
+            ]
         if done.get("survivors"):
             raise StageFailed(f"still alive after SIGKILL: {done['survivors']}")
 
 
-async def verify_stopped(ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess,
-                         before: Snapshot, timeout: float = 30) -> str:
+async def verify_stopped(
+    ctx: ActionContext,
+    ssh: SshHost,
+    host: str,
+    port: int,
+    process: ServerProcess,
+    before: Snapshot,
+    timeout: float = 30,
+) -> str:
     members = {process.main.pid, *(c.pid for c in process.children)}
-    async with ctx.stage("verify", f"port {port} free, GPUs {list(process.gpus)} released") as stage:
+    async with ctx.stage(
+        "verify", f"port {port} free, GPUs {list(process.gpus)} released"
+    ) as stage:
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             snap = await snapshot(ssh, ctx.config.host(host).python)
@@ -180,13 +271,17 @@ async def verify_stopped(ctx: ActionContext, ssh: SshHost, host: str, port: int,
                 problems = []
                 if busy_port:
                     problems.append(f"port {port} still in use")
-                problems += [f"pid {a.pid} still holds {a.used_mib} MiB on GPU {a.gpu_uuid}" for a in holders]
+                problems += [
+                    f"pid {a.pid} still holds {a.used_mib} MiB on GPU {a.gpu_uuid}" for a in holders
+                ]
                 problems += [f"pid {p.pid} ({p.title}) still alive" for p in lingering]
                 raise StageFailed("; ".join(problems))
             await asyncio.sleep(0.5)
 
 
-async def remote(ctx: ActionContext, ssh: SshHost, argv: list[str], timeout: float = 60, check: bool = False):
+async def remote(
+    ctx: ActionContext, ssh: SshHost, argv: list[str], timeout: float = 60, check: bool = False
+):
     """Run a command that changes the host (recorded instead under --dry-run)."""
     if ctx.dry_run:
         ctx.would_run(ssh, argv)

@@ -72,79 +72,163 @@ def spec_for(server: Server, profile: Profile) -> LaunchSpec:
 def spec_from_rollback(saved: dict, server: Server | None) -> LaunchSpec:
     log = saved.get("log") or (server.log if server else None) or f"/tmp/sglang-{saved['port']}.log"
     launcher = server.launcher if server else "nohup"
-    return LaunchSpec(list(saved["argv"]), dict(saved.get("env") or {}), saved.get("cwd"), log, launcher, exact_env=True)
+    return LaunchSpec(
+        list(saved["argv"]),
+        dict(saved.get("env") or {}),
+        saved.get("cwd"),
+        log,
+        launcher,
+        exact_env=True,
+    )
 
 
-async def plan_relaunch(ctx: ActionContext, host: str, port: int, profile_name: str | None = None) -> Plan:
+async def plan_relaunch(
+    ctx: ActionContext, host: str, port: int, profile_name: str | None = None
+) -> Plan:
     server = ctx.config.server(host, port)
     profile = ctx.config.profiles[profile_name or server.profile]
     spec = spec_for(server, profile)
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
     lines = [f"host {host}, port {port}, profile {profile_name or server.profile}"]
-    lines.append(f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})" if process else "stop: nothing runs there")
+    lines.append(
+        f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})"
+        if process
+        else "stop: nothing runs there"
+    )
     lines.append(f"launch ({spec.launcher}): {spec.shown()}")
     lines.append(f"log: {spec.log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
     lines.append("preflight runs first; if it fails nothing is touched")
     return Plan("relaunch", f"{host}:{port}", lines, argv=spec.argv)
 
 
-async def relaunch(ctx: ActionContext, host: str, port: int, profile_name: str | None = None, *,
-                   audit: AuditLog | None = None, rollbacks: RollbackStore | None = None,
-                   action: str = "relaunch") -> ActionResult:
+async def relaunch(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    profile_name: str | None = None,
+    *,
+    audit: AuditLog | None = None,
+    rollbacks: RollbackStore | None = None,
+    action: str = "relaunch",
+) -> ActionResult:
     server = ctx.config.server(host, port)
     profile = ctx.config.profiles[profile_name or server.profile]
     spec = spec_for(server, profile)
-    started = await replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action=action)
+    started = await replace(
+        ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action=action
+    )
     if ctx.dry_run:
         return ctx.result(action, f"{host}:{port}", True, "dry run: nothing was changed")
-    return ctx.result(action, f"{host}:{port}", True, f"pid {started.pid} is ready", pid=started.pid)
+    return ctx.result(
+        action, f"{host}:{port}", True, f"pid {started.pid} is ready", pid=started.pid
+    )
 
 
-async def replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, profile: Profile | None, *,
-                  audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool = True,
-                  snap: Snapshot | None = None) -> Started:
+async def replace(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    spec: LaunchSpec,
+    profile: Profile | None,
+    *,
+    audit: AuditLog | None,
+    rollbacks: RollbackStore | None,
+    action: str,
+    preflight: bool = True,
+    snap: Snapshot | None = None,
+) -> Started:
     """preflight -> stop what runs -> launch -> ready. The shared body of relaunch, restore and rollback."""
     async with host_lock(ctx, host, port, action):
-        return await _replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action=action,
-                              preflight=preflight, snap=snap)
+        return await _replace(
+            ctx,
+            host,
+            port,
+            spec,
+            profile,
+            audit=audit,
+            rollbacks=rollbacks,
+            action=action,
+            preflight=preflight,
+            snap=snap,
+        )
 
 
-async def _replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, profile: Profile | None, *,
-                   audit: AuditLog | None, rollbacks: RollbackStore | None, action: str, preflight: bool,
-                   snap: Snapshot | None) -> Started:
+async def _replace(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    spec: LaunchSpec,
+    profile: Profile | None,
+    *,
+    audit: AuditLog | None,
+    rollbacks: RollbackStore | None,
+    action: str,
+    preflight: bool,
+    snap: Snapshot | None,
+) -> Started:
     ssh = ctx.ssh[host]
     hostcfg = ctx.config.host(host)
     server = configured(ctx, host, port)
     async with ctx.stage("inspect", f"what runs on {host}:{port}") as stage:
-        snap = snap or await snapshot(ssh, hostcfg.python)  # the kill re-checks the process on the host anyway
+        snap = snap or await snapshot(
+            ssh, hostcfg.python
+        )  # the kill re-checks the process on the host anyway
         process = snap.server(port)
         stage.detail = f"pid {process.main.pid}" if process else "nothing running"
     if preflight and profile is not None and server is not None:
         async with ctx.stage("preflight", f"check the profile against {host}'s SGLang") as stage:
             checked = await run_preflight(ssh, hostcfg, server, profile, snap)
             if not checked.ok:
-                raise StageFailed("; ".join(c.detail for c in checked.failures()) + " (nothing was touched)", checked.lines())
-            stage.detail = f"SGLang {checked.verdict.version}: all {len(checked.checks)} checks passed"
+                raise StageFailed(
+                    "; ".join(c.detail for c in checked.failures()) + " (nothing was touched)",
+                    checked.lines(),
+                )
+            stage.detail = (
+                f"SGLang {checked.verdict.version}: all {len(checked.checks)} checks passed"
+            )
             stage.evidence = checked.lines()
     audit = audit or AuditLog()
     saved = {}
     if process is not None:
         saved = await save_for_rollback(ctx, ssh, host, port, process, server, rollbacks)
-    record = None if ctx.dry_run else audit.begin(
-        action, host, port, stopping_pid=process.main.pid if process else None,
-        stopping_argv=list(process.main.argv) if process else None, stopping_env=saved.get("env"),
-        starting_argv=spec.argv, starting_env=spec.env, starting_cwd=spec.cwd, log=spec.log,
+    record = (
+        None
+        if ctx.dry_run
+        else audit.begin(
+            action,
+            host,
+            port,
+            stopping_pid=process.main.pid if process else None,
+            stopping_argv=list(process.main.argv) if process else None,
+            stopping_env=saved.get("env"),
+            starting_argv=spec.argv,
+            starting_env=spec.env,
+            starting_cwd=spec.cwd,
+            log=spec.log,
+        )
     )
     try:
         if process is not None:
             await stop(ctx, ssh, host, port, process, snap)
         started = await launch(ctx, ssh, host, port, spec)
         if not ctx.dry_run:
-            await wait_ready(ctx, ssh, host, port, started, server, timeout=profile.startup_timeout if profile else 900)
+            await wait_ready(
+                ctx,
+                ssh,
+                host,
+                port,
+                started,
+                server,
+                timeout=profile.startup_timeout if profile else 900,
+            )
     except Exception as exc:
         if record:
-            hint = f"; `sglconsole rollback {host}:{port}` brings back pid {process.main.pid}'s config" if process else ""
+            hint = (
+                f"; `sglconsole rollback {host}:{port}` brings back pid {process.main.pid}'s config"
+                if process
+                else ""
+            )
             audit.end(record, False, f"failed: {exc}{hint}")
         raise
     if record:
@@ -152,7 +236,9 @@ async def _replace(ctx: ActionContext, host: str, port: int, spec: LaunchSpec, p
     return started
 
 
-async def launch(ctx: ActionContext, ssh: SshHost, host: str, port: int, spec: LaunchSpec) -> Started:
+async def launch(
+    ctx: ActionContext, ssh: SshHost, host: str, port: int, spec: LaunchSpec
+) -> Started:
     python = ctx.config.host(host).python
     unit = spec.launcher.split(":", 1)[1] if spec.launcher.startswith("systemd:") else None
     async with ctx.stage("launch", spec.shown()[:160]) as stage:
@@ -162,10 +248,24 @@ async def launch(ctx: ActionContext, ssh: SshHost, host: str, port: int, spec: L
             return await _started_by_unit(ctx, ssh, python, port, spec, offset, stage)
         argv = spec.argv
         if spec.launcher == "systemd-run":
-            argv = ["systemd-run", f"--unit=sglang-{port}", "--collect", "--quiet", "--property=KillMode=control-group",
-                    *[f"--setenv={k}={v}" for k, v in spec.env.items()],
-                    *([f"--working-directory={spec.cwd}"] if spec.cwd else []), "--", *spec.argv]
-        request = {"argv": argv, "env": spec.env, "cwd": spec.cwd, "log": spec.log, "exact_env": spec.exact_env}
+            argv = [
+                "systemd-run",
+                f"--unit=sglang-{port}",
+                "--collect",
+                "--quiet",
+                "--property=KillMode=control-group",
+                *[f"--setenv={k}={v}" for k, v in spec.env.items()],
+                *([f"--working-directory={spec.cwd}"] if spec.cwd else []),
+                "--",
+                *spec.argv,
+            ]
+        request = {
+            "argv": argv,
+            "env": spec.env,
+            "cwd": spec.cwd,
+            "log": spec.log,
+            "exact_env": spec.exact_env,
+        }
         command = [python, "-c", source("launch_agent"), json.dumps(request)]
         if ctx.dry_run:
             ctx.would_run(ssh, command)
@@ -175,7 +275,9 @@ async def launch(ctx: ActionContext, ssh: SshHost, host: str, port: int, spec: L
         try:
             info = json.loads(result.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            raise StageFailed(f"the launcher printed nothing useful (exit {result.exit_status}): {result.stderr.strip()[-300:]}") from None
+            raise StageFailed(
+                f"the launcher printed nothing useful (exit {result.exit_status}): {result.stderr.strip()[-300:]}"
+            ) from None
         if not info.get("ok"):
             evidence = info.get("log_tail") or []
             why = info.get("error") or f"exited at once with code {info.get('exit_code')}"
@@ -190,7 +292,9 @@ async def log_offset(ssh: SshHost, python: str, path: str) -> tuple[int | None, 
     script = "import os,sys\ntry:\n st=os.stat(sys.argv[1]); print(st.st_ino, st.st_size)\nexcept OSError:\n print('- -')"
     result = await ssh.run([python, "-c", script, path], timeout=15)
     parts = result.stdout.split()
-    return (int(parts[0]), int(parts[1])) if len(parts) == 2 and parts[0].isdigit() else (None, None)
+    return (
+        (int(parts[0]), int(parts[1])) if len(parts) == 2 and parts[0].isdigit() else (None, None)
+    )
 
 
 async def _started_by_unit(ctx, ssh, python, port, spec, offset, stage) -> Started:
@@ -204,8 +308,15 @@ async def _started_by_unit(ctx, ssh, python, port, spec, offset, stage) -> Start
     raise StageFailed("the unit restarted but no server appeared on the port within 30 s")
 
 
-async def wait_ready(ctx: ActionContext, ssh: SshHost, host: str, port: int, started: Started, server: Server | None,
-                     timeout: float) -> None:
+async def wait_ready(
+    ctx: ActionContext,
+    ssh: SshHost,
+    host: str,
+    port: int,
+    started: Started,
+    server: Server | None,
+    timeout: float,
+) -> None:
     """Follow the new server's log and /health until it generates, or it dies, or time runs out."""
     python = ctx.config.host(host).python
     address = server.http_address if server else "127.0.0.1"
@@ -230,7 +341,9 @@ async def wait_ready(ctx: ActionContext, ssh: SshHost, host: str, port: int, sta
             except httpx.HTTPError as exc:
                 raise StageFailed(f"/health_generate failed: {exc}", lines[-LOG_TAIL:]) from None
         if response.status_code != 200:
-            raise StageFailed(f"/health_generate answered {response.status_code}", lines[-LOG_TAIL:])
+            raise StageFailed(
+                f"/health_generate answered {response.status_code}", lines[-LOG_TAIL:]
+            )
 
 
 async def _follow(ctx, stream, pid: int, lines: list[str], state: dict, stage) -> None:
@@ -246,7 +359,9 @@ async def _follow(ctx, stream, pid: int, lines: list[str], state: dict, stage) -
                 lines.append(text)
                 _startup_line(ctx, text, state, stage)
         elif kind == "procs":
-            present = any(p.get("pid") == pid and p.get("state") != "Z" for p in message.get("procs") or [])
+            present = any(
+                p.get("pid") == pid and p.get("state") != "Z" for p in message.get("procs") or []
+            )
             seen = seen or present
         if kind in ("procs", "hb"):
             # a process that died before the first scan is never seen: give it a few seconds
@@ -266,8 +381,15 @@ def _startup_line(ctx, text: str, state: dict, stage) -> None:
         stage.evidence.append(text)
 
 
-async def _until_healthy(ssh: SshHost, port: int, address: str, state: dict, timeout: float, started: Started,
-                         lines: list[str]) -> None:
+async def _until_healthy(
+    ssh: SshHost,
+    port: int,
+    address: str,
+    state: dict,
+    timeout: float,
+    started: Started,
+    lines: list[str],
+) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     local = await ssh.forward(port, address)
@@ -276,7 +398,10 @@ async def _until_healthy(ssh: SshHost, port: int, address: str, state: dict, tim
         while True:
             if not state["alive"]:
                 await asyncio.sleep(0.3)  # the last lines it wrote
-                raise StageFailed(f"pid {started.pid} exited during startup; last log lines below", lines[-LOG_TAIL:])
+                raise StageFailed(
+                    f"pid {started.pid} exited during startup; last log lines below",
+                    lines[-LOG_TAIL:],
+                )
             if state["ready_line"]:
                 return
             try:
@@ -288,5 +413,7 @@ async def _until_healthy(ssh: SshHost, port: int, address: str, state: dict, tim
             except httpx.HTTPError:
                 pass
             if loop.time() > deadline:
-                raise StageFailed(f"not ready after {timeout:g}s; last log lines below", lines[-LOG_TAIL:])
+                raise StageFailed(
+                    f"not ready after {timeout:g}s; last log lines below", lines[-LOG_TAIL:]
+                )
             await asyncio.sleep(0.2)

@@ -28,9 +28,16 @@ async def host_lock(ctx: ActionContext, host: str, port: int, action: str, wait:
         yield
         return
     ssh = ctx.ssh[host]
-    holder = {"user": _user(), "console": socket.gethostname(), "action": action, "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+    holder = {
+        "user": _user(),
+        "console": socket.gethostname(),
+        "action": action,
+        "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     request = {"path": lock_path(ctx, host, port), "holder": holder, "wait": wait}
-    stream = await ssh.stream([ctx.config.host(host).python, "-c", source("lock_agent"), json.dumps(request)])
+    stream = await ssh.stream(
+        [ctx.config.host(host).python, "-c", source("lock_agent"), json.dumps(request)]
+    )
     try:
         answer = await _first_line(stream)
         if not answer.get("locked"):
@@ -50,7 +57,12 @@ async def _first_line(stream) -> dict:
             return json.loads(line)
         except ValueError:
             continue
-    return {"locked": False, "holder": {"action": f"the lock helper failed: {(await stream.stderr_text()).strip()[-200:]}"}}
+    return {
+        "locked": False,
+        "holder": {
+            "action": f"the lock helper failed: {(await stream.stderr_text()).strip()[-200:]}"
+        },
+    }
 
 
 def _user() -> str:

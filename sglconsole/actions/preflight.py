@@ -17,7 +17,7 @@ from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.sglang_args import Verdict, canonicalize_remote
 from sglconsole.remote.ssh import SshHost
 
-PATHS_SNIPPET = r'''
+PATHS_SNIPPET = r"""
 import json, os, sys
 req = json.loads(sys.argv[1])
 out = {}
@@ -35,7 +35,7 @@ if log:
         probe = os.path.dirname(probe)
     out["log"] = os.access(probe or "/", os.W_OK)
 print(json.dumps(out))
-'''
+"""
 
 
 @dataclass
@@ -61,12 +61,21 @@ class Preflight:
         return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
 
 
-async def run_preflight(ssh: SshHost, host: Host, server: Server, profile: Profile, snap: Snapshot) -> Preflight:
+async def run_preflight(
+    ssh: SshHost, host: Host, server: Server, profile: Profile, snap: Snapshot
+) -> Preflight:
     result = Preflight()
     missing = unresolved(profile)
     if missing:
-        result.checks.append(Check("environment", False, "the profile uses " + ", ".join(f"${{{n}}}" for n in missing)
-                                   + " but your environment does not set it"))
+        result.checks.append(
+            Check(
+                "environment",
+                False,
+                "the profile uses "
+                + ", ".join(f"${{{n}}}" for n in missing)
+                + " but your environment does not set it",
+            )
+        )
     argv = profile_argv(profile, server)
     verdict = await canonicalize_remote(ssh, profile.python, {"profile": argv})
     result.verdict = verdict
@@ -80,10 +89,18 @@ async def run_preflight(ssh: SshHost, host: Host, server: Server, profile: Profi
         last = canonical.error.strip().splitlines()[-1]
         result.checks.append(Check("arguments", False, last + (f" ({hint})" if hint else "")))
     else:
-        result.checks.append(Check("arguments", True, f"{len(argv)} arguments valid for SGLang {verdict.version}"))
+        result.checks.append(
+            Check("arguments", True, f"{len(argv)} arguments valid for SGLang {verdict.version}")
+        )
     version_ok = check_version(verdict.version, profile.requires_sglang)
     if version_ok is not None:
-        result.checks.append(Check("version", version_ok, f"SGLang {verdict.version} {'satisfies' if version_ok else 'does not satisfy'} {profile.requires_sglang}"))
+        result.checks.append(
+            Check(
+                "version",
+                version_ok,
+                f"SGLang {verdict.version} {'satisfies' if version_ok else 'does not satisfy'} {profile.requires_sglang}",
+            )
+        )
     result.checks += await _paths(ssh, profile, server, canonical.values.get("model_path"))
     result.checks += _port(server, snap)
     result.checks += _gpus(server, snap)
@@ -91,7 +108,11 @@ async def run_preflight(ssh: SshHost, host: Host, server: Server, profile: Profi
 
 
 async def _paths(ssh: SshHost, profile: Profile, server: Server, model: object) -> list[Check]:
-    request = {"model": model if isinstance(model, str) else None, "workdir": profile.workdir, "log": server.log}
+    request = {
+        "model": model if isinstance(model, str) else None,
+        "workdir": profile.workdir,
+        "log": server.log,
+    }
     run = await ssh.run([profile.python, "-c", PATHS_SNIPPET, json.dumps(request)], timeout=30)
     try:
         found = json.loads(run.stdout.strip().splitlines()[-1])
@@ -99,11 +120,29 @@ async def _paths(ssh: SshHost, profile: Profile, server: Server, model: object) 
         return [Check("paths", False, f"could not check paths: {run.stderr.strip()[-200:]}")]
     checks = []
     if "model" in found:
-        checks.append(Check("model", found["model"], f"{model} {'exists' if found['model'] else 'does not exist'}"))
+        checks.append(
+            Check(
+                "model",
+                found["model"],
+                f"{model} {'exists' if found['model'] else 'does not exist'}",
+            )
+        )
     if "workdir" in found:
-        checks.append(Check("workdir", found["workdir"], f"{profile.workdir} {'exists' if found['workdir'] else 'is missing'}"))
+        checks.append(
+            Check(
+                "workdir",
+                found["workdir"],
+                f"{profile.workdir} {'exists' if found['workdir'] else 'is missing'}",
+            )
+        )
     if "log" in found:
-        checks.append(Check("log", found["log"], f"{server.log}: folder {'writable' if found['log'] else 'not writable'}"))
+        checks.append(
+            Check(
+                "log",
+                found["log"],
+                f"{server.log}: folder {'writable' if found['log'] else 'not writable'}",
+            )
+        )
     return checks
 
 
@@ -112,8 +151,16 @@ def _port(server: Server, snap: Snapshot) -> list[Check]:
     if server.port not in snap.ports:
         return [Check("port", True, f"{server.port} is free")]
     if mine is not None:
-        return [Check("port", True, f"{server.port} is held by the server being replaced (pid {mine.main.pid})")]
-    return [Check("port", False, f"{server.port} is in use by a process that is not an SGLang server")]
+        return [
+            Check(
+                "port",
+                True,
+                f"{server.port} is held by the server being replaced (pid {mine.main.pid})",
+            )
+        ]
+    return [
+        Check("port", False, f"{server.port} is in use by a process that is not an SGLang server")
+    ]
 
 
 def _gpus(server: Server, snap: Snapshot) -> list[Check]:
@@ -126,18 +173,37 @@ def _gpus(server: Server, snap: Snapshot) -> list[Check]:
     for index in server.gpus:
         gpu = by_index.get(index)
         if gpu is None:
-            checks.append(Check(f"gpu {index}", False, f"GPU {index} does not exist on this host ({len(snap.gpus)} GPUs)"))
+            checks.append(
+                Check(
+                    f"gpu {index}",
+                    False,
+                    f"GPU {index} does not exist on this host ({len(snap.gpus)} GPUs)",
+                )
+            )
             continue
         others = [a for a in snap.apps if a.gpu_uuid == gpu.uuid and a.pid not in members]
         if snap.view.foreign_pids:
             others = []
             held_by_mine = mine is not None and index in mine.gpus
             if not held_by_mine and (gpu.mem_used_mib or 0) > 2048:
-                checks.append(Check(f"gpu {index}", False, f"GPU {index} has {gpu.mem_used_mib} MiB in use by processes this host cannot see"))
+                checks.append(
+                    Check(
+                        f"gpu {index}",
+                        False,
+                        f"GPU {index} has {gpu.mem_used_mib} MiB in use by processes this host cannot see",
+                    )
+                )
                 continue
         if others:
             holders = ", ".join(f"pid {a.pid} ({a.process_name}, {a.used_mib} MiB)" for a in others)
             checks.append(Check(f"gpu {index}", False, f"GPU {index} is held by {holders}"))
         else:
-            checks.append(Check(f"gpu {index}", True, f"GPU {index} is free" + (" or held only by the server being replaced" if mine else "")))
+            checks.append(
+                Check(
+                    f"gpu {index}",
+                    True,
+                    f"GPU {index} is free"
+                    + (" or held only by the server being replaced" if mine else ""),
+                )
+            )
     return checks

@@ -20,7 +20,9 @@ from sglconsole.config import Profile
 from sglconsole.core import degeneracy
 from sglconsole.state.status import per_request_baseline
 
-THROUGHPUT_PROMPT = "Write a Python module with small, well-named functions for parsing and summing numbers."
+THROUGHPUT_PROMPT = (
+    "Write a Python module with small, well-named functions for parsing and summing numbers."
+)
 THROUGHPUT_TOKENS = 512
 
 
@@ -59,11 +61,17 @@ class ProbeError(Exception):
 
 
 async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float = 120) -> Generation:
-    body = {"text": prompt, "sampling_params": {"max_new_tokens": max_tokens, "temperature": 0}, "stream": True}
+    body = {
+        "text": prompt,
+        "sampling_params": {"max_new_tokens": max_tokens, "temperature": 0},
+        "stream": True,
+    }
     started = time.monotonic()
     first = None
     last: dict = {}
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10), trust_env=False) as client:
+    async with httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, connect=10), trust_env=False
+    ) as client:
         try:
             async with client.stream("POST", f"{base_url}/generate", json=body) as response:
                 if response.status_code != 200:
@@ -82,7 +90,9 @@ async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float =
                         first = time.monotonic()
                     last = chunk
         except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError) as exc:
-            raise ProbeError(f"no HTTP answer through the SSH forward (is the server listening?): {type(exc).__name__} {exc}".strip()) from None
+            raise ProbeError(
+                f"no HTTP answer through the SSH forward (is the server listening?): {type(exc).__name__} {exc}".strip()
+            ) from None
         except httpx.HTTPError as exc:
             raise ProbeError(f"{type(exc).__name__}: {exc}") from None
     ended = time.monotonic()
@@ -93,8 +103,14 @@ async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float =
     accept = meta.get("spec_accept_length")
     if accept is None and meta.get("spec_verify_ct"):
         accept = tokens / float(meta["spec_verify_ct"])
-    return Generation(str(last.get("text") or ""), None if first is None else first - started, tok_s, tokens,
-                      float(accept) if accept is not None else None, ended - started)
+    return Generation(
+        str(last.get("text") or ""),
+        None if first is None else first - started,
+        tok_s,
+        tokens,
+        float(accept) if accept is not None else None,
+        ended - started,
+    )
 
 
 async def concurrency(base_url: str) -> int:
@@ -108,10 +124,23 @@ async def concurrency(base_url: str) -> int:
         return 0
 
 
-def judge(answer: Generation, throughput: Generation | None, profile: Profile | None, expect: str | None,
-          running: int) -> ProbeResult:
-    result = ProbeResult("OK", "answer and speed as expected", answer.text, answer.ttft_s, answer.tok_s,
-                         answer.completion_tokens, answer.accept_len, time=time.time())
+def judge(
+    answer: Generation,
+    throughput: Generation | None,
+    profile: Profile | None,
+    expect: str | None,
+    running: int,
+) -> ProbeResult:
+    result = ProbeResult(
+        "OK",
+        "answer and speed as expected",
+        answer.text,
+        answer.ttft_s,
+        answer.tok_s,
+        answer.completion_tokens,
+        answer.accept_len,
+        time=time.time(),
+    )
     if throughput is not None:
         result.throughput_tok_s = throughput.tok_s
         result.accept_len = throughput.accept_len or result.accept_len
@@ -121,7 +150,10 @@ def judge(answer: Generation, throughput: Generation | None, profile: Profile | 
             result.verdict, result.reason = "DEGENERATE", verdict.reason
             return result
     if expect and expect.strip().lower() not in answer.text.strip().lower():
-        result.verdict, result.reason = "WRONG", f"expected {expect!r} in the answer, got {answer.text.strip()[:80]!r}"
+        result.verdict, result.reason = (
+            "WRONG",
+            f"expected {expect!r} in the answer, got {answer.text.strip()[:80]!r}",
+        )
         return result
     speed = result.throughput_tok_s or answer.tok_s
     expected = per_request_baseline(profile, running + 1) if profile is not None else None
@@ -129,12 +161,20 @@ def judge(answer: Generation, throughput: Generation | None, profile: Profile | 
         result.expected_tok_s = expected
         if speed < profile.baseline.slow_fraction * expected:
             result.verdict = "SLOW"
-            result.reason = f"{speed:.1f} tok/s for one request, the baseline gives about {expected:.1f}"
+            result.reason = (
+                f"{speed:.1f} tok/s for one request, the baseline gives about {expected:.1f}"
+            )
     return result
 
 
-async def probe(ctx: ActionContext, host: str, port: int, prompt: str | None = None, max_tokens: int | None = None,
-                throughput: bool = True) -> ActionResult:
+async def probe(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    prompt: str | None = None,
+    max_tokens: int | None = None,
+    throughput: bool = True,
+) -> ActionResult:
     server = ctx.config.server(host, port)
     profile = ctx.config.profiles.get(server.profile)
     spec = profile.probe if profile else None
@@ -143,7 +183,9 @@ async def probe(ctx: ActionContext, host: str, port: int, prompt: str | None = N
     max_tokens = max_tokens or (spec.max_tokens if spec else 16)
     target = f"{host}:{port}"
     ssh = ctx.ssh[host]
-    async with ctx.stage("forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}") as stage:
+    async with ctx.stage(
+        "forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}"
+    ) as stage:
         local = await ssh.forward(port, server.http_address)
         base = f"http://127.0.0.1:{local}"
         stage.detail = f"local port {local}"
@@ -165,4 +207,3 @@ async def probe(ctx: ActionContext, host: str, port: int, prompt: str | None = N
     ok = result.verdict == "OK"
     summary = f"{result.verdict}: {result.reason}"
     return ctx.result("probe", target, ok, summary, probe=result)
-

@@ -42,25 +42,41 @@ async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) 
         lines = result.stdout.splitlines()[1:]  # the first may be cut
     records = [r for r in map(parse_line, lines) if r is not None and r.kind == "decode"]
     # busy lines only, and never the first after idle (its tok/s spans the idle time)
-    busy = [r for prev, r in zip(records, records[1:], strict=False) if (r.running_req or 0) > 0 and (prev.running_req or 0) > 0]
+    busy = [
+        r
+        for prev, r in zip(records, records[1:], strict=False)
+        if (r.running_req or 0) > 0 and (prev.running_req or 0) > 0
+    ]
     busy = [r for r in busy[-20:] if r.gen_throughput]
 
     def median(values):
         values = [v for v in values if v is not None]
         return statistics.median(values) if values else None
 
-    return DecodeStats(median(r.gen_throughput for r in busy), median(r.gen_throughput / r.running_req for r in busy),
-                       median(r.accept_len for r in busy if r.accept_len), median(r.running_req for r in busy))
+    return DecodeStats(
+        median(r.gen_throughput for r in busy),
+        median(r.gen_throughput / r.running_req for r in busy),
+        median(r.accept_len for r in busy if r.accept_len),
+        median(r.running_req for r in busy),
+    )
 
 
-async def decode_tok_s(ssh: SshHost, log: str, since_offset: int | None = None) -> tuple[float | None, float | None]:
+async def decode_tok_s(
+    ssh: SshHost, log: str, since_offset: int | None = None
+) -> tuple[float | None, float | None]:
     """(median aggregate tok/s, median accept length) of the busy decode lines at the end of a log."""
     stats = await decode_stats(ssh, log, since_offset)
     return stats.tok_s, stats.accept_len
 
 
-async def restore(ctx: ActionContext, host: str, port: int, *, audit: AuditLog | None = None,
-                  rollbacks: RollbackStore | None = None) -> ActionResult:
+async def restore(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    *,
+    audit: AuditLog | None = None,
+    rollbacks: RollbackStore | None = None,
+) -> ActionResult:
     target = f"{host}:{port}"
     server = ctx.config.server(host, port)
     profile = ctx.config.profiles[server.profile]
@@ -74,7 +90,17 @@ async def restore(ctx: ActionContext, host: str, port: int, *, audit: AuditLog |
             log = server.log or running.main.stdout
             before = await decode_stats(ssh, log) if log else before
             stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
-    started = await replace(ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action="restore", snap=snap)
+    started = await replace(
+        ctx,
+        host,
+        port,
+        spec,
+        profile,
+        audit=audit,
+        rollbacks=rollbacks,
+        action="restore",
+        snap=snap,
+    )
     if ctx.dry_run:
         return ctx.result("restore", target, True, "dry run: nothing was changed")
     checked = await probe(ctx, host, port)
@@ -88,9 +114,19 @@ async def restore(ctx: ActionContext, host: str, port: int, *, audit: AuditLog |
     if verdict.verdict != "OK":
         raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
     summary = f"UP as pid {started.pid}: {describe(before, after, profile)}"
-    return ctx.result("restore", target, True, summary, pid=started.pid, before_tok_s=before.per_request,
-                      after_tok_s=after.per_request, before_aggregate_tok_s=before.tok_s, after_aggregate_tok_s=after.tok_s,
-                      accept_len=after.accept_len, probe=verdict)
+    return ctx.result(
+        "restore",
+        target,
+        True,
+        summary,
+        pid=started.pid,
+        before_tok_s=before.per_request,
+        after_tok_s=after.per_request,
+        before_aggregate_tok_s=before.tok_s,
+        after_aggregate_tok_s=after.tok_s,
+        accept_len=after.accept_len,
+        probe=verdict,
+    )
 
 
 def compare(profile, after: DecodeStats, verdict) -> list[str]:
@@ -102,10 +138,18 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
     expected = per_request_baseline(profile, round(after.running or 1))
     speed = after.per_request or verdict.throughput_tok_s
     if expected and speed is not None and speed < baseline.slow_fraction * expected:
-        problems.append(f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} of the baseline's {expected:.1f}")
+        problems.append(
+            f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} of the baseline's {expected:.1f}"
+        )
     accept = after.accept_len or verdict.accept_len
-    if baseline.accept_len and accept is not None and accept < ACCEPT_TOLERANCE * baseline.accept_len:
-        problems.append(f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%} of the baseline {baseline.accept_len:g}")
+    if (
+        baseline.accept_len
+        and accept is not None
+        and accept < ACCEPT_TOLERANCE * baseline.accept_len
+    ):
+        problems.append(
+            f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%} of the baseline {baseline.accept_len:g}"
+        )
     return problems
 
 
@@ -118,7 +162,9 @@ def describe(before: DecodeStats, after: DecodeStats, profile) -> str:
     if after.per_request:
         parts.append(describe_one(after))
         if before.per_request:
-            parts.append(f"{after.per_request / before.per_request:.2f}x the {before.per_request:.1f} per request before")
+            parts.append(
+                f"{after.per_request / before.per_request:.2f}x the {before.per_request:.1f} per request before"
+            )
     if after.accept_len:
         parts.append(f"accept len {after.accept_len:.2f}")
     if profile.baseline and profile.baseline.gen_throughput:

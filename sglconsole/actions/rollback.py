@@ -13,28 +13,58 @@ from sglconsole.actions.launch import replace, spec_from_rollback
 def saved_for(host: str, port: int, rollbacks: RollbackStore | None) -> dict:
     saved = (rollbacks or RollbackStore()).latest(host, port)
     if saved is None:
-        raise StageFailed(f"nothing saved for {host}:{port}: rollback needs an earlier kill, relaunch or restore")
+        raise StageFailed(
+            f"nothing saved for {host}:{port}: rollback needs an earlier kill, relaunch or restore"
+        )
     return saved
 
 
-def plan_rollback(ctx: ActionContext, host: str, port: int, rollbacks: RollbackStore | None = None) -> Plan:
+def plan_rollback(
+    ctx: ActionContext, host: str, port: int, rollbacks: RollbackStore | None = None
+) -> Plan:
     saved = saved_for(host, port, rollbacks)
     spec = spec_from_rollback(saved, configured(ctx, host, port))
-    return Plan("rollback", f"{host}:{port}", [
-        f"host {host}, port {port}: bring back what pid {saved.get('pid')} ran (saved {saved.get('saved_at')})",
-        f"launch: {spec.shown()}",
-        f"workdir: {spec.cwd}   log: {spec.log}",
-        "whatever runs on the port now is stopped first (and saved too)",
-    ], argv=spec.argv)
+    return Plan(
+        "rollback",
+        f"{host}:{port}",
+        [
+            f"host {host}, port {port}: bring back what pid {saved.get('pid')} ran (saved {saved.get('saved_at')})",
+            f"launch: {spec.shown()}",
+            f"workdir: {spec.cwd}   log: {spec.log}",
+            "whatever runs on the port now is stopped first (and saved too)",
+        ],
+        argv=spec.argv,
+    )
 
 
-async def rollback(ctx: ActionContext, host: str, port: int, *, audit: AuditLog | None = None,
-                   rollbacks: RollbackStore | None = None) -> ActionResult:
+async def rollback(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    *,
+    audit: AuditLog | None = None,
+    rollbacks: RollbackStore | None = None,
+) -> ActionResult:
     rollbacks = rollbacks or RollbackStore()
     saved = saved_for(host, port, rollbacks)
     spec = spec_from_rollback(saved, configured(ctx, host, port))
-    started = await replace(ctx, host, port, spec, None, audit=audit, rollbacks=rollbacks, action="rollback", preflight=False)
+    started = await replace(
+        ctx,
+        host,
+        port,
+        spec,
+        None,
+        audit=audit,
+        rollbacks=rollbacks,
+        action="rollback",
+        preflight=False,
+    )
     if ctx.dry_run:
         return ctx.result("rollback", f"{host}:{port}", True, "dry run: nothing was changed")
-    return ctx.result("rollback", f"{host}:{port}", True, f"pid {started.pid} runs {shlex.join(spec.argv[:4])}...",
-                      pid=started.pid)
+    return ctx.result(
+        "rollback",
+        f"{host}:{port}",
+        True,
+        f"pid {started.pid} runs {shlex.join(spec.argv[:4])}...",
+        pid=started.pid,
+    )

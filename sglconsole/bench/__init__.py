@@ -21,6 +21,15 @@ from sglconsole.bench.model import (
 from sglconsole.bench.sweep import run_sweep
 
 __all__ = [
-    "CompareResult", "LevelResult", "ProfileRun", "Provenance", "RequestRecord", "SweepProgress", "SweepResult",
-    "SweepSettings", "run_compare", "run_sweep", "save_baseline",
+    "CompareResult",
+    "LevelResult",
+    "ProfileRun",
+    "Provenance",
+    "RequestRecord",
+    "SweepProgress",
+    "SweepResult",
+    "SweepSettings",
+    "run_compare",
+    "run_sweep",
+    "save_baseline",
 ]

@@ -30,7 +30,11 @@ class ProfileRun:
     error: str | None = None
 
     def to_dict(self) -> dict:
-        return {"profile": self.profile, "error": self.error, "sweep": self.sweep.to_dict() if self.sweep else None}
+        return {
+            "profile": self.profile,
+            "error": self.error,
+            "sweep": self.sweep.to_dict() if self.sweep else None,
+        }
 
 
 @dataclass
@@ -48,13 +52,28 @@ class CompareResult:
         return self.restored_ok and all(r.sweep is not None and r.sweep.ok for r in self.runs)
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "profiles": self.profiles, "ok": self.ok, "restored": self.restored,
-                "restored_ok": self.restored_ok, "runs": [r.to_dict() for r in self.runs],
-                "differences": {k: [row.to_dict() for row in v.differences] for k, v in self.differences.items()}}
+        return {
+            "target": self.target,
+            "profiles": self.profiles,
+            "ok": self.ok,
+            "restored": self.restored,
+            "restored_ok": self.restored_ok,
+            "runs": [r.to_dict() for r in self.runs],
+            "differences": {
+                k: [row.to_dict() for row in v.differences] for k, v in self.differences.items()
+            },
+        }
 
 
-async def run_compare(ctx: ActionContext, host: str, port: int, profiles: list[str], *,
-                      settings: SweepSettings | None = None, progress: ProgressCallback = no_progress) -> CompareResult:
+async def run_compare(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    profiles: list[str],
+    *,
+    settings: SweepSettings | None = None,
+    progress: ProgressCallback = no_progress,
+) -> CompareResult:
     check_profiles(ctx, profiles)
     result = CompareResult(f"{host}:{port}", list(profiles))
     saved = await _save_original(ctx, host, port)
@@ -82,22 +101,31 @@ async def _save_original(ctx: ActionContext, host: str, port: int) -> dict | Non
     process = snap.server(port)
     if process is None:
         return None
-    return await save_for_rollback(ctx, ctx.ssh[host], host, port, process, configured(ctx, host, port), None)
+    return await save_for_rollback(
+        ctx, ctx.ssh[host], host, port, process, configured(ctx, host, port), None
+    )
 
 
 async def _run_one(ctx, host, port, name, settings, progress) -> ProfileRun:
     """One profile: relaunch, sweep. A failure is recorded and the next profile still runs."""
     try:
         await relaunch(ctx, host, port, name, action="bench-compare")
-        return ProfileRun(name, await run_sweep(ctx, host, port, settings=settings, profile=name, progress=progress))
+        return ProfileRun(
+            name,
+            await run_sweep(ctx, host, port, settings=settings, profile=name, progress=progress),
+        )
     except (StageFailed, ConsoleError) as exc:
         return ProfileRun(name, error=str(exc))
 
 
-async def profile_differences(ctx: ActionContext, host: str, port: int, profiles: list[str]) -> dict[str, drift.Report]:
+async def profile_differences(
+    ctx: ActionContext, host: str, port: int, profiles: list[str]
+) -> dict[str, drift.Report]:
     server = ctx.config.server(host, port)
     chosen = {name: ctx.config.profiles[name] for name in profiles}
-    async with ctx.stage("differences", f"{', '.join(profiles)} as {host}'s SGLang reads them") as stage:
+    async with ctx.stage(
+        "differences", f"{', '.join(profiles)} as {host}'s SGLang reads them"
+    ) as stage:
         argvs = {name: profile_argv(p, server) for name, p in chosen.items()}
         verdict = await canonicalize_remote(ctx.ssh[host], chosen[profiles[0]].python, argvs)
         if not verdict.ok:
@@ -108,22 +136,39 @@ async def profile_differences(ctx: ActionContext, host: str, port: int, profiles
         for name in profiles[1:]:
             other = verdict.results[name]
             reports[name] = drift.build(
-                profile_values=first.values, profile_given=first.given, running_values=other.values,
-                running_given=other.given, flag_of=verdict.flag_of, profile_env=resolve_env(chosen[profiles[0]].env),
-                running_env=resolve_env(chosen[name].env), version=verdict.version, server_port=port)
-        stage.detail = "; ".join(f"{n}: {len(r.differences)} differences" for n, r in reports.items()) or "one profile"
+                profile_values=first.values,
+                profile_given=first.given,
+                running_values=other.values,
+                running_given=other.given,
+                flag_of=verdict.flag_of,
+                profile_env=resolve_env(chosen[profiles[0]].env),
+                running_env=resolve_env(chosen[name].env),
+                version=verdict.version,
+                server_port=port,
+            )
+        stage.detail = (
+            "; ".join(f"{n}: {len(r.differences)} differences" for n, r in reports.items())
+            or "one profile"
+        )
     return reports
 
 
-async def put_back(ctx: ActionContext, host: str, port: int, saved: dict | None) -> tuple[str, bool]:
+async def put_back(
+    ctx: ActionContext, host: str, port: int, saved: dict | None
+) -> tuple[str, bool]:
     """Relaunch what ran before (or stop the port if nothing did) and check it; (summary, ok)."""
     try:
         return await asyncio.shield(_put_back(ctx, host, port, saved))
     except (StageFailed, ConsoleError) as exc:
-        return f"could not put back the original: {exc} (try: sglconsole rollback {host}:{port})", False
+        return (
+            f"could not put back the original: {exc} (try: sglconsole rollback {host}:{port})",
+            False,
+        )
 
 
-async def _put_back(ctx: ActionContext, host: str, port: int, saved: dict | None) -> tuple[str, bool]:
+async def _put_back(
+    ctx: ActionContext, host: str, port: int, saved: dict | None
+) -> tuple[str, bool]:
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
     if saved is None:
@@ -133,7 +178,17 @@ async def _put_back(ctx: ActionContext, host: str, port: int, saved: dict | None
     if process is not None and process.main.pid == saved["pid"]:
         return f"pid {saved['pid']} was never stopped", True
     spec = spec_from_rollback(saved, configured(ctx, host, port))
-    await replace(ctx, host, port, spec, None, audit=None, rollbacks=None, action="bench-restore", preflight=False)
+    await replace(
+        ctx,
+        host,
+        port,
+        spec,
+        None,
+        audit=None,
+        rollbacks=None,
+        action="bench-restore",
+        preflight=False,
+    )
     return await verify(ctx, host, port, saved)
 
 

@@ -36,8 +36,11 @@ class DecodeWindow:
 
 
 def summarise(lines: list[str]) -> DecodeWindow:
-    records = [r for r in map(parse_line, lines)
-               if r is not None and r.kind == "decode" and r.gen_throughput is not None and r.running_req]
+    records = [
+        r
+        for r in map(parse_line, lines)
+        if r is not None and r.kind == "decode" and r.gen_throughput is not None and r.running_req
+    ]
     peak = max((r.running_req for r in records), default=None)
     steady = [r for r in records if r.running_req == peak][1:]
     accepts = [r.accept_len for r in steady if r.accept_len]

@@ -16,14 +16,31 @@ Report = Callable[[int, int], None]
 
 
 class HostEngine:
-    def __init__(self, ssh: SshHost, module: str, facts: ServerFacts, port: int, settings: SweepSettings):
-        self.ssh, self.name, self.facts, self.port, self.settings = ssh, module, facts, port, settings
+    def __init__(
+        self, ssh: SshHost, module: str, facts: ServerFacts, port: int, settings: SweepSettings
+    ):
+        self.ssh, self.name, self.facts, self.port, self.settings = (
+            ssh,
+            module,
+            facts,
+            port,
+            settings,
+        )
 
     async def level(self, concurrency: int, count: int, report: Report) -> LevelResult:
         # bench_serving runs its own warm-up and reports no per-request progress (--disable-tqdm)
         report(0, count)
-        row = await host_bench.run_level(self.ssh, self.facts.python, self.name, local_address(self.facts.address),
-                                         self.port, concurrency, count, self.settings, self.facts.tokenizer)
+        row = await host_bench.run_level(
+            self.ssh,
+            self.facts.python,
+            self.name,
+            local_address(self.facts.address),
+            self.port,
+            concurrency,
+            count,
+            self.settings,
+            self.facts.tokenizer,
+        )
         report(row.completed + row.failed, count)
         return row
 
@@ -50,7 +67,9 @@ class ConsoleEngine:
 
         report(0, count)
         bodies = prompts.bodies(self.settings, concurrency, count)
-        records, started, ended = await loadgen.run_level(self.http, self.url, bodies, concurrency, finished)
+        records, started, ended = await loadgen.run_level(
+            self.http, self.url, bodies, concurrency, finished
+        )
         return stats.summarise(concurrency, self.name, records, started, ended)
 
     async def warm_up(self, concurrency: int) -> None:
@@ -58,7 +77,9 @@ class ConsoleEngine:
         bodies = prompts.warmup_bodies(self.settings, min(self.settings.warmup, concurrency))
         if not bodies:
             return
-        outputs = await asyncio.gather(*(loadgen.stream_one(self.http, self.url, b) for b in bodies))
+        outputs = await asyncio.gather(
+            *(loadgen.stream_one(self.http, self.url, b) for b in bodies)
+        )
         if not any(o.ok for o in outputs):
             raise StageFailed(f"the warm-up request failed: {outputs[0].error}")
 
@@ -66,12 +87,16 @@ class ConsoleEngine:
         await self.http.aclose()
 
 
-async def choose(ssh: SshHost, facts: ServerFacts, port: int, base_url: str, settings: SweepSettings):
+async def choose(
+    ssh: SshHost, facts: ServerFacts, port: int, base_url: str, settings: SweepSettings
+):
     """auto: the host's own bench_serving when its SGLang has one, else the console's generator."""
     if settings.engine != "console":
         module = await host_bench.find_module(ssh, facts.python)
         if module is not None:
             return HostEngine(ssh, module, facts, port, settings)
         if settings.engine == "host":
-            raise StageFailed(f"{facts.python} on {ssh.name} has no sglang.bench_serving (use --engine console)")
+            raise StageFailed(
+                f"{facts.python} on {ssh.name} has no sglang.bench_serving (use --engine console)"
+            )
     return ConsoleEngine(base_url, settings, max(settings.levels))

@@ -42,15 +42,46 @@ async def find_module(ssh: SshHost, python: str) -> str | None:
     return found[0] if found and found[0] in HOST_MODULES else None
 
 
-def argv(python: str, module: str, address: str, port: int, concurrency: int, count: int, settings: SweepSettings,
-         output_file: str, tokenizer: str | None = None) -> list[str]:
+def argv(
+    python: str,
+    module: str,
+    address: str,
+    port: int,
+    concurrency: int,
+    count: int,
+    settings: SweepSettings,
+    output_file: str,
+    tokenizer: str | None = None,
+) -> list[str]:
     # without --tokenizer it loads one named after /v1/models' id, which a --served-model-name breaks
     return [
-        python, "-m", module, "--backend", "sglang", "--host", address, "--port", str(port),
-        "--dataset-name", "random-ids", "--num-prompts", str(count),
-        "--random-input-len", str(settings.input_len), "--random-output-len", str(settings.output_len),
-        "--random-range-ratio", "1.0", "--max-concurrency", str(concurrency), "--seed", str(settings.seed),
-        "--output-file", output_file, "--disable-tqdm", *(["--tokenizer", tokenizer] if tokenizer else []),
+        python,
+        "-m",
+        module,
+        "--backend",
+        "sglang",
+        "--host",
+        address,
+        "--port",
+        str(port),
+        "--dataset-name",
+        "random-ids",
+        "--num-prompts",
+        str(count),
+        "--random-input-len",
+        str(settings.input_len),
+        "--random-output-len",
+        str(settings.output_len),
+        "--random-range-ratio",
+        "1.0",
+        "--max-concurrency",
+        str(concurrency),
+        "--seed",
+        str(settings.seed),
+        "--output-file",
+        output_file,
+        "--disable-tqdm",
+        *(["--tokenizer", tokenizer] if tokenizer else []),
     ]
 
 
@@ -71,20 +102,36 @@ def level_from(concurrency: int, count: int, data: dict, module: str) -> LevelRe
     tpot = data.get("median_tpot_ms")
     accept = data.get("accept_length")
     return LevelResult(
-        concurrency=concurrency, engine=module, num_prompts=count, completed=completed,
-        failed=max(0, count - completed), duration_s=float(data.get("duration") or 0),
+        concurrency=concurrency,
+        engine=module,
+        num_prompts=count,
+        completed=completed,
+        failed=max(0, count - completed),
+        duration_s=float(data.get("duration") or 0),
         output_tok_s=float(data.get("output_throughput") or 0),
         per_request_tok_s=1000 / tpot if tpot else None,
-        ttft_p50_ms=data.get("median_ttft_ms"), ttft_p99_ms=data.get("p99_ttft_ms"),
-        itl_p50_ms=data.get("median_itl_ms"), itl_p99_ms=data.get("p99_itl_ms"),
-        accept_len=float(accept) if accept else None, accept_source="server_info" if accept else None,
+        ttft_p50_ms=data.get("median_ttft_ms"),
+        ttft_p99_ms=data.get("p99_ttft_ms"),
+        itl_p50_ms=data.get("median_itl_ms"),
+        itl_p99_ms=data.get("p99_itl_ms"),
+        accept_len=float(accept) if accept else None,
+        accept_source="server_info" if accept else None,
         input_tokens=(data.get("total_input_tokens") or 0) / completed if completed else None,
         output_tokens=int(data.get("total_output_tokens") or 0),
     )
 
 
-async def run_level(ssh: SshHost, python: str, module: str, address: str, port: int, concurrency: int, count: int,
-                    settings: SweepSettings, tokenizer: str | None = None) -> LevelResult:
+async def run_level(
+    ssh: SshHost,
+    python: str,
+    module: str,
+    address: str,
+    port: int,
+    concurrency: int,
+    count: int,
+    settings: SweepSettings,
+    tokenizer: str | None = None,
+) -> LevelResult:
     output = f"/tmp/sglconsole-bench-{uuid.uuid4().hex}.jsonl"
     command = argv(python, module, address, port, concurrency, count, settings, output, tokenizer)
     try:
@@ -99,5 +146,7 @@ async def run_level(ssh: SshHost, python: str, module: str, address: str, port: 
     data = parse_output(written.stdout) if written.ok else None
     if data is None:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
-        raise HostBenchFailed(f"{module} (exit {result.exit_status}) wrote no result: {' | '.join(tail)}")
+        raise HostBenchFailed(
+            f"{module} (exit {result.exit_status}) wrote no result: {' | '.join(tail)}"
+        )
     return level_from(concurrency, count, data, module)

@@ -94,8 +94,13 @@ def _finish(record: RequestRecord) -> RequestRecord:
     return record
 
 
-async def run_level(http: httpx.AsyncClient, url: str, bodies: Sequence[dict], concurrency: int,
-                    on_done: Callable[[RequestRecord], None] = lambda r: None) -> tuple[list[RequestRecord], float, float]:
+async def run_level(
+    http: httpx.AsyncClient,
+    url: str,
+    bodies: Sequence[dict],
+    concurrency: int,
+    on_done: Callable[[RequestRecord], None] = lambda r: None,
+) -> tuple[list[RequestRecord], float, float]:
     """Keep `concurrency` requests in flight until every body was sent; (records, started, ended)."""
     pending = iter(enumerate(bodies))
     records: list[RequestRecord | None] = [None] * len(bodies)

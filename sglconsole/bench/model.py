@@ -33,7 +33,11 @@ class SweepSettings:
 
     def sampling_params(self) -> dict:
         # ignore_eos: every request generates exactly output_len tokens, like bench_serving does
-        return {"max_new_tokens": self.output_len, "temperature": self.temperature, "ignore_eos": True}
+        return {
+            "max_new_tokens": self.output_len,
+            "temperature": self.temperature,
+            "ignore_eos": True,
+        }
 
 
 @dataclass
@@ -134,8 +138,13 @@ class SweepResult:
         return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "provenance": self.provenance.to_dict(), "levels": [lv.to_dict() for lv in self.levels],
-                "warnings": list(self.warnings), "gpu_mem_mib": list(self.gpu_mem_mib)}
+        return {
+            "ok": self.ok,
+            "provenance": self.provenance.to_dict(),
+            "levels": [lv.to_dict() for lv in self.levels],
+            "warnings": list(self.warnings),
+            "gpu_mem_mib": list(self.gpu_mem_mib),
+        }
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,19 @@ def bodies(settings: SweepSettings, concurrency: int, count: int) -> list[dict]:
     """`count` /generate bodies; the seed and the level together fix every prompt."""
     rng = random.Random(f"{settings.seed}:{concurrency}")
     params = settings.sampling_params()
-    return [{"input_ids": token_ids(rng, settings.input_len), "sampling_params": params, "stream": True}
-            for _ in range(count)]
+    return [
+        {"input_ids": token_ids(rng, settings.input_len), "sampling_params": params, "stream": True}
+        for _ in range(count)
+    ]
 
 
 def warmup_bodies(settings: SweepSettings, count: int) -> list[dict]:
     rng = random.Random(f"{settings.seed}:warmup")
-    params = {**settings.sampling_params(), "max_new_tokens": min(WARMUP_TOKENS, settings.output_len)}
-    return [{"input_ids": token_ids(rng, settings.input_len), "sampling_params": params, "stream": True}
-            for _ in range(count)]
+    params = {
+        **settings.sampling_params(),
+        "max_new_tokens": min(WARMUP_TOKENS, settings.output_len),
+    }
+    return [
+        {"input_ids": token_ids(rng, settings.input_len), "sampling_params": params, "stream": True}
+        for _ in range(count)
+    ]

@@ -50,15 +50,24 @@ async def inspect_server(ctx: ActionContext, host: str, port: int) -> ServerFact
     snap = await snapshot(ssh, ctx.config.host(host).python)
     process = snap.server(port)
     if process is None:
-        raise StageFailed(f"nothing runs on {host}:{port} (start it first: sglconsole relaunch {host}:{port})")
+        raise StageFailed(
+            f"nothing runs on {host}:{port} (start it first: sglconsole relaunch {host}:{port})"
+        )
     gpus = list(process.gpus) or list(server.gpus)
     model, memory = gpu_facts(snap.gpus, gpus)
     info = await server_info(ssh, server.http_address, port) or {}
     profile = ctx.config.profiles.get(server.profile)
     return ServerFacts(
-        pid=process.main.pid, argv=list(process.main.argv), python=process.python or (profile.python if profile else "python3"),
-        address=server.http_address, log=server.log or process.main.stdout, gpus=gpus, gpu_model=model,
-        gpu_mem_mib=memory, version=info.get("version"), max_running=_int(info.get("max_running_requests")),
+        pid=process.main.pid,
+        argv=list(process.main.argv),
+        python=process.python or (profile.python if profile else "python3"),
+        address=server.http_address,
+        log=server.log or process.main.stdout,
+        gpus=gpus,
+        gpu_model=model,
+        gpu_mem_mib=memory,
+        version=info.get("version"),
+        max_running=_int(info.get("max_running_requests")),
         tokenizer=info.get("tokenizer_path") or info.get("model_path"),
     )
 
@@ -70,11 +79,30 @@ def _int(value) -> int | None:
         return None
 
 
-def make(host: str, port: int, facts: ServerFacts, settings: SweepSettings, engine: str, profile: str | None,
-         now: float | None = None) -> Provenance:
+def make(
+    host: str,
+    port: int,
+    facts: ServerFacts,
+    settings: SweepSettings,
+    engine: str,
+    profile: str | None,
+    now: float | None = None,
+) -> Provenance:
     return Provenance(
-        host=host, port=port, measured_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now)),
-        sglang_version=facts.version, gpu_model=facts.gpu_model, gpu_count=len(facts.gpus) or None, profile=profile,
-        pid=facts.pid, argv=facts.argv, engine=engine, prompts=PROMPT_KIND, sampling_params=settings.sampling_params(),
-        input_len=settings.input_len, output_len=settings.output_len, seed=settings.seed, warmup=settings.warmup,
+        host=host,
+        port=port,
+        measured_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now)),
+        sglang_version=facts.version,
+        gpu_model=facts.gpu_model,
+        gpu_count=len(facts.gpus) or None,
+        profile=profile,
+        pid=facts.pid,
+        argv=facts.argv,
+        engine=engine,
+        prompts=PROMPT_KIND,
+        sampling_params=settings.sampling_params(),
+        input_len=settings.input_len,
+        output_len=settings.output_len,
+        seed=settings.seed,
+        warmup=settings.warmup,
     )

@@ -28,22 +28,45 @@ def bar(value: float, top: float, width: int = BAR_WIDTH) -> str:
 def title(result: SweepResult) -> str:
     p = result.provenance
     gpus = f"{p.gpu_count}x {p.gpu_model}" if p.gpu_model else "GPUs unknown"
-    return (f"{p.host}:{p.port}  profile {p.profile or '?'}  SGLang {p.sglang_version or '?'}  {gpus}  "
-            f"{p.input_len} in / {p.output_len} out  engine {p.engine}  {p.measured_at}")
+    return (
+        f"{p.host}:{p.port}  profile {p.profile or '?'}  SGLang {p.sglang_version or '?'}  {gpus}  "
+        f"{p.input_len} in / {p.output_len} out  engine {p.engine}  {p.measured_at}"
+    )
 
 
 def sweep_table(result: SweepResult) -> Table:
     table = Table(title=safe(title(result), "bold"), title_justify="left")
-    for name in ("conc.", "tok/s", "tok/s/req", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "accept", "ok", "failed",
-                 "server tok/s"):
+    for name in (
+        "conc.",
+        "tok/s",
+        "tok/s/req",
+        "TTFT p50",
+        "TTFT p99",
+        "ITL p50",
+        "ITL p99",
+        "accept",
+        "ok",
+        "failed",
+        "server tok/s",
+    ):
         table.add_column(name, justify="right")
     table.add_column("tok/s by concurrency", min_width=BAR_WIDTH + 1, no_wrap=True)
     top = max((lv.output_tok_s for lv in result.levels), default=0)
     for lv in result.levels:
-        table.add_row(str(lv.concurrency), _num(lv.output_tok_s), _num(lv.per_request_tok_s), _ms(lv.ttft_p50_ms),
-                      _ms(lv.ttft_p99_ms), _ms(lv.itl_p50_ms), _ms(lv.itl_p99_ms), _num(lv.accept_len, 2),
-                      str(lv.completed), Text(str(lv.failed), style="bold red" if lv.failed else ""),
-                      _num(lv.server_tok_s), Text(bar(lv.output_tok_s, top), style="cyan"))
+        table.add_row(
+            str(lv.concurrency),
+            _num(lv.output_tok_s),
+            _num(lv.per_request_tok_s),
+            _ms(lv.ttft_p50_ms),
+            _ms(lv.ttft_p99_ms),
+            _ms(lv.itl_p50_ms),
+            _ms(lv.itl_p99_ms),
+            _num(lv.accept_len, 2),
+            str(lv.completed),
+            Text(str(lv.failed), style="bold red" if lv.failed else ""),
+            _num(lv.server_tok_s),
+            Text(bar(lv.output_tok_s, top), style="cyan"),
+        )
     return table
 
 
@@ -52,7 +75,9 @@ def _ms(value: float | None) -> str:
 
 
 def differences_table(result: CompareResult) -> Table | None:
-    rows = [(name, row) for name, report in result.differences.items() for row in report.differences]
+    rows = [
+        (name, row) for name, report in result.differences.items() for row in report.differences
+    ]
     if not rows:
         return None
     first = result.profiles[0]
@@ -61,8 +86,16 @@ def differences_table(result: CompareResult) -> Table | None:
         table.add_column(column, overflow="fold")
     for name, row in rows:
         flag = Text(row.flag, style="bold" if row.performance else "")
-        table.add_row(flag, _cell(row.shown(row.profile)), name, _cell(row.shown(row.running)),
-                      Text(state_label(row.state, first, name), style="red" if row.state == drift.State.DIFFERENT else "yellow"))
+        table.add_row(
+            flag,
+            _cell(row.shown(row.profile)),
+            name,
+            _cell(row.shown(row.running)),
+            Text(
+                state_label(row.state, first, name),
+                style="red" if row.state == drift.State.DIFFERENT else "yellow",
+            ),
+        )
     return table
 
 
@@ -82,7 +115,9 @@ def _cell(value: object) -> Text:
 
 def numbers_table(result: CompareResult) -> Table:
     runs = result.runs
-    table = Table(title=safe(f"{result.target}: each profile measured in turn", "bold"), title_justify="left")
+    table = Table(
+        title=safe(f"{result.target}: each profile measured in turn", "bold"), title_justify="left"
+    )
     table.add_column("")
     for run in runs:
         table.add_column(run.profile, justify="right")
@@ -94,10 +129,14 @@ def numbers_table(result: CompareResult) -> Table:
         if len(runs) > 1:
             cells.append(_ratios(values))
         table.add_row(label, *cells)
-    table.add_row("GPU memory used (MiB)", *[_memory(run) for run in runs], *([""] if len(runs) > 1 else []))
+    table.add_row(
+        "GPU memory used (MiB)", *[_memory(run) for run in runs], *([""] if len(runs) > 1 else [])
+    )
     for run in runs:
         if run.error:
-            table.add_row(Text(f"{run.profile}: failed", style="bold red"), *[""] * (len(table.columns) - 1))
+            table.add_row(
+                Text(f"{run.profile}: failed", style="bold red"), *[""] * (len(table.columns) - 1)
+            )
     return table
 
 
@@ -108,6 +147,7 @@ def _metrics(result: CompareResult):
         def pick(run) -> float | None:
             level: LevelResult | None = run.sweep.level(concurrency) if run.sweep else None
             return getattr(level, attribute) if level else None
+
         return pick
 
     rows = [(f"tok/s @{c}", at(c, "output_tok_s")) for c in levels]

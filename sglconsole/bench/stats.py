@@ -34,7 +34,9 @@ def accept_length(records: Sequence[RequestRecord]) -> float | None:
     return statistics.fmean(lengths) if lengths else None
 
 
-def summarise(concurrency: int, engine: str, records: Sequence[RequestRecord], started: float, ended: float) -> LevelResult:
+def summarise(
+    concurrency: int, engine: str, records: Sequence[RequestRecord], started: float, ended: float
+) -> LevelResult:
     ok = [r for r in records if r.ok]
     duration = max(ended - started, 1e-9)
     output = sum(r.completion_tokens for r in ok)
@@ -43,12 +45,21 @@ def summarise(concurrency: int, engine: str, records: Sequence[RequestRecord], s
     speeds = [s for s in (r.decode_tok_s for r in ok) if s is not None]
     accept = accept_length(ok)
     return LevelResult(
-        concurrency=concurrency, engine=engine, num_prompts=len(records), completed=len(ok),
-        failed=len(records) - len(ok), duration_s=duration, output_tok_s=output / duration,
+        concurrency=concurrency,
+        engine=engine,
+        num_prompts=len(records),
+        completed=len(ok),
+        failed=len(records) - len(ok),
+        duration_s=duration,
+        output_tok_s=output / duration,
         per_request_tok_s=statistics.median(speeds) if speeds else None,
-        ttft_p50_ms=_ms(percentile(ttfts, 50)), ttft_p99_ms=_ms(percentile(ttfts, 99)),
-        itl_p50_ms=_ms(percentile(itls, 50)), itl_p99_ms=_ms(percentile(itls, 99)),
-        accept_len=accept, accept_source="meta_info" if accept is not None else None,
-        input_tokens=statistics.fmean(r.prompt_tokens for r in ok) if ok else None, output_tokens=output,
+        ttft_p50_ms=_ms(percentile(ttfts, 50)),
+        ttft_p99_ms=_ms(percentile(ttfts, 99)),
+        itl_p50_ms=_ms(percentile(itls, 50)),
+        itl_p99_ms=_ms(percentile(itls, 99)),
+        accept_len=accept,
+        accept_source="meta_info" if accept is not None else None,
+        input_tokens=statistics.fmean(r.prompt_tokens for r in ok) if ok else None,
+        output_tokens=output,
         errors=list(dict.fromkeys(r.error for r in records if not r.ok))[:MAX_ERRORS],
     )

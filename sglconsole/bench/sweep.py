@@ -27,28 +27,55 @@ from sglconsole.errors import UsageError
 AGREEMENT = 0.05
 
 
-async def run_sweep(ctx: ActionContext, host: str, port: int, levels: tuple[int, ...] | list[int] | None = None, *,
-                    settings: SweepSettings | None = None, profile: str | None = None,
-                    progress: ProgressCallback = no_progress) -> SweepResult:
+async def run_sweep(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    levels: tuple[int, ...] | list[int] | None = None,
+    *,
+    settings: SweepSettings | None = None,
+    profile: str | None = None,
+    progress: ProgressCallback = no_progress,
+) -> SweepResult:
     """Sweep HOST:PORT at each concurrency in `levels`; stages go to ctx.progress, request counts to `progress`."""
     settings = replace(settings or SweepSettings(), **({"levels": tuple(levels)} if levels else {}))
     check_levels(settings.levels)
     server = ctx.config.server(host, port)
     ssh = ctx.ssh[host]
-    progress(SweepProgress("prepare", 0, len(settings.levels), None, profile=profile, message=f"inspect {host}:{port}"))
+    progress(
+        SweepProgress(
+            "prepare",
+            0,
+            len(settings.levels),
+            None,
+            profile=profile,
+            message=f"inspect {host}:{port}",
+        )
+    )
     async with ctx.stage("inspect", f"what runs on {host}:{port}") as stage:
         facts = await provenance.inspect_server(ctx, host, port)
         stage.detail = f"pid {facts.pid}, SGLang {facts.version or '?'}, {len(facts.gpus)}x {facts.gpu_model or 'GPU'}"
-    async with ctx.stage("forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}") as stage:
+    async with ctx.stage(
+        "forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}"
+    ) as stage:
         base = f"http://127.0.0.1:{await ssh.forward(port, server.http_address)}"
         stage.detail = base
-    async with ctx.stage("engine", "the host's sglang.bench_serving, or the console's generator") as stage:
+    async with ctx.stage(
+        "engine", "the host's sglang.bench_serving, or the console's generator"
+    ) as stage:
         engine = await engines.choose(ssh, facts, port, base, settings)
         on_host = engine.name != CONSOLE_ENGINE
-        stage.detail = f"on the host: python -m {engine.name}" if on_host else "console generator through the SSH forward"
+        stage.detail = (
+            f"on the host: python -m {engine.name}"
+            if on_host
+            else "console generator through the SSH forward"
+        )
     run = _Run(ctx, host, facts, base, engine, settings, profile, progress)
-    result = SweepResult(provenance.make(host, port, facts, settings, engine.name, profile or server.profile), [],
-                         gpu_mem_mib=facts.gpu_mem_mib)
+    result = SweepResult(
+        provenance.make(host, port, facts, settings, engine.name, profile or server.profile),
+        [],
+        gpu_mem_mib=facts.gpu_mem_mib,
+    )
     try:
         for index, concurrency in enumerate(settings.levels):
             row = await run.level(index, concurrency)
@@ -56,7 +83,16 @@ async def run_sweep(ctx: ActionContext, host: str, port: int, levels: tuple[int,
             result.warnings.extend(level_warnings(row, facts.max_running))
     finally:
         await engine.close()
-    progress(SweepProgress("done", len(settings.levels), len(settings.levels), None, engine=engine.name, profile=profile))
+    progress(
+        SweepProgress(
+            "done",
+            len(settings.levels),
+            len(settings.levels),
+            None,
+            engine=engine.name,
+            profile=profile,
+        )
+    )
     return result
 
 
@@ -78,17 +114,35 @@ class _Run:
     profile: str | None
     progress: ProgressCallback
 
-    def report(self, index: int, concurrency: int, done: int, total: int, row: LevelResult | None = None) -> None:
-        self.progress(SweepProgress("level", index, len(self.settings.levels), concurrency, done, total,
-                                    self.engine.name, self.profile, result=row))
+    def report(
+        self, index: int, concurrency: int, done: int, total: int, row: LevelResult | None = None
+    ) -> None:
+        self.progress(
+            SweepProgress(
+                "level",
+                index,
+                len(self.settings.levels),
+                concurrency,
+                done,
+                total,
+                self.engine.name,
+                self.profile,
+                result=row,
+            )
+        )
 
     async def level(self, index: int, concurrency: int) -> LevelResult:
         count = self.settings.prompts_for(concurrency)
         detail = f"{count} requests, {self.settings.input_len} in / {self.settings.output_len} out"
         async with self.ctx.stage(f"concurrency {concurrency}", detail) as stage:
             others = await running_requests(self.base)
-            window, row = await self.watched(lambda: self.engine.level(
-                concurrency, count, lambda done, total: self.report(index, concurrency, done, total)))
+            window, row = await self.watched(
+                lambda: self.engine.level(
+                    concurrency,
+                    count,
+                    lambda done, total: self.report(index, concurrency, done, total),
+                )
+            )
             row = with_server_side(row, window, others)
             stage.detail = describe(row)
         self.report(index, concurrency, count, count, row)
@@ -96,7 +150,11 @@ class _Run:
 
     async def watched(self, measure) -> tuple[decode.DecodeWindow, LevelResult]:
         """Run `measure()` and read the decode lines the server logged meanwhile."""
-        ssh, python, log = self.ctx.ssh[self.host], self.ctx.config.host(self.host).python, self.facts.log
+        ssh, python, log = (
+            self.ctx.ssh[self.host],
+            self.ctx.config.host(self.host).python,
+            self.facts.log,
+        )
         start = await decode.position(ssh, python, log)
         row = await measure()
         end = await decode.position(ssh, python, log)
@@ -109,9 +167,14 @@ def with_server_side(row: LevelResult, window: decode.DecodeWindow, others: int)
     when bench_serving's is only the server's recent average."""
     prefer_lines = row.engine != CONSOLE_ENGINE or row.accept_len is None
     use_lines = prefer_lines and window.accept_len is not None
-    return replace(row, server_tok_s=window.tok_s, decode_lines=window.lines, other_requests=others,
-                   accept_len=window.accept_len if use_lines else row.accept_len,
-                   accept_source="decode lines" if use_lines else row.accept_source)
+    return replace(
+        row,
+        server_tok_s=window.tok_s,
+        decode_lines=window.lines,
+        other_requests=others,
+        accept_len=window.accept_len if use_lines else row.accept_len,
+        accept_source="decode lines" if use_lines else row.accept_source,
+    )
 
 
 def describe(row: LevelResult) -> str:
@@ -130,14 +193,26 @@ def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
     at = f"concurrency {row.concurrency}"
     out = []
     if row.failed:
-        out.append(f"{at}: {row.failed} of {row.num_prompts} requests failed: {'; '.join(row.errors[:2])}".rstrip(": "))
+        out.append(
+            f"{at}: {row.failed} of {row.num_prompts} requests failed: {'; '.join(row.errors[:2])}".rstrip(
+                ": "
+            )
+        )
     if row.other_requests:
-        out.append(f"{at}: the server was already running {row.other_requests} other request(s); "
-                   "the numbers include their load")
-    elif row.server_tok_s and abs(row.output_tok_s - row.server_tok_s) > AGREEMENT * row.server_tok_s:
-        out.append(f"{at}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say {row.server_tok_s:.1f} "
-                   f"({abs(row.output_tok_s / row.server_tok_s - 1):.0%} apart): time to first token weighs on short runs "
-                   "(raise --output-len or --num-prompts); if it stays, the client could not keep up")
+        out.append(
+            f"{at}: the server was already running {row.other_requests} other request(s); "
+            "the numbers include their load"
+        )
+    elif (
+        row.server_tok_s and abs(row.output_tok_s - row.server_tok_s) > AGREEMENT * row.server_tok_s
+    ):
+        out.append(
+            f"{at}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say {row.server_tok_s:.1f} "
+            f"({abs(row.output_tok_s / row.server_tok_s - 1):.0%} apart): time to first token weighs on short runs "
+            "(raise --output-len or --num-prompts); if it stays, the client could not keep up"
+        )
     if max_running and row.concurrency > max_running:
-        out.append(f"{at} is above the server's max_running_requests {max_running}: the rest wait in its queue")
+        out.append(
+            f"{at} is above the server's max_running_requests {max_running}: the rest wait in its queue"
+        )
     return out

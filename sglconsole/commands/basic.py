@@ -15,7 +15,11 @@ from sglconsole.remote.ssh import Fleet
 
 @command("check", "validate hosts.yaml (exit 0, or 2 with file:line: field: problem)")
 def _check(parser: argparse.ArgumentParser):
-    parser.add_argument("--against", metavar="HOST", help="also preflight every profile used on HOST (exit 1 if one fails)")
+    parser.add_argument(
+        "--against",
+        metavar="HOST",
+        help="also preflight every profile used on HOST (exit 1 if one fails)",
+    )
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
@@ -28,7 +32,9 @@ def _check(parser: argparse.ArgumentParser):
         )
         for name, host in cfg.hosts.items():
             if host.known_hosts == "none":
-                stderr().print(f"[yellow]warning:[/yellow] {escape(name)}: host key checking is disabled (known_hosts: none)")
+                stderr().print(
+                    f"[yellow]warning:[/yellow] {escape(name)}: host key checking is disabled (known_hosts: none)"
+                )
         return 0
 
     return handle
@@ -44,10 +50,14 @@ async def _preflight_host(cfg: config.Config, host: str) -> int:
     try:
         snap = await snapshot(fleet[host], cfg.host(host).python)
         for server in cfg.host(host).servers:
-            result = await run_preflight(fleet[host], cfg.host(host), server, cfg.profiles[server.profile], snap)
+            result = await run_preflight(
+                fleet[host], cfg.host(host), server, cfg.profiles[server.profile], snap
+            )
             failed += not result.ok
-            out.print(f"[bold]{escape(host)}:{server.port}[/bold] profile {escape(server.profile)}: "
-                      + ("[green]ok[/green]" if result.ok else "[red]FAILED[/red]"))
+            out.print(
+                f"[bold]{escape(host)}:{server.port}[/bold] profile {escape(server.profile)}: "
+                + ("[green]ok[/green]" if result.ok else "[red]FAILED[/red]")
+            )
             for line in result.lines():
                 out.print("  " + escape(line), style=None if line.startswith("ok") else "red")
     finally:
@@ -73,7 +83,9 @@ def hosts_table(cfg: config.Config) -> Table:
         table.add_column(column)
     for name, host in cfg.hosts.items():
         ssh = f"{host.user + '@' if host.user else ''}{host.address}:{host.port}"
-        via = " ".join(filter(None, [f"jump {host.jump}" if host.jump else "", " ".join(host.exec_prefix)]))
+        via = " ".join(
+            filter(None, [f"jump {host.jump}" if host.jump else "", " ".join(host.exec_prefix)])
+        )
         rows = host.servers or [None]
         for index, server in enumerate(rows):
             first = index == 0

@@ -37,26 +37,66 @@ def levels_arg(text: str) -> tuple[int, ...]:
     try:
         levels = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, e.g. 1,8,32, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected numbers separated by commas, e.g. 1,8,32, got {text!r}"
+        ) from None
     if not levels or min(levels) < 1:
         raise argparse.ArgumentTypeError(f"concurrency levels must be positive, got {text!r}")
     return levels
 
 
-@command("bench", "benchmark a server at several concurrency levels; --compare profiles; --save-baseline")
+@command(
+    "bench", "benchmark a server at several concurrency levels; --compare profiles; --save-baseline"
+)
 def _bench(parser: argparse.ArgumentParser):
     parser.add_argument("target", metavar="HOST:PORT")
-    parser.add_argument("--concurrency", type=levels_arg, default=DEFAULT_LEVELS, metavar="1,8,32,128")
-    parser.add_argument("--input-len", type=int, default=256, metavar="N", help="prompt tokens per request (default 256)")
-    parser.add_argument("--output-len", type=int, default=256, metavar="N", help="generated tokens per request (default 256)")
-    parser.add_argument("--num-prompts", type=int, metavar="N", help="requests per level (default 4 per concurrency slot, at least 8)")
+    parser.add_argument(
+        "--concurrency", type=levels_arg, default=DEFAULT_LEVELS, metavar="1,8,32,128"
+    )
+    parser.add_argument(
+        "--input-len",
+        type=int,
+        default=256,
+        metavar="N",
+        help="prompt tokens per request (default 256)",
+    )
+    parser.add_argument(
+        "--output-len",
+        type=int,
+        default=256,
+        metavar="N",
+        help="generated tokens per request (default 256)",
+    )
+    parser.add_argument(
+        "--num-prompts",
+        type=int,
+        metavar="N",
+        help="requests per level (default 4 per concurrency slot, at least 8)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="fixes the prompts (default 1)")
-    parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="host: the host's python -m sglang.bench_serving; console: sglconsole's generator; auto (default): host if it has one")
-    parser.add_argument("--compare", nargs="+", metavar="PROFILE", help="relaunch with each profile in turn, sweep each, put back the original")
-    parser.add_argument("--save-baseline", action="store_true", help="write the result into the profile's baseline in hosts.yaml")
-    parser.add_argument("--yes", "-y", action="store_true", help="do not ask before --compare relaunches the server")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (one row per level)")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="host: the host's python -m sglang.bench_serving; console: sglconsole's generator; auto (default): host if it has one",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="PROFILE",
+        help="relaunch with each profile in turn, sweep each, put back the original",
+    )
+    parser.add_argument(
+        "--save-baseline",
+        action="store_true",
+        help="write the result into the profile's baseline in hosts.yaml",
+    )
+    parser.add_argument(
+        "--yes", "-y", action="store_true", help="do not ask before --compare relaunches the server"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the result as JSON (one row per level)"
+    )
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
@@ -74,8 +114,14 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
-    return SweepSettings(levels=args.concurrency, input_len=args.input_len, output_len=args.output_len,
-                         num_prompts=args.num_prompts, seed=args.seed, engine=args.engine)
+    return SweepSettings(
+        levels=args.concurrency,
+        input_len=args.input_len,
+        output_len=args.output_len,
+        num_prompts=args.num_prompts,
+        seed=args.seed,
+        engine=args.engine,
+    )
 
 
 class Display:
@@ -85,8 +131,15 @@ class Display:
         self.quiet = quiet
         self.out = stdout()
         # one console for both, so the lines scroll above the live bar instead of tearing it
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=self.out, transient=True, disable=quiet or not self.out.is_terminal)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.out,
+            transient=True,
+            disable=quiet or not self.out.is_terminal,
+        )
         self.task = self.bar.add_task("starting", total=None)
 
     def stage(self, stage: Stage) -> None:
@@ -101,7 +154,9 @@ class Display:
             return
         who = f"{event.profile}: " if event.profile else ""
         what = f"{who}concurrency {event.concurrency} ({event.level_index + 1}/{event.level_count})"
-        self.bar.update(self.task, description=what, total=event.total or None, completed=event.done)
+        self.bar.update(
+            self.task, description=what, total=event.total or None, completed=event.done
+        )
 
     def __enter__(self) -> Display:
         self.bar.start()
@@ -111,7 +166,9 @@ class Display:
         self.bar.stop()
 
 
-async def _sweep(cfg: config.Config, host: str, port: int, settings: SweepSettings, args: argparse.Namespace) -> int:
+async def _sweep(
+    cfg: config.Config, host: str, port: int, settings: SweepSettings, args: argparse.Namespace
+) -> int:
     fleet = Fleet(cfg.hosts)
     with Display(args.json) as display:
         ctx = ActionContext(cfg, fleet, progress=display.stage)
@@ -137,8 +194,10 @@ async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
         report, _, _ = await diff_server(ctx.config, host, port, ctx.ssh[host])
         if report.differs:
             flags = ", ".join(r.flag for r in report.differences[:5])
-            raise UsageError(f"{host}:{port} differs from profile {name} ({flags}): its numbers are not that profile's; "
-                             f"relaunch it first (sglconsole relaunch {host}:{port}) or bench --compare {name}")
+            raise UsageError(
+                f"{host}:{port} differs from profile {name} ({flags}): its numbers are not that profile's; "
+                f"relaunch it first (sglconsole relaunch {host}:{port}) or bench --compare {name}"
+            )
         stage.detail = f"runs profile {name} exactly"
     return name
 
@@ -167,21 +226,31 @@ def _save(cfg: config.Config, profile: str, result: SweepResult, quiet: bool) ->
     previous = cfg.profiles[profile].baseline
     written = baseline.save(cfg.path, profile, result, previous)
     if not quiet:
-        levels = ", ".join(f"{lv['gen_throughput']:g} tok/s @{lv['concurrency']}" for lv in written["levels"])
-        stdout().print(safe(f"saved baseline of profile {profile} in {cfg.path}: {levels}", "bold green"))
+        levels = ", ".join(
+            f"{lv['gen_throughput']:g} tok/s @{lv['concurrency']}" for lv in written["levels"]
+        )
+        stdout().print(
+            safe(f"saved baseline of profile {profile} in {cfg.path}: {levels}", "bold green")
+        )
 
 
-async def _compare(cfg: config.Config, host: str, port: int, settings: SweepSettings, args: argparse.Namespace) -> int:
+async def _compare(
+    cfg: config.Config, host: str, port: int, settings: SweepSettings, args: argparse.Namespace
+) -> int:
     if args.json and not args.yes:
         raise UsageError("--compare relaunches the server: with --json, add --yes")
     fleet = Fleet(cfg.hosts)
     try:
         with Display(args.json) as display:
             ctx = ActionContext(cfg, fleet, progress=display.stage)
-            if not args.json and not confirm(await _compare_plan(ctx, host, port, args.compare, settings), args.yes):
+            if not args.json and not confirm(
+                await _compare_plan(ctx, host, port, args.compare, settings), args.yes
+            ):
                 stderr().print("cancelled; nothing was changed")
                 return 2
-            result = await run_compare(ctx, host, port, args.compare, settings=settings, progress=display.sweep)
+            result = await run_compare(
+                ctx, host, port, args.compare, settings=settings, progress=display.sweep
+            )
     finally:
         await fleet.close()
     _print_compare(result, args.json)
@@ -192,17 +261,27 @@ async def _compare(cfg: config.Config, host: str, port: int, settings: SweepSett
     return 0 if result.ok else 1
 
 
-async def _compare_plan(ctx: ActionContext, host: str, port: int, profiles: list[str], settings: SweepSettings) -> Plan:
+async def _compare_plan(
+    ctx: ActionContext, host: str, port: int, profiles: list[str], settings: SweepSettings
+) -> Plan:
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
-    now = f"pid {process.main.pid}: {shlex.join(process.main.argv)[:160]}" if process else "nothing (the port is freed again)"
+    now = (
+        f"pid {process.main.pid}: {shlex.join(process.main.argv)[:160]}"
+        if process
+        else "nothing (the port is freed again)"
+    )
     levels = ",".join(map(str, settings.levels))
-    return Plan("bench --compare", f"{host}:{port}", [
-        f"for each of {', '.join(profiles)}: relaunch {host}:{port} with it (preflight, stop, launch, ready), "
-        f"then sweep concurrency {levels}",
-        f"afterwards put back what runs now: {now}",
-        "a failure or Ctrl-C also puts it back",
-    ])
+    return Plan(
+        "bench --compare",
+        f"{host}:{port}",
+        [
+            f"for each of {', '.join(profiles)}: relaunch {host}:{port} with it (preflight, stop, launch, ready), "
+            f"then sweep concurrency {levels}",
+            f"afterwards put back what runs now: {now}",
+            "a failure or Ctrl-C also puts it back",
+        ],
+    )
 
 
 def _print_compare(result: CompareResult, as_json: bool) -> None:
@@ -219,5 +298,6 @@ def _print_compare(result: CompareResult, as_json: bool) -> None:
             out.print(safe(f"{run.profile}: {run.error}", "bold red"))
         for warning in run.sweep.warnings if run.sweep else []:
             out.print(safe(f"warning: {run.profile}: {warning}", "yellow"))
-    out.print(safe(f"put back: {result.restored}", "bold green" if result.restored_ok else "bold red"))
-
+    out.print(
+        safe(f"put back: {result.restored}", "bold green" if result.restored_ok else "bold red")
+    )

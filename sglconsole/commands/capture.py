@@ -14,12 +14,23 @@ from sglconsole.errors import UsageError
 from sglconsole.remote.ssh import Fleet
 
 
-@command("capture", "turn a running server (HOST:PORT) or a systemd unit (HOST --from-systemd UNIT) into a profile")
+@command(
+    "capture",
+    "turn a running server (HOST:PORT) or a systemd unit (HOST --from-systemd UNIT) into a profile",
+)
 def _capture(parser: argparse.ArgumentParser):
     parser.add_argument("target", metavar="HOST[:PORT]")
-    parser.add_argument("--as", dest="name", required=True, metavar="NAME", help="name of the new profile")
-    parser.add_argument("--from-systemd", metavar="UNIT", help="read the unit's ExecStart/Environment/WorkingDirectory")
-    parser.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+    parser.add_argument(
+        "--as", dest="name", required=True, metavar="NAME", help="name of the new profile"
+    )
+    parser.add_argument(
+        "--from-systemd",
+        metavar="UNIT",
+        help="read the unit's ExecStart/Environment/WorkingDirectory",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace an existing profile of that name"
+    )
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
@@ -37,7 +48,9 @@ async def _run(cfg: config.Config, host: str, port: int | None, args: argparse.N
     ctx = ActionContext(cfg, fleet, progress=print_stage)
     try:
         if args.from_systemd:
-            result = await actions.capture_unit(ctx, host, args.from_systemd, args.name, force=args.force)
+            result = await actions.capture_unit(
+                ctx, host, args.from_systemd, args.name, force=args.force
+            )
         else:
             result = await actions.capture(ctx, host, port, args.name, force=args.force)
     except StageFailed as exc:

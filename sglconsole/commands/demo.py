@@ -17,11 +17,26 @@ from sglconsole.commands.registry import command, stderr, stdout
 
 @command("demo", "start a simulated 3-host GPU fleet (no GPU needed) and open the console on it")
 def _demo(parser: argparse.ArgumentParser):
-    parser.add_argument("--no-ui", action="store_true", help="keep the fleet up and print its hosts.yaml path (Ctrl-C stops it)")
-    parser.add_argument("--dir", type=Path, help="where the simulated hosts live (default: a new temporary folder)")
-    parser.add_argument("--startup", type=float, default=3.0, help="seconds a simulated server takes to start (default 3)")
-    parser.add_argument("--ssh", choices=("asyncssh", "sshd", "auto"), default="asyncssh",
-                        help="SSH server of the simulated hosts (sshd needs root)")
+    parser.add_argument(
+        "--no-ui",
+        action="store_true",
+        help="keep the fleet up and print its hosts.yaml path (Ctrl-C stops it)",
+    )
+    parser.add_argument(
+        "--dir", type=Path, help="where the simulated hosts live (default: a new temporary folder)"
+    )
+    parser.add_argument(
+        "--startup",
+        type=float,
+        default=3.0,
+        help="seconds a simulated server takes to start (default 3)",
+    )
+    parser.add_argument(
+        "--ssh",
+        choices=("asyncssh", "sshd", "auto"),
+        default="asyncssh",
+        help="SSH server of the simulated hosts (sshd needs root)",
+    )
 
     def handle(args: argparse.Namespace) -> int:
         from sglconsole.sim.fleet import SimFleet
@@ -45,8 +60,12 @@ def _demo(parser: argparse.ArgumentParser):
                 return _serve(path)
             from sglconsole.commands.tui import run_console
 
-            return run_console(path, read_only=getattr(args, "read_only", False), theme=getattr(args, "theme", None),
-                               record=getattr(args, "record", None))
+            return run_console(
+                path,
+                read_only=getattr(args, "read_only", False),
+                theme=getattr(args, "theme", None),
+                record=getattr(args, "record", None),
+            )
         finally:
             fleet.stop()
             if args.dir is None:
@@ -69,7 +88,9 @@ def ssh_problem(mode: str) -> str | None:
 def _serve(path: Path) -> int:
     out = stdout()
     out.print(str(path), soft_wrap=True)
-    out.print(f"[dim]simulated fleet is up; try: sglconsole status -c {escape(str(path))}  (Ctrl-C stops it)[/dim]")
+    out.print(
+        f"[dim]simulated fleet is up; try: sglconsole status -c {escape(str(path))}  (Ctrl-C stops it)[/dim]"
+    )
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: done.set())

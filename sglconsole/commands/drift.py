@@ -42,11 +42,18 @@ def report_table(report: drift.Report, left: str = "profile", right: str = "runn
         table.add_column(column, overflow="fold")
     for row in report.rows:
         style = STATE_STYLE[row.state]
-        name = Text(row.flag, style="bold" if row.performance and row.state != drift.State.SAME else "")
+        name = Text(
+            row.flag, style="bold" if row.performance and row.state != drift.State.SAME else ""
+        )
         if row.performance and row.state != drift.State.SAME:
             name.append(" *", style="magenta")
-        table.add_row(name, _cell(row.shown(row.profile)), _cell(row.shown(row.running)),
-                      _cell(row.shown(row.resolved)) if row.kind == "flag" else Text(""), Text(row.state.value, style=style))
+        table.add_row(
+            name,
+            _cell(row.shown(row.profile)),
+            _cell(row.shown(row.running)),
+            _cell(row.shown(row.resolved)) if row.kind == "flag" else Text(""),
+            Text(row.state.value, style=style),
+        )
     return table
 
 
@@ -125,15 +132,22 @@ def split_command(text: str) -> tuple[list[str], dict[str, str]]:
         if word in ("sglang.launch_server", "serve") or word.endswith("launch_server.py"):
             return words[index + 1 :], env
     if words and not words[0].startswith("-"):
-        raise UsageError(f"{text[:60]!r} is not an SGLang command line (no sglang.launch_server in it)")
+        raise UsageError(
+            f"{text[:60]!r} is not an SGLang command line (no sglang.launch_server in it)"
+        )
     return words, env
 
 
-@command("argdiff", "compare two SGLang command lines by meaning (exit 0 same, 1 different, 2 invalid)")
+@command(
+    "argdiff", "compare two SGLang command lines by meaning (exit 0 same, 1 different, 2 invalid)"
+)
 def _argdiff(parser: argparse.ArgumentParser):
     parser.add_argument("a", help="a command line, or @FILE")
     parser.add_argument("b", help="a command line, or @FILE")
-    parser.add_argument("--python", help="interpreter whose SGLang judges (default: this one, with the sglang extra)")
+    parser.add_argument(
+        "--python",
+        help="interpreter whose SGLang judges (default: this one, with the sglang extra)",
+    )
     parser.add_argument("--json", action="store_true")
 
     def handle(args: argparse.Namespace) -> int:
@@ -149,18 +163,44 @@ def _argdiff(parser: argparse.ArgumentParser):
         if errors:
             return _print_invalid(errors, hints, verdict.version, args.json)
         a, b = verdict.results["a"], verdict.results["b"]
-        report = drift.build(profile_values=a.values, profile_given=a.given, running_values=b.values,
-                             running_given=b.given, flag_of=verdict.flag_of, profile_env=env_a, running_env=env_b,
-                             version=verdict.version)
+        report = drift.build(
+            profile_values=a.values,
+            profile_given=a.given,
+            running_values=b.values,
+            running_given=b.given,
+            flag_of=verdict.flag_of,
+            profile_env=env_a,
+            running_env=env_b,
+            version=verdict.version,
+        )
         if args.json:
-            rows = [{"dest": r.name, "flag": r.flag, "a": r.shown(r.profile), "b": r.shown(r.running), "state": r.state.value}
-                    for r in report.rows]
-            print(json.dumps({"version": verdict.version, "rows": rows, "errors": {}}, indent=2, default=str))
+            rows = [
+                {
+                    "dest": r.name,
+                    "flag": r.flag,
+                    "a": r.shown(r.profile),
+                    "b": r.shown(r.running),
+                    "state": r.state.value,
+                }
+                for r in report.rows
+            ]
+            print(
+                json.dumps(
+                    {"version": verdict.version, "rows": rows, "errors": {}}, indent=2, default=str
+                )
+            )
         else:
             out = stdout()
             out.print(safe(f"SGLang {verdict.version} ({verdict.python})", "bold"))
             out.print(report_table(report, "A", "B"))
-            out.print(Text("same meaning" if not report.differs else f"{len(report.differences)} differences", style="red" if report.differs else "green"))
+            out.print(
+                Text(
+                    "same meaning"
+                    if not report.differs
+                    else f"{len(report.differences)} differences",
+                    style="red" if report.differs else "green",
+                )
+            )
         return 1 if report.differs else 0
 
     return handle
@@ -168,7 +208,17 @@ def _argdiff(parser: argparse.ArgumentParser):
 
 def _print_invalid(errors: dict, hints: dict, version: str | None, as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"version": version, "rows": [], "errors": errors, "hints": {k: v for k, v in hints.items() if v}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "version": version,
+                    "rows": [],
+                    "errors": errors,
+                    "hints": {k: v for k, v in hints.items() if v},
+                },
+                indent=2,
+            )
+        )
     else:
         out = stdout()
         for key, error in errors.items():

@@ -10,9 +10,15 @@ from sglconsole.commands.registry import command
 
 @command("replay", "open the console on a recording made with --record FILE (read-only)")
 def _replay(parser: argparse.ArgumentParser):
-    parser.add_argument("file", type=Path, metavar="FILE", help="a JSONL recording written by --record")
-    parser.add_argument("--speed", type=float, default=1.0, help="playback speed (default 1 = as recorded)")
-    parser.add_argument("--end", action="store_true", help="open on the last recorded state instead of playing")
+    parser.add_argument(
+        "file", type=Path, metavar="FILE", help="a JSONL recording written by --record"
+    )
+    parser.add_argument(
+        "--speed", type=float, default=1.0, help="playback speed (default 1 = as recorded)"
+    )
+    parser.add_argument(
+        "--end", action="store_true", help="open on the last recorded state instead of playing"
+    )
 
     def handle(args: argparse.Namespace) -> int:
         from sglconsole.commands.tui import run_app

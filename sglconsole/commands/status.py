@@ -18,14 +18,26 @@ from sglconsole.state.fleet import FleetState, Status
 from sglconsole.state.json_view import fleet_json
 
 
-@command("status", "one table per host: GPUs and servers; exit 0 when every configured server is UP")
+@command(
+    "status", "one table per host: GPUs and servers; exit 0 when every configured server is UP"
+)
 def _status(parser: argparse.ArgumentParser):
     parser.add_argument("--json", action="store_true", help="print the state as JSON")
     parser.add_argument("--watch", action="store_true", help="keep the table updating until Ctrl-C")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds to wait for every host (default: connect timeout + 5)")
-    parser.add_argument("--drift-timeout", type=float, default=60.0, metavar="S",
-                        help="seconds to wait for the hosts' SGLang to judge drift (default 60; a real host "
-                             "imports SGLang and torch for it, ~12 s, once per launch: then it is cached)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for every host (default: connect timeout + 5)",
+    )
+    parser.add_argument(
+        "--drift-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds to wait for the hosts' SGLang to judge drift (default 60; a real host "
+        "imports SGLang and torch for it, ~12 s, once per launch: then it is cached)",
+    )
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
@@ -35,10 +47,14 @@ def _status(parser: argparse.ArgumentParser):
     return handle
 
 
-async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float, drift_timeout: float) -> int:
+async def _run(
+    cfg: config.Config, as_json: bool, watch: bool, timeout: float, drift_timeout: float
+) -> int:
     async with FleetMonitor(cfg) as monitor:
         await monitor.wait_settled(timeout)
-        unjudged = await monitor.wait_drift(drift_timeout)  # a one-shot status is not UP before that
+        unjudged = await monitor.wait_drift(
+            drift_timeout
+        )  # a one-shot status is not UP before that
         for host in monitor.state.hosts:
             monitor.state.refresh_status(host)
         if watch:
@@ -56,8 +72,10 @@ async def _run(cfg: config.Config, as_json: bool, watch: bool, timeout: float, d
         else:
             stdout().print(fleet_view(monitor.state))
             for key in unjudged:
-                stdout().print(f"[yellow]drift: not known yet[/yellow] for {escape(key)} "
-                               f"(the host's SGLang did not answer within {drift_timeout:g} s)")
+                stdout().print(
+                    f"[yellow]drift: not known yet[/yellow] for {escape(key)} "
+                    f"(the host's SGLang did not answer within {drift_timeout:g} s)"
+                )
         return exit_code(monitor.state)
 
 
@@ -66,7 +84,9 @@ def exit_code(fleet: FleetState) -> int:
     return 0 if configured and all(s.status == Status.UP for s in configured) else 1
 
 
-@command("log-stats", "summarise a local SGLang log: counts, tok/s and accept length percentiles, errors")
+@command(
+    "log-stats", "summarise a local SGLang log: counts, tok/s and accept length percentiles, errors"
+)
 def _log_stats(parser: argparse.ArgumentParser):
     parser.add_argument("file")
     parser.add_argument("--json", action="store_true")
@@ -96,7 +116,14 @@ def _print_stats(data: dict) -> None:
     table = Table("metric", "median", "p5", "p95", "n")
     for key in ("gen_throughput", "accept_len"):
         stat = data.get(key) or {}
-        table.add_row(key, *(f"{stat.get(k):.2f}" if stat.get(k) is not None else "-" for k in ("median", "p5", "p95")), str(stat.get("n", 0)))
+        table.add_row(
+            key,
+            *(
+                f"{stat.get(k):.2f}" if stat.get(k) is not None else "-"
+                for k in ("median", "p5", "p95")
+            ),
+            str(stat.get("n", 0)),
+        )
     out.print(table)
     if data.get("time_to_ready_s") is not None:
         out.print(f"time to ready: {data['time_to_ready_s']:.1f} s")
@@ -104,10 +131,14 @@ def _print_stats(data: dict) -> None:
         out.print(safe(f"line {error.get('lineno')}: {error.get('message')}", "red"))
 
 
-@command("parse-log", "print one JSON record per recognised line of an SGLang log (FILE or - for stdin)")
+@command(
+    "parse-log", "print one JSON record per recognised line of an SGLang log (FILE or - for stdin)"
+)
 def _parse_log(parser: argparse.ArgumentParser):
     parser.add_argument("file")
-    parser.add_argument("--jsonl", action="store_true", help="JSON lines output (the default and only format)")
+    parser.add_argument(
+        "--jsonl", action="store_true", help="JSON lines output (the default and only format)"
+    )
 
     def handle(args: argparse.Namespace) -> int:
         from sglconsole.core.sglang_log import iter_records

@@ -25,22 +25,39 @@ STATUS_STYLE = {
     Status.UNKNOWN: "dim",
 }
 
+
 def badge(status: Status) -> Text:
     return Text(f" {status.value} ", style=STATUS_STYLE.get(status, ""))
 
 
 def gpu_table(host: HostState, holders: dict[int, str] | None = None) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, expand=False)
-    for column, justify in (("GPU", "right"), ("name", "left"), ("util", "right"), ("memory", "right"),
-                            ("temp", "right"), ("power", "right"), ("held by", "left")):
+    for column, justify in (
+        ("GPU", "right"),
+        ("name", "left"),
+        ("util", "right"),
+        ("memory", "right"),
+        ("temp", "right"),
+        ("power", "right"),
+        ("held by", "left"),
+    ):
         table.add_column(column, justify=justify)
     holders = holders or gpu_holders(host)
     for gpu in host.gpus:
         memory = f"{(gpu.mem_used_mib or 0) / 1024:.1f}/{(gpu.mem_total_mib or 0) / 1024:.0f} GiB"
-        power = "-" if gpu.power_draw_w is None else f"{gpu.power_draw_w:.0f}/{gpu.power_limit_w or 0:.0f} W"
+        power = (
+            "-"
+            if gpu.power_draw_w is None
+            else f"{gpu.power_draw_w:.0f}/{gpu.power_limit_w or 0:.0f} W"
+        )
         table.add_row(
-            str(gpu.index), safe(gpu.name or "?"), fmt_num(gpu.util_gpu, 0, "%"), memory,
-            fmt_num(gpu.temperature_c, 0, "C"), power, safe(holders.get(gpu.index, "")),
+            str(gpu.index),
+            safe(gpu.name or "?"),
+            fmt_num(gpu.util_gpu, 0, "%"),
+            memory,
+            fmt_num(gpu.temperature_c, 0, "C"),
+            power,
+            safe(holders.get(gpu.index, "")),
         )
     return table
 
@@ -48,10 +65,20 @@ def gpu_table(host: HostState, holders: dict[int, str] | None = None) -> Table:
 def server_table(host: HostState, now: float | None = None) -> Table:
     now = now or time.time()
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for column, justify in (("port", "right"), ("status", "left"), ("profile", "left"), ("pid", "right"),
-                            ("tok/s", "right"), ("accept", "right"), ("run/queue", "right"), ("uptime", "right"),
-                            ("why", "left")):
-        table.add_column(column, justify=justify, overflow="fold" if column == "why" else "ellipsis")
+    for column, justify in (
+        ("port", "right"),
+        ("status", "left"),
+        ("profile", "left"),
+        ("pid", "right"),
+        ("tok/s", "right"),
+        ("accept", "right"),
+        ("run/queue", "right"),
+        ("uptime", "right"),
+        ("why", "left"),
+    ):
+        table.add_column(
+            column, justify=justify, overflow="fold" if column == "why" else "ellipsis"
+        )
     for server in sorted(host.servers.values(), key=lambda s: s.port):
         table.add_row(*server_row(server, now))
     return table
@@ -63,9 +90,15 @@ def server_row(server: ServerState, now: float) -> list:
     pid = str(view.pid) if view.pid is not None else "-"
     run_queue = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
     return [
-        str(server.port), badge(view.status), safe(server.profile_name or "(unmanaged)"), pid,
-        fmt_num(view.tok_s), fmt_num(load.accept_len if load else None, 2), run_queue,
-        fmt_duration(view.uptime(now)), safe(view.reason, "dim"),
+        str(server.port),
+        badge(view.status),
+        safe(server.profile_name or "(unmanaged)"),
+        pid,
+        fmt_num(view.tok_s),
+        fmt_num(load.accept_len if load else None, 2),
+        run_queue,
+        fmt_duration(view.uptime(now)),
+        safe(view.reason, "dim"),
     ]
 
 
@@ -93,8 +126,18 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
             for note in host.view.notes if host.view else ():
                 parts.append(Text("note: " + clean(note), style="dim"))
             for orphan in host.view.orphans if host.view else ():
-                parts.append(Text(f"ORPHAN pid {orphan.pid} ({clean(orphan.title)}) ppid {orphan.ppid}: its server is gone", style="bold red"))
+                parts.append(
+                    Text(
+                        f"ORPHAN pid {orphan.pid} ({clean(orphan.title)}) ppid {orphan.ppid}: its server is gone",
+                        style="bold red",
+                    )
+                )
             for app in host.view.unaccounted if host.view else ():
-                parts.append(Text(f"GPU memory held by pid {app.pid} ({clean(app.process_name)}, {app.used_mib} MiB) that no server accounts for", style="yellow"))
+                parts.append(
+                    Text(
+                        f"GPU memory held by pid {app.pid} ({clean(app.process_name)}, {app.used_mib} MiB) that no server accounts for",
+                        style="yellow",
+                    )
+                )
         parts.append(Text(""))
     return Group(*parts)

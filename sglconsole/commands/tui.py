@@ -12,14 +12,23 @@ from sglconsole.commands.registry import config_path
 
 def open_console(args: argparse.Namespace) -> int:
     cfg = config.load(config_path(args))
-    return _run(cfg, read_only=args.read_only, theme=getattr(args, "theme", None), record=getattr(args, "record", None))
+    return _run(
+        cfg,
+        read_only=args.read_only,
+        theme=getattr(args, "theme", None),
+        record=getattr(args, "record", None),
+    )
 
 
-def run_console(path: Path, read_only: bool = False, theme: str | None = None, record: str | None = None) -> int:
+def run_console(
+    path: Path, read_only: bool = False, theme: str | None = None, record: str | None = None
+) -> int:
     return _run(config.load(path), read_only=read_only, theme=theme, record=record)
 
 
-def _run(cfg: config.Config, read_only: bool, theme: str | None = None, record: str | None = None) -> int:
+def _run(
+    cfg: config.Config, read_only: bool, theme: str | None = None, record: str | None = None
+) -> int:
     from sglconsole.tui.app import make_app
 
     return run_app(make_app(cfg, read_only=read_only, theme=theme, record=record))

@@ -14,5 +14,18 @@ from sglconsole.config.schema import (
     Server,
 )
 
-__all__ = ["CONFIG_ENV", "Baseline", "BaselineLevel", "Config", "Host", "HostFields", "HostsFile", "Probe",
-           "Profile", "Server", "discover", "load", "parse"]
+__all__ = [
+    "CONFIG_ENV",
+    "Baseline",
+    "BaselineLevel",
+    "Config",
+    "Host",
+    "HostFields",
+    "HostsFile",
+    "Probe",
+    "Profile",
+    "Server",
+    "discover",
+    "load",
+    "parse",
+]

@@ -25,7 +25,10 @@ def _node_at(root: yaml.Node, path: tuple[str, ...]) -> tuple[yaml.Node | None, 
     for part in path:
         if not isinstance(node, yaml.MappingNode):
             return None, None
-        match = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+        match = next(
+            ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part),
+            None,
+        )
         if match is None:
             return None, None
         key_node, node = match
@@ -40,13 +43,17 @@ def _block_end(lines: list[str], value: yaml.Node, start: int) -> int:
     ends_inside = mark.line < len(lines) and lines[mark.line][: mark.column].strip() != ""
     end = max(mark.line + (1 if ends_inside else 0), start + 1)
     # blank and comment lines before the next entry belong to that entry, not to this one
-    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+    while end > start + 1 and (
+        not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")
+    ):
         end -= 1
     return end
 
 
 def render(key: str, value: Any, indent: int) -> list[str]:
-    text = yaml.safe_dump({key: value}, sort_keys=False, default_flow_style=False, width=100, allow_unicode=True)
+    text = yaml.safe_dump(
+        {key: value}, sort_keys=False, default_flow_style=False, width=100, allow_unicode=True
+    )
     pad = " " * indent
     return [pad + line if line else line for line in text.splitlines()]
 
@@ -56,7 +63,11 @@ def set_entry(text: str, parent: tuple[str, ...], key: str, value: Any) -> str:
     lines = text.splitlines()
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is None:
-        return "\n".join(render(key, value, 0)) + "\n" if not parent else set_entry("", (), parent[0], _nest(parent[1:], key, value))
+        return (
+            "\n".join(render(key, value, 0)) + "\n"
+            if not parent
+            else set_entry("", (), parent[0], _nest(parent[1:], key, value))
+        )
     key_node, value_node = _node_at(root, (*parent, key))
     if key_node is not None:
         start = key_node.start_mark.line
@@ -66,9 +77,17 @@ def set_entry(text: str, parent: tuple[str, ...], key: str, value: Any) -> str:
     parent_key, parent_node = _node_at(root, parent) if parent else (None, root)
     if parent_node is None:
         return set_entry(text, parent[:-1], parent[-1], _nest((), key, value))
-    if not isinstance(parent_node, yaml.MappingNode) or parent_node.flow_style or not parent_node.value:
+    if (
+        not isinstance(parent_node, yaml.MappingNode)
+        or parent_node.flow_style
+        or not parent_node.value
+    ):
         # `profiles: {}` or an empty/flow mapping: replace it with a block holding the new entry
-        existing = yaml.safe_load(yaml.serialize(parent_node)) if isinstance(parent_node, yaml.MappingNode) else {}
+        existing = (
+            yaml.safe_load(yaml.serialize(parent_node))
+            if isinstance(parent_node, yaml.MappingNode)
+            else {}
+        )
         return set_entry(text, parent[:-1], parent[-1], {**(existing or {}), key: value})
     children = [k for k, _ in parent_node.value]
     indent = children[0].start_mark.column
@@ -92,7 +111,9 @@ def update_file(path: Path, parent: tuple[str, ...], key: str, value: Any, valid
     try:
         validate(updated)
     except ConfigError as exc:
-        raise ConfigError([f"{path}: the edit would make the file invalid; nothing was written:", *exc.problems]) from None
+        raise ConfigError(
+            [f"{path}: the edit would make the file invalid; nothing was written:", *exc.problems]
+        ) from None
     fd, tmp = tempfile.mkstemp(prefix=".hosts-", suffix=".yaml", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

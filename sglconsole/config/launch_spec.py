@@ -19,7 +19,9 @@ def resolve_env(env: dict[str, str], environ: dict[str, str] | None = None) -> d
 def unresolved(profile: Profile, environ: dict[str, str] | None = None) -> list[str]:
     """${VAR} references in the profile that the operator's environment does not set."""
     environ = os.environ if environ is None else environ
-    names = {m.group(1) for text in [*profile.args, *profile.env.values()] for m in _VAR.finditer(text)}
+    names = {
+        m.group(1) for text in [*profile.args, *profile.env.values()] for m in _VAR.finditer(text)
+    }
     return sorted(n for n in names if n not in environ)
 
 

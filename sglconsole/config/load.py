@@ -65,7 +65,9 @@ def parse(text: str, filename: str = "hosts.yaml") -> HostsFile:
     if data is None:
         raise ConfigError(f"{filename}:1: the file is empty (expected a 'hosts:' mapping)")
     if not isinstance(data, dict):
-        raise ConfigError(f"{filename}:1: expected a mapping with 'hosts:' at the top, got {type(data).__name__}")
+        raise ConfigError(
+            f"{filename}:1: expected a mapping with 'hosts:' at the top, got {type(data).__name__}"
+        )
     merged = _merge_defaults(data)
     try:
         model = HostsFile.model_validate(merged)
@@ -121,12 +123,17 @@ def _record_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int], filenam
     if isinstance(node, yaml.MappingNode):
         seen: dict[Any, int] = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            if (
+                not isinstance(key_node, yaml.ScalarNode)
+                or key_node.tag == "tag:yaml.org,2002:merge"
+            ):
                 continue
             key, line = key_node.value, key_node.start_mark.line + 1
             if key in seen:
                 where = _dotted(path + (key,))
-                raise ConfigError(f"{filename}:{line}: {where}: duplicate key (first defined on line {seen[key]})")
+                raise ConfigError(
+                    f"{filename}:{line}: {where}: duplicate key (first defined on line {seen[key]})"
+                )
             seen[key] = line
             lines[path + (key,)] = line
             _record_lines(value_node, path + (key,), lines, filename)
@@ -142,7 +149,8 @@ def _merge_defaults(data: dict) -> dict:
     if not isinstance(defaults, dict) or not isinstance(hosts, dict):
         return data
     merged_hosts = {
-        name: ({**defaults, **host} if isinstance(host, dict) else host) for name, host in hosts.items()
+        name: ({**defaults, **host} if isinstance(host, dict) else host)
+        for name, host in hosts.items()
     }
     return {**data, "hosts": merged_hosts}
 
@@ -182,7 +190,10 @@ def _problems(exc: ValidationError, lines: dict[Path_, int], filename: str, data
 
 def _from_defaults(loc: Path_, lines: dict[Path_, int]) -> bool:
     return (
-        len(loc) >= 3 and loc[0] == "hosts" and loc[:3] not in lines and ("defaults", loc[2]) in lines
+        len(loc) >= 3
+        and loc[0] == "hosts"
+        and loc[:3] not in lines
+        and ("defaults", loc[2]) in lines
     )
 
 
@@ -233,7 +244,12 @@ def _describe(err: dict, loc: Path_) -> str:
     if kind in simple:
         return f"{simple[kind]}, got {value!r}"
     ctx = err.get("ctx") or {}
-    bounds = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+    bounds = {
+        "greater_than": ">",
+        "greater_than_equal": ">=",
+        "less_than": "<",
+        "less_than_equal": "<=",
+    }
     if kind in bounds:
         return f"expected a value {bounds[kind]} {next(iter(ctx.values()), '?')}, got {value!r}"
     return f"{err['msg'][:1].lower()}{err['msg'][1:]}, got {value!r}"
@@ -303,17 +319,26 @@ def _cross_check(model: HostsFile, lines: dict[Path_, int], filename: str) -> li
         for index, server in enumerate(host.servers):
             loc = ("hosts", name, "servers", index)
             if server.port in seen_ports:
-                add(loc + ("port",), f"port {server.port} is already used by servers[{seen_ports[server.port]}] on this host")
+                add(
+                    loc + ("port",),
+                    f"port {server.port} is already used by servers[{seen_ports[server.port]}] on this host",
+                )
             seen_ports.setdefault(server.port, index)
             if server.profile not in model.profiles:
                 known = ", ".join(model.profiles) or "none defined"
                 close = difflib.get_close_matches(server.profile, list(model.profiles), n=1)
                 hint = f"did you mean '{close[0]}'? " if close else ""
-                add(loc + ("profile",), f"unknown profile {server.profile!r} ({hint}profiles: {known})")
+                add(
+                    loc + ("profile",),
+                    f"unknown profile {server.profile!r} ({hint}profiles: {known})",
+                )
             else:
                 port_flag = flag(model.profiles[server.profile].args, "--port")
                 if port_flag is not None and port_flag != str(server.port):
-                    add(loc + ("port",), f"profile {server.profile!r} sets --port {port_flag}, which disagrees with this server's port {server.port}")
+                    add(
+                        loc + ("port",),
+                        f"profile {server.profile!r} sets --port {port_flag}, which disagrees with this server's port {server.port}",
+                    )
     _check_jump_cycles(model, add)
     return sorted(dict.fromkeys(problems), key=_line_of)
 
@@ -324,9 +349,17 @@ def _check_jump(model: HostsFile, name: str, host: Host, add) -> None:
         if jump == name:
             add(("hosts", name, "jump"), "a host cannot be its own jump host")
         return
-    if not re.fullmatch(r"(?:[^@\s]+@)?[A-Za-z0-9_.\-\[\]:]+", jump) or "@" not in jump and ":" not in jump and "." not in jump:
+    if (
+        not re.fullmatch(r"(?:[^@\s]+@)?[A-Za-z0-9_.\-\[\]:]+", jump)
+        or "@" not in jump
+        and ":" not in jump
+        and "." not in jump
+    ):
         known = ", ".join(model.hosts)
-        add(("hosts", name, "jump"), f"expected another host's name ({known}) or user@host:port, got {jump!r}")
+        add(
+            ("hosts", name, "jump"),
+            f"expected another host's name ({known}) or user@host:port, got {jump!r}",
+        )
 
 
 def _check_jump_cycles(model: HostsFile, add) -> None:
@@ -334,7 +367,10 @@ def _check_jump_cycles(model: HostsFile, add) -> None:
         seen, current = [name], model.hosts[name].jump
         while current in model.hosts:
             if current in seen:
-                add(("hosts", name, "jump"), f"jump hosts form a loop: {' -> '.join(seen + [current])}")
+                add(
+                    ("hosts", name, "jump"),
+                    f"jump hosts form a loop: {' -> '.join(seen + [current])}",
+                )
                 break
             seen.append(current)
             current = model.hosts[current].jump

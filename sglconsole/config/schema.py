@@ -34,7 +34,9 @@ def _argv(value: Any) -> list[str]:
             return shlex.split(value)
         except ValueError as exc:
             raise ValueError(f"cannot split {value!r} like a shell: {exc}") from None
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+    if isinstance(value, list) and all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+    ):
         return [str(v) for v in value]
     raise ValueError(f"expected a list of strings or one command-line string, got {value!r}")
 
@@ -43,7 +45,7 @@ def _env_value(value: Any) -> str:
     # YAML turns `1` into an int and `yes` into True; numbers are safe to stringify,
     # booleans are ambiguous (true/True/1?) so we make the user spell them out.
     if isinstance(value, bool):
-        raise ValueError(f"expected a string, got {value!r} (quote it, e.g. \"1\" or \"true\")")
+        raise ValueError(f'expected a string, got {value!r} (quote it, e.g. "1" or "true")')
     if isinstance(value, (int, float, str)):
         return str(value)
     raise ValueError(f"expected a string, got {value!r}")
@@ -53,12 +55,16 @@ def _specifier(value: Any) -> str:
     try:
         SpecifierSet(str(value))
     except InvalidSpecifier:
-        raise ValueError(f"expected a version specifier such as '>=0.5.10', got {value!r}") from None
+        raise ValueError(
+            f"expected a version specifier such as '>=0.5.10', got {value!r}"
+        ) from None
     return str(value)
 
 
 def _launcher(value: Any) -> str:
-    if value in ("nohup", "systemd-run") or (isinstance(value, str) and re.fullmatch(r"systemd:[\w@.:-]+", value)):
+    if value in ("nohup", "systemd-run") or (
+        isinstance(value, str) and re.fullmatch(r"systemd:[\w@.:-]+", value)
+    ):
         return value
     raise ValueError(f"expected 'nohup', 'systemd-run' or 'systemd:UNIT', got {value!r}")
 
@@ -203,5 +209,3 @@ class Config:
                 return server
         ports = ", ".join(str(s.port) for s in self.host(host).servers) or "none"
         raise ConfigError(f"{host} has no server on port {port} (configured: {ports})")
-
-

@@ -39,15 +39,42 @@ PERFORMANCE = re.compile(
 # variables. Everything else a container image bakes in (NCCL_VERSION, CUDA_VERSION, NV_*,
 # NVIDIA_*, ...) is ambient: shown apart, never drift, so the verdict does not depend on who
 # started the server (README: Drift).
-TUNING_ENV = frozenset({
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING",
-    "PYTORCH_CUDA_ALLOC_CONF", "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",
-    "NCCL_IB_DISABLE", "NCCL_IB_HCA", "NCCL_NET_GDR_LEVEL", "NCCL_SOCKET_IFNAME", "NCCL_NVLS_ENABLE",
-    "NCCL_CUMEM_ENABLE", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE", "OMP_NUM_THREADS",
-})
+TUNING_ENV = frozenset(
+    {
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_MAX_CONNECTIONS",
+        "CUDA_LAUNCH_BLOCKING",
+        "CUDA_MODULE_LOADING",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "NCCL_ALGO",
+        "NCCL_PROTO",
+        "NCCL_P2P_DISABLE",
+        "NCCL_P2P_LEVEL",
+        "NCCL_IB_DISABLE",
+        "NCCL_IB_HCA",
+        "NCCL_NET_GDR_LEVEL",
+        "NCCL_SOCKET_IFNAME",
+        "NCCL_NVLS_ENABLE",
+        "NCCL_CUMEM_ENABLE",
+        "NCCL_MIN_NCHANNELS",
+        "NCCL_MAX_NCHANNELS",
+        "NCCL_BUFFSIZE",
+        "OMP_NUM_THREADS",
+    }
+)
 TUNING_PREFIXES = ("SGLANG_",)
 NOT_TUNING = frozenset({"SGLANG_RUN_ID"})
-AMBIENT_PREFIXES = ("NCCL_", "CUDA_", "CUDNN_", "NV_", "NVIDIA_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "SGLANG_")
+AMBIENT_PREFIXES = (
+    "NCCL_",
+    "CUDA_",
+    "CUDNN_",
+    "NV_",
+    "NVIDIA_",
+    "TORCH_",
+    "TORCHINDUCTOR_",
+    "PYTORCH_",
+    "SGLANG_",
+)
 SERVER_OWNED = {"port"}
 
 
@@ -67,8 +94,13 @@ class Row:
 
     def to_dict(self) -> dict:
         return {
-            "kind": self.kind, "dest": self.name, "flag": self.flag, "profile": self.shown(self.profile),
-            "running": self.shown(self.running), "resolved": self.shown(self.resolved), "state": self.state.value,
+            "kind": self.kind,
+            "dest": self.name,
+            "flag": self.flag,
+            "profile": self.shown(self.profile),
+            "running": self.shown(self.running),
+            "resolved": self.shown(self.resolved),
+            "state": self.state.value,
             "performance": self.performance,
         }
 
@@ -96,8 +128,11 @@ class Report:
         diffs = self.differences
         if not diffs and self.version_ok is not False:
             return "matches the profile"
-        parts = [f"{r.flag}: {_short(r.shown(r.running if r.state != State.ONLY_PROFILE else r.resolved))} "
-                 f"(profile {_short(r.shown(r.profile))})" for r in diffs[:3]]
+        parts = [
+            f"{r.flag}: {_short(r.shown(r.running if r.state != State.ONLY_PROFILE else r.resolved))} "
+            f"(profile {_short(r.shown(r.profile))})"
+            for r in diffs[:3]
+        ]
         more = f" and {len(diffs) - 3} more" if len(diffs) > 3 else ""
         if self.version_ok is False:
             parts.insert(0, f"sglang {self.version} does not satisfy {self.requires}")
@@ -105,8 +140,12 @@ class Report:
 
     def to_dict(self) -> dict:
         return {
-            "version": self.version, "requires_sglang": self.requires, "version_ok": self.version_ok,
-            "differs": self.differs, "rows": [r.to_dict() for r in self.rows], "errors": self.errors,
+            "version": self.version,
+            "requires_sglang": self.requires,
+            "version_ok": self.version_ok,
+            "differs": self.differs,
+            "rows": [r.to_dict() for r in self.rows],
+            "errors": self.errors,
             "ambient_env": {k: mask_value(k, v, env=True) for k, v in self.ambient.items()},
         }
 
@@ -133,8 +172,13 @@ def same(a: object, b: object) -> bool:
 
 
 def compare_flags(
-    profile: dict[str, object], profile_given: set[str], running: dict[str, object], running_given: set[str],
-    resolved: dict | None, flag_of, server_port: int | None = None,
+    profile: dict[str, object],
+    profile_given: set[str],
+    running: dict[str, object],
+    running_given: set[str],
+    resolved: dict | None,
+    flag_of,
+    server_port: int | None = None,
 ) -> list[Row]:
     rows = []
     for dest in sorted(set(profile) | set(running)):
@@ -149,16 +193,33 @@ def compare_flags(
             if same(p_value, r_resolved if resolved and dest in resolved else r_value):
                 state = State.SAME
             else:
-                state = State.DEFAULTED_DIFFERENTLY if resolved and dest in resolved else State.ONLY_PROFILE
+                state = (
+                    State.DEFAULTED_DIFFERENTLY
+                    if resolved and dest in resolved
+                    else State.ONLY_PROFILE
+                )
         elif dest in running_given:
             state = State.SAME if same(p_value, r_value) else State.ONLY_RUNNING
         else:
             state = State.SAME
-        rows.append(Row("flag", dest, flag_of(dest), p_value, r_value, r_resolved, state, bool(PERFORMANCE.match(dest))))
+        rows.append(
+            Row(
+                "flag",
+                dest,
+                flag_of(dest),
+                p_value,
+                r_value,
+                r_resolved,
+                state,
+                bool(PERFORMANCE.match(dest)),
+            )
+        )
     return rows
 
 
-def compare_env(profile_env: dict[str, str], running_env: dict[str, str], expected_gpus: list[int] | None) -> list[Row]:
+def compare_env(
+    profile_env: dict[str, str], running_env: dict[str, str], expected_gpus: list[int] | None
+) -> list[Row]:
     expected = dict(profile_env)
     if expected_gpus:
         expected["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, expected_gpus))
@@ -172,7 +233,9 @@ def compare_env(profile_env: dict[str, str], running_env: dict[str, str], expect
             state = State.ONLY_PROFILE
         else:
             state = State.ONLY_RUNNING
-        rows.append(Row("env", name, name, p_value, r_value, r_value, state, bool(PERFORMANCE.match(name))))
+        rows.append(
+            Row("env", name, name, p_value, r_value, r_value, state, bool(PERFORMANCE.match(name)))
+        )
     return rows
 
 
@@ -183,8 +246,11 @@ def is_tuning(name: str) -> bool:
 def ambient_env(profile_env: dict[str, str], running_env: dict[str, str]) -> dict[str, str]:
     """What the running server's environment holds from its image or shell that could look like
     tuning but is not compared (NCCL_VERSION, CUDA_VERSION, NV_*, ...)."""
-    return {name: value for name, value in sorted(running_env.items())
-            if name.startswith(AMBIENT_PREFIXES) and name not in profile_env and not is_tuning(name)}
+    return {
+        name: value
+        for name, value in sorted(running_env.items())
+        if name.startswith(AMBIENT_PREFIXES) and name not in profile_env and not is_tuning(name)
+    }
 
 
 def check_version(version: str | None, requires: str | None) -> bool | None:
@@ -198,18 +264,37 @@ def check_version(version: str | None, requires: str | None) -> bool | None:
 
 def sort_rows(rows: list[Row]) -> list[Row]:
     """Differences first, performance-relevant ones first among them; env after flags."""
-    return sorted(rows, key=lambda r: (r.state == State.SAME, not r.performance, r.state != State.DIFFERENT,
-                                       r.kind != "flag", r.name))
+    return sorted(
+        rows,
+        key=lambda r: (
+            r.state == State.SAME,
+            not r.performance,
+            r.state != State.DIFFERENT,
+            r.kind != "flag",
+            r.name,
+        ),
+    )
 
 
 def build(
-    *, profile_values: dict, profile_given: set[str], running_values: dict, running_given: set[str], flag_of,
-    resolved: dict | None = None, profile_env: dict[str, str] | None = None, running_env: dict[str, str] | None = None,
-    gpus: list[int] | None = None, version: str | None = None, requires: str | None = None,
+    *,
+    profile_values: dict,
+    profile_given: set[str],
+    running_values: dict,
+    running_given: set[str],
+    flag_of,
+    resolved: dict | None = None,
+    profile_env: dict[str, str] | None = None,
+    running_env: dict[str, str] | None = None,
+    gpus: list[int] | None = None,
+    version: str | None = None,
+    requires: str | None = None,
     server_port: int | None = None,
 ) -> Report:
     """The whole comparison; flag rows are kept when they differ or either side set them."""
-    flags = compare_flags(profile_values, profile_given, running_values, running_given, resolved, flag_of, server_port)
+    flags = compare_flags(
+        profile_values, profile_given, running_values, running_given, resolved, flag_of, server_port
+    )
     shown = [r for r in flags if r.state != State.SAME or r.name in profile_given | running_given]
     env = compare_env(profile_env or {}, running_env or {}, gpus) if running_env is not None else []
     report = Report(sort_rows(shown + env), version, requires, check_version(version, requires))

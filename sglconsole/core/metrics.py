@@ -30,7 +30,11 @@ _SUMMED = {
     "num_requests_total": "requests_total",
 }
 
-_AVERAGED = {"spec_accept_length": "accept_len", "spec_accept_rate": "accept_rate", "cache_hit_rate": "cache_hit_rate"}
+_AVERAGED = {
+    "spec_accept_length": "accept_len",
+    "spec_accept_rate": "accept_rate",
+    "cache_hit_rate": "cache_hit_rate",
+}
 _SKIPPED = ("_bucket", "_created")  # histogram buckets and creation stamps say nothing summed
 
 
@@ -61,8 +65,12 @@ def parse_metrics(text: str) -> ServerMetrics | None:
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
-                if sample.name.startswith(PREFIX) and not sample.name.endswith(_SKIPPED) and _finite(sample.value):
-                    samples.setdefault(sample.name[len(PREFIX):], []).append(float(sample.value))
+                if (
+                    sample.name.startswith(PREFIX)
+                    and not sample.name.endswith(_SKIPPED)
+                    and _finite(sample.value)
+                ):
+                    samples.setdefault(sample.name[len(PREFIX) :], []).append(float(sample.value))
     except (ValueError, TypeError, IndexError, KeyError):
         # a page cut short or not Prometheus text at all: what was read before the fault is kept
         pass

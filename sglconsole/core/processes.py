@@ -53,14 +53,30 @@ class ProcInfo:
     def from_json(cls, data: dict[str, Any]) -> ProcInfo | None:
         try:
             return cls(
-                pid=int(data["pid"]), ppid=int(data.get("ppid", 0)), pgid=int(data.get("pgid", 0)),
-                sid=int(data.get("sid", 0)), state=str(data.get("state", "?"))[:1], comm=str(data.get("comm", "")),
-                argv=tuple(str(a) for a in data.get("argv") or ()), start=float(data.get("start", 0.0)),
-                start_ticks=int(data.get("start_ticks", 0)), main=bool(data.get("main")),
-                env={str(k): str(v) for k, v in (data.get("env") or {}).items()} if data.get("env") is not None else None,
-                cwd=_opt_str(data.get("cwd")), stdout=_opt_str(data.get("stdout")), exe=_opt_str(data.get("exe")),
+                pid=int(data["pid"]),
+                ppid=int(data.get("ppid", 0)),
+                pgid=int(data.get("pgid", 0)),
+                sid=int(data.get("sid", 0)),
+                state=str(data.get("state", "?"))[:1],
+                comm=str(data.get("comm", "")),
+                argv=tuple(str(a) for a in data.get("argv") or ()),
+                start=float(data.get("start", 0.0)),
+                start_ticks=int(data.get("start_ticks", 0)),
+                main=bool(data.get("main")),
+                env={str(k): str(v) for k, v in (data.get("env") or {}).items()}
+                if data.get("env") is not None
+                else None,
+                cwd=_opt_str(data.get("cwd")),
+                stdout=_opt_str(data.get("stdout")),
+                exe=_opt_str(data.get("exe")),
             )
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):  # OverflowError: int(inf)
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            OverflowError,
+        ):  # OverflowError: int(inf)
             return None
 
 
@@ -96,7 +112,9 @@ def _int(text: str, default: int) -> int:
 def launch_args(argv: tuple[str, ...]) -> tuple[str, ...]:
     """The flags after `-m sglang.launch_server` / `sglang serve`."""
     for index, arg in enumerate(argv):
-        if arg == "sglang.launch_server" or (arg == "serve" and index and argv[index - 1].endswith("sglang")):
+        if arg == "sglang.launch_server" or (
+            arg == "serve" and index and argv[index - 1].endswith("sglang")
+        ):
             return argv[index + 1 :]
         if arg.endswith("sglang/launch_server.py"):
             return argv[index + 1 :]
@@ -156,16 +174,26 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
         if not gpu_ids:
             gpu_ids = _visible_gpus(main)
         servers.append(
-            ServerProcess(main, port_of(launch_args(main.argv)), tuple(children), tuple(gpu_ids), sum(a.used_mib or 0 for a in held))
+            ServerProcess(
+                main,
+                port_of(launch_args(main.argv)),
+                tuple(children),
+                tuple(gpu_ids),
+                sum(a.used_mib or 0 for a in held),
+            )
         )
     orphans = tuple(p for p in procs if p.sglang_child and p.pid not in claimed and not p.zombie)
     unaccounted = tuple(a for a in apps if a.pid not in claimed) if not foreign else ()
     notes = ()
     if foreign:
-        notes = ("nvidia-smi reports PIDs that this host's /proc does not have (a container sees host PIDs): "
-                 "GPUs are attributed by CUDA_VISIBLE_DEVICES instead",)
+        notes = (
+            "nvidia-smi reports PIDs that this host's /proc does not have (a container sees host PIDs): "
+            "GPUs are attributed by CUDA_VISIBLE_DEVICES instead",
+        )
         servers = [_with_visible(s) for s in servers]
-    return ProcessView(tuple(sorted(servers, key=lambda s: s.port)), orphans, unaccounted, foreign, notes)
+    return ProcessView(
+        tuple(sorted(servers, key=lambda s: s.port)), orphans, unaccounted, foreign, notes
+    )
 
 
 def _descendants(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
@@ -190,12 +218,15 @@ def _visible_gpus(main: ProcInfo) -> tuple[int, ...]:
 
 
 def _with_visible(server: ServerProcess) -> ServerProcess:
-    return ServerProcess(server.main, server.port, server.children, _visible_gpus(server.main), server.gpu_mem_mib)
+    return ServerProcess(
+        server.main, server.port, server.children, _visible_gpus(server.main), server.gpu_mem_mib
+    )
 
 
 def orphans_of(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
     """SGLang children of a (now gone) server: same session and process group, reparented away."""
     return [
-        p for p in procs
+        p
+        for p in procs
         if p.pid != main.pid and p.sid == main.sid and p.pgid == main.pgid and p.sglang_child
     ]

@@ -9,8 +9,13 @@ from __future__ import annotations
 import re
 
 MASK = "****"
-_SECRET_FLAG = re.compile(r"^--(?:[\w-]*-)?(?:api-key|key|secret|password|passwd|token|credentials?)$")
-_SECRET_ENV = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:$|_)", re.I)
+_SECRET_FLAG = re.compile(
+    r"^--(?:[\w-]*-)?(?:api-key|key|secret|password|passwd|token|credentials?)$"
+)
+_SECRET_ENV = re.compile(
+    r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:$|_)",
+    re.I,
+)
 
 
 def is_secret_flag(flag: str) -> bool:

@@ -41,14 +41,20 @@ class Snapshot:
         return next((p for p in self.procs if p.pid == pid), None)
 
 
-async def snapshot(ssh: SshHost, python: str, env_names: list[str] | tuple[str, ...] = (), gpus: bool = True) -> Snapshot:
+async def snapshot(
+    ssh: SshHost, python: str, env_names: list[str] | tuple[str, ...] = (), gpus: bool = True
+) -> Snapshot:
     args = json.dumps({"once": True, "env_names": list(env_names)})
     scan, query = await asyncio.gather(
         ssh.run([python, "-c", source("watcher_agent"), args], timeout=30),
-        ssh.run(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)], timeout=30) if gpus else _nothing(),
+        ssh.run(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)], timeout=30)
+        if gpus
+        else _nothing(),
     )
     if not scan.ok:
-        raise RemoteCommandFailed(ssh.name, [python, "-c", "<sglconsole watcher>"], scan.exit_status, scan.stderr)
+        raise RemoteCommandFailed(
+            ssh.name, [python, "-c", "<sglconsole watcher>"], scan.exit_status, scan.stderr
+        )
     procs: list[ProcInfo] = []
     apps: list[ComputeApp] = []
     ports: list[int] = []
@@ -60,7 +66,11 @@ async def snapshot(ssh: SshHost, python: str, env_names: list[str] | tuple[str, 
         if message.get("t") == "apps" and message.get("rc") == 0:
             apps = parse_compute_apps(message.get("out") or "")
         elif message.get("t") == "procs":
-            procs = [p for p in (ProcInfo.from_json(d) for d in message.get("procs") or []) if p is not None]
+            procs = [
+                p
+                for p in (ProcInfo.from_json(d) for d in message.get("procs") or [])
+                if p is not None
+            ]
             ports = [int(p) for p in message.get("ports") or []]
     gpu_list = parse_gpu_csv(query.stdout) if query is not None and query.ok else []
     return Snapshot(procs, apps, gpu_list, ports, analyse(procs, apps, gpu_list))
@@ -83,7 +93,9 @@ async def first_json(get, base: str, paths: tuple[str, ...]) -> dict | None:
     return None
 
 
-async def http_json(ssh: SshHost, address: str, port: int, paths: tuple[str, ...], timeout: float = 5.0) -> dict | None:
+async def http_json(
+    ssh: SshHost, address: str, port: int, paths: tuple[str, ...], timeout: float = 5.0
+) -> dict | None:
     """GET the first of `paths` that answers 200 with a JSON object, through a port forward."""
     local = await ssh.forward(port, address)
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:

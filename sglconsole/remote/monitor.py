@@ -12,20 +12,36 @@ from sglconsole.state.fleet import FleetState
 
 
 class FleetMonitor:
-    def __init__(self, config: Config, *, ssh: Fleet | None = None, watch_interval: float = 2.0, log_poll: float = 0.1):
+    def __init__(
+        self,
+        config: Config,
+        *,
+        ssh: Fleet | None = None,
+        watch_interval: float = 2.0,
+        log_poll: float = 0.1,
+    ):
         self.config = config
         self.state = FleetState(config)
         self.ssh = ssh or Fleet(config.hosts)
         self.parser_cache = ParserCache()
         self.monitors = {
-            name: HostMonitor(name, host, self.ssh[name], self.state, watch_interval=watch_interval, log_poll=log_poll,
-                              parser_cache=self.parser_cache)
+            name: HostMonitor(
+                name,
+                host,
+                self.ssh[name],
+                self.state,
+                watch_interval=watch_interval,
+                log_poll=log_poll,
+                parser_cache=self.parser_cache,
+            )
             for name, host in config.hosts.items()
         }
         self._tasks: list[asyncio.Task] = []
 
     def start(self) -> None:
-        self._tasks = [asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()]
+        self._tasks = [
+            asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()
+        ]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -73,5 +89,10 @@ class FleetMonitor:
 
 def drift_pending(server) -> bool:
     """A managed, running, answering server whose comparison with its profile has not come yet."""
-    return (server.managed and server.process is not None and server.health == "ok"
-            and server.drift is None and server.drift_error is None)
+    return (
+        server.managed
+        and server.process is not None
+        and server.health == "ok"
+        and server.drift is None
+        and server.drift_error is None
+    )

@@ -59,11 +59,19 @@ class ParserCache:
 
 
 def _encode(verdict: Verdict) -> dict:
-    return {"version": verdict.version, "python": verdict.python, "actions": verdict.actions,
-            "results": {k: {"values": r.values, "given": sorted(r.given), "error": r.error}
-                        for k, r in verdict.results.items()}}
+    return {
+        "version": verdict.version,
+        "python": verdict.python,
+        "actions": verdict.actions,
+        "results": {
+            k: {"values": r.values, "given": sorted(r.given), "error": r.error}
+            for k, r in verdict.results.items()
+        },
+    }
 
 
 def _decode(data: dict) -> Verdict:
-    results = {k: Canonical(r["values"], set(r["given"]), r["error"]) for k, r in data["results"].items()}
+    results = {
+        k: Canonical(r["values"], set(r["given"]), r["error"]) for k, r in data["results"].items()
+    }
     return Verdict(True, data["version"], data["python"], data["actions"], results)

@@ -44,8 +44,17 @@ INFO_REFRESH_S = 60.0
 
 
 class HostMonitor:
-    def __init__(self, name: str, host: Host, ssh: SshHost, fleet: FleetState, *, watch_interval: float = 2.0,
-                 log_poll: float = 0.1, parser_cache: ParserCache | None = None):
+    def __init__(
+        self,
+        name: str,
+        host: Host,
+        ssh: SshHost,
+        fleet: FleetState,
+        *,
+        watch_interval: float = 2.0,
+        log_poll: float = 0.1,
+        parser_cache: ParserCache | None = None,
+    ):
         self.name = name
         self.host = host
         self.ssh = ssh
@@ -61,7 +70,9 @@ class HostMonitor:
         self._info_at: dict[int, float] = {}
         self._ready_path: dict[int, str] = {}
         self._alive_path: dict[int, str] = {}
-        self._no_metrics: set[int] = set()  # ports whose server answered /metrics with 404 (no --enable-metrics)
+        self._no_metrics: set[int] = (
+            set()
+        )  # ports whose server answered /metrics with 404 (no --enable-metrics)
         self._new_server = asyncio.Event()
         self._cursors: dict[str, str] = {}  # systemd unit -> journal cursor: survives reconnects
 
@@ -125,7 +136,9 @@ class HostMonitor:
     async def _gpu_loop(self) -> None:
         period = self.host.gpu_interval_ms
         while True:
-            stream = await self.ssh.stream(["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS, loop_ms=period)])
+            stream = await self.ssh.stream(
+                ["nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS, loop_ms=period)]
+            )
             assembler = GpuStreamAssembler(GPU_QUERY_FIELDS)
             unreadable: deque[str] = deque(maxlen=5)  # what nvidia-smi said instead of GPU lines
             try:
@@ -140,11 +153,15 @@ class HostMonitor:
                 continue
             message = classify_nvidia_smi_error("\n".join(unreadable), stderr, stream.exit_status)
             if message is None and assembler.snapshots == 0:
-                message = "nvidia-smi printed no GPU lines" + (f" ({assembler.garbage} unreadable)" if assembler.garbage else "")
+                message = "nvidia-smi printed no GPU lines" + (
+                    f" ({assembler.garbage} unreadable)" if assembler.garbage else ""
+                )
             self._gpu_error(message or "nvidia-smi stopped")
             await asyncio.sleep(5)
 
-    async def _read_gpus(self, stream, assembler: GpuStreamAssembler, unreadable: deque, period: int) -> bool:
+    async def _read_gpus(
+        self, stream, assembler: GpuStreamAssembler, unreadable: deque, period: int
+    ) -> bool:
         """Lines into snapshots (the first period has no wrap to end it: a short pause does).
         True when nvidia-smi went silent (hung), False when the stream ended."""
         silent_after = max(5.0, 3 * period / 1000)
@@ -158,9 +175,13 @@ class HostMonitor:
                 if not done:
                     if first:
                         self._gpus(assembler.flush())
-                        assembler = GpuStreamAssembler(GPU_QUERY_FIELDS, expected_gpus=len(self.state.gpus))
+                        assembler = GpuStreamAssembler(
+                            GPU_QUERY_FIELDS, expected_gpus=len(self.state.gpus)
+                        )
                     else:
-                        self._gpu_error(f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)")
+                        self._gpu_error(
+                            f"nvidia-smi has printed nothing for {silent_after:g}s (hung?)"
+                        )
                         return True
                     continue
                 upcoming, finished = None, upcoming
@@ -193,8 +214,14 @@ class HostMonitor:
 
     async def _watch_loop(self) -> None:
         while True:
-            args = {"interval": self.watch_interval, "log_poll": self.log_poll, "follow": self._wanted_logs()}
-            stream = await self.ssh.stream([self.host.python, "-c", source("watcher_agent"), json.dumps(args)])
+            args = {
+                "interval": self.watch_interval,
+                "log_poll": self.log_poll,
+                "follow": self._wanted_logs(),
+            }
+            stream = await self.ssh.stream(
+                [self.host.python, "-c", source("watcher_agent"), json.dumps(args)]
+            )
             self._followed = set(args["follow"])
             self._stream = stream
             async for line in stream:
@@ -202,9 +229,7 @@ class HostMonitor:
             if stream.exit_status is None and not await self.ssh.still_connected():
                 raise self._lost()
             stderr = (await stream.stderr_text()).strip()
-            self.state.watcher_error = (
-                f"watcher ({self.host.python}) exited {stream.exit_status}: {stderr.splitlines()[-1] if stderr else 'no output'}"
-            )
+            self.state.watcher_error = f"watcher ({self.host.python}) exited {stream.exit_status}: {stderr.splitlines()[-1] if stderr else 'no output'}"
             self._changed()
             await stream.close()
             await asyncio.sleep(10)
@@ -223,8 +248,12 @@ class HostMonitor:
             return
         if not isinstance(message, dict):
             return
-        handler = {"log": self._on_log, "procs": lambda m: self._on_procs(m, stream), "apps": self._on_apps,
-                   "log_state": self._on_log_state}.get(message.get("t"))
+        handler = {
+            "log": self._on_log,
+            "procs": lambda m: self._on_procs(m, stream),
+            "apps": self._on_apps,
+            "log_state": self._on_log_state,
+        }.get(message.get("t"))
         if handler is None:
             return
         try:
@@ -306,7 +335,9 @@ class HostMonitor:
         self._changed()
 
     def _follow_stdout(self, stream) -> None:
-        wanted = {p: self.offsets.get(p, {}) for p in self._wanted_logs() if p not in self._followed}
+        wanted = {
+            p: self.offsets.get(p, {}) for p in self._wanted_logs() if p not in self._followed
+        }
         if wanted:
             self._followed |= set(wanted)
             try:
@@ -332,7 +363,9 @@ class HostMonitor:
                 detail = (await stream.stderr_text()).strip().splitlines()
             finally:
                 await stream.close()
-            server.log_state = f"journalctl exited {stream.exit_status}: {detail[-1] if detail else ''}".strip()
+            server.log_state = (
+                f"journalctl exited {stream.exit_status}: {detail[-1] if detail else ''}".strip()
+            )
             self._changed(server.port)
             await asyncio.sleep(10)
 
@@ -364,17 +397,28 @@ class HostMonitor:
         checked, health = await self._health(base, server)
         answer = server.health
         if checked:
-            answer = "ok" if health is not None and health.status_code == 200 else _describe(health, server)
+            answer = (
+                "ok"
+                if health is not None and health.status_code == 200
+                else _describe(health, server)
+            )
         if answer == "ok" and server.port not in self._no_metrics:
-            await self._metrics(base, server)  # before health is set: a one-shot status sees both or neither
+            await self._metrics(
+                base, server
+            )  # before health is set: a one-shot status sees both or neither
         server.health = answer
         if answer == "ok":
             server.answered_at = time.time()
-        if server.health == "ok" and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S:
+        if (
+            server.health == "ok"
+            and time.time() - self._info_at.get(server.port, 0) > INFO_REFRESH_S
+        ):
             info = await self._server_info(base)
             if info is not None:
                 server.server_info = info
-                server.version = str(info.get("version")) if info.get("version") is not None else None
+                server.version = (
+                    str(info.get("version")) if info.get("version") is not None else None
+                )
                 self._info_at[server.port] = time.time()
                 if server.drift is None and server.managed:
                     await self._drift(server)
@@ -425,7 +469,9 @@ class HostMonitor:
             self._ready_path[server.port] = "/health"
         if server.health == "ok":
             alive = await self._alive(base, server.port)
-            return (False, None) if alive is not None and alive.status_code == 200 else (True, alive)
+            return (
+                (False, None) if alive is not None and alive.status_code == 200 else (True, alive)
+            )
         return True, await self._get(base + "/health")
 
     async def _alive(self, base: str, port: int) -> httpx.Response | None:
@@ -458,7 +504,11 @@ def _describe(response: httpx.Response | None, server: ServerState) -> str:
 
 def _journal_only(server: ServerState) -> bool:
     """Servers whose output only the journal has (a systemd unit without a configured log)."""
-    return server.config is not None and server.config.systemd_unit is not None and not server.config.log
+    return (
+        server.config is not None
+        and server.config.systemd_unit is not None
+        and not server.config.log
+    )
 
 
 def journal_entry(line: str) -> tuple[str | None, str | None]:
@@ -471,9 +521,13 @@ def journal_entry(line: str) -> tuple[str | None, str | None]:
         return None, None
     message = entry.get("MESSAGE")
     if isinstance(message, list):
-        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode("utf-8", "replace")
+        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode(
+            "utf-8", "replace"
+        )
     cursor = entry.get("__CURSOR")
-    return (message if isinstance(message, str) else None), (cursor if isinstance(cursor, str) else None)
+    return (message if isinstance(message, str) else None), (
+        cursor if isinstance(cursor, str) else None
+    )
 
 
 def _list(value) -> list:
@@ -481,4 +535,9 @@ def _list(value) -> list:
 
 
 def _is_file(path: str | None) -> bool:
-    return bool(path) and path.startswith("/") and not path.startswith(("/dev/", "/proc/")) and "(deleted)" not in path
+    return (
+        bool(path)
+        and path.startswith("/")
+        and not path.startswith(("/dev/", "/proc/"))
+        and "(deleted)" not in path
+    )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 MARKER = "SGLCONSOLE-JSON "
 
-SNIPPET = r'''
+SNIPPET = r"""
 import argparse, contextlib, io, json, sys
 
 MARKER = "SGLCONSOLE-JSON "
@@ -81,7 +81,7 @@ def main():
                                "actions": actions, "results": results}))
 
 main()
-'''
+"""
 
 
 @dataclass
@@ -114,7 +114,7 @@ def parse_output(stdout: str, stderr: str = "", python: str = "") -> Verdict:
     for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
             try:
-                data = json.loads(line[len(MARKER):])
+                data = json.loads(line[len(MARKER) :])
             except ValueError:
                 break
             if not data.get("ok"):
@@ -123,35 +123,60 @@ def parse_output(stdout: str, stderr: str = "", python: str = "") -> Verdict:
                 key: Canonical(r.get("values") or {}, set(r.get("given") or []), r.get("error"))
                 for key, r in (data.get("results") or {}).items()
             }
-            return Verdict(True, data.get("version"), data.get("python"), data.get("actions") or {}, results)
+            return Verdict(
+                True, data.get("version"), data.get("python"), data.get("actions") or {}, results
+            )
     detail = (stderr.strip().splitlines() or ["no output"])[-1]
-    return Verdict(False, None, python, {}, {}, f"{python or 'the interpreter'} could not run the SGLang check: {detail}")
+    return Verdict(
+        False,
+        None,
+        python,
+        {},
+        {},
+        f"{python or 'the interpreter'} could not run the SGLang check: {detail}",
+    )
 
 
 def request(argvs: dict[str, list[str]]) -> str:
     return json.dumps({"argvs": argvs})
 
 
-async def canonicalize_remote(ssh, python: str, argvs: dict[str, list[str]], timeout: float = 120) -> Verdict:
+async def canonicalize_remote(
+    ssh, python: str, argvs: dict[str, list[str]], timeout: float = 120
+) -> Verdict:
     """Run SNIPPET with `python` on the host behind `ssh` (an SshHost)."""
     result = await ssh.run([python, "-c", SNIPPET, request(argvs)], timeout=timeout)
-    if result.exit_status == 127 or "No such file or directory" in result.stderr and not result.stdout:
+    if (
+        result.exit_status == 127
+        or "No such file or directory" in result.stderr
+        and not result.stdout
+    ):
         return Verdict(False, None, python, {}, {}, f"{python}: no such interpreter on {ssh.name}")
     if result.exit_status is None:
-        return Verdict(False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang")
+        return Verdict(
+            False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang"
+        )
     return parse_output(result.stdout, result.stderr, python)
 
 
-def canonicalize_local(python: str | None, argvs: dict[str, list[str]], timeout: float = 120) -> Verdict:
+def canonicalize_local(
+    python: str | None, argvs: dict[str, list[str]], timeout: float = 120
+) -> Verdict:
     python = python or sys.executable
     try:
-        proc = subprocess.run([python, "-c", SNIPPET, request(argvs)], capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [python, "-c", SNIPPET, request(argvs)], capture_output=True, text=True, timeout=timeout
+        )
     except FileNotFoundError:
         return Verdict(False, None, python, {}, {}, f"{python}: no such interpreter")
     except subprocess.TimeoutExpired:
-        return Verdict(False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang")
+        return Verdict(
+            False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang"
+        )
     return parse_output(proc.stdout, proc.stderr, python)
 
 
-async def canonicalize_local_async(python: str | None, argvs: dict[str, list[str]], timeout: float = 120) -> Verdict:
+async def canonicalize_local_async(
+    python: str | None, argvs: dict[str, list[str]], timeout: float = 120
+) -> Verdict:
     return await asyncio.to_thread(canonicalize_local, python, argvs, timeout)

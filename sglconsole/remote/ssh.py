@@ -145,15 +145,23 @@ class SshHost:
             raise HostKeyError(self.name, await self._host_key_message(exc, options)) from None
         except asyncssh.PermissionDenied as exc:
             user = host.user or "(default user)"
-            raise AuthError(self.name, f"authentication failed for {user}@{where}: {exc.reason}") from None
+            raise AuthError(
+                self.name, f"authentication failed for {user}@{where}: {exc.reason}"
+            ) from None
         except TimeoutError:
-            raise HostUnreachable(self.name, f"timed out after {host.connect_timeout:g}s connecting to {where}") from None
+            raise HostUnreachable(
+                self.name, f"timed out after {host.connect_timeout:g}s connecting to {where}"
+            ) from None
         except ConnectionRefusedError:
             raise HostUnreachable(self.name, f"connection refused by {where}") from None
         except socket.gaierror as exc:
-            raise HostUnreachable(self.name, f"cannot resolve {host.address}: {exc.strerror or exc}") from None
+            raise HostUnreachable(
+                self.name, f"cannot resolve {host.address}: {exc.strerror or exc}"
+            ) from None
         except OSError as exc:
-            raise HostUnreachable(self.name, f"cannot connect to {where}: {exc.strerror or exc}") from None
+            raise HostUnreachable(
+                self.name, f"cannot connect to {where}: {exc.strerror or exc}"
+            ) from None
         except asyncssh.Error as exc:
             raise HostUnreachable(self.name, f"SSH to {where} failed: {exc.reason}") from None
 
@@ -232,14 +240,28 @@ class SshHost:
     # -------------------------------------------------------------- commands
 
     async def run(
-        self, argv: Sequence[str], *, timeout: float = 30, input: str | None = None, check: bool = False
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float = 30,
+        input: str | None = None,
+        check: bool = False,
     ) -> RunResult:
         conn = await self.connect()
         try:
-            result = await conn.run(self.command(argv), input=input, timeout=timeout, errors="replace")
-            out = RunResult(tuple(argv), result.exit_status, _text(result.stdout), _text(result.stderr))
+            result = await conn.run(
+                self.command(argv), input=input, timeout=timeout, errors="replace"
+            )
+            out = RunResult(
+                tuple(argv), result.exit_status, _text(result.stdout), _text(result.stderr)
+            )
         except asyncssh.TimeoutError as exc:
-            out = RunResult(tuple(argv), None, _text(exc.stdout), _text(exc.stderr) or f"timed out after {timeout:g}s")
+            out = RunResult(
+                tuple(argv),
+                None,
+                _text(exc.stdout),
+                _text(exc.stderr) or f"timed out after {timeout:g}s",
+            )
         except (asyncssh.Error, OSError) as exc:
             raise HostUnreachable(self.name, f"command channel failed: {_reason(exc)}") from None
         if check and not out.ok:
@@ -263,7 +285,9 @@ class SshHost:
             try:
                 listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
             except (asyncssh.Error, OSError) as exc:
-                raise HostUnreachable(self.name, f"port forward to {remote_host}:{remote_port} failed: {_reason(exc)}") from None
+                raise HostUnreachable(
+                    self.name, f"port forward to {remote_host}:{remote_port} failed: {_reason(exc)}"
+                ) from None
             self._forwards[key] = listener
         return listener.get_port()
 
@@ -275,7 +299,12 @@ def _text(value: Any) -> str:
 
 
 def _reason(exc: BaseException) -> str:
-    return getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return (
+        getattr(exc, "reason", None)
+        or getattr(exc, "strerror", None)
+        or str(exc)
+        or type(exc).__name__
+    )
 
 
 def _known_hosts_has(path: str, address: str, port: int) -> bool:

@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
             plan = _read(plan_path)
             state = (plan.get("mem_mib", 0), 0 if orphaned else plan.get("util", 0))
             if state != last and state[0]:
-                gpustate.register_gpu_use(args.root, os.getpid(), [args.gpu], state[0], state[1], args.title)
+                gpustate.register_gpu_use(
+                    args.root, os.getpid(), [args.gpu], state[0], state[1], args.title
+                )
                 last = state
         time.sleep(args.poll)
 

@@ -6,25 +6,81 @@ import itertools
 import random
 import re
 
-SUBJECTS = ["The scheduler", "A speculative draft", "The radix cache", "Tensor parallelism", "The KV cache",
-            "Chunked prefill", "The tokenizer", "A CUDA graph", "The router", "Each decode step", "The detokenizer",
-            "Prefix caching", "The memory pool", "Continuous batching", "The attention kernel"]
-VERBS = ["keeps", "reduces", "trades", "hides", "spreads", "limits", "doubles", "shapes", "balances", "bounds"]
-OBJECTS = ["latency for the first token", "memory traffic per request", "the cost of long prompts",
-           "throughput under load", "work across {n} GPUs", "the number of running requests",
-           "time spent waiting in the queue", "about {n} percent of the step time", "pressure on the allocator",
-           "the gap between prefill and decode", "tokens accepted per verification", "the size of each batch"]
-CLAUSES = ["when the batch grows past {n} requests", "as long as the draft model agrees", "on a busy afternoon",
-           "if the context stays under {k} thousand tokens", "while the GPU is memory bound",
-           "unless the operator changes the launch flags", "for workloads with shared system prompts",
-           "after the warmup finishes", "in most production traces", "once the cache is warm"]
+SUBJECTS = [
+    "The scheduler",
+    "A speculative draft",
+    "The radix cache",
+    "Tensor parallelism",
+    "The KV cache",
+    "Chunked prefill",
+    "The tokenizer",
+    "A CUDA graph",
+    "The router",
+    "Each decode step",
+    "The detokenizer",
+    "Prefix caching",
+    "The memory pool",
+    "Continuous batching",
+    "The attention kernel",
+]
+VERBS = [
+    "keeps",
+    "reduces",
+    "trades",
+    "hides",
+    "spreads",
+    "limits",
+    "doubles",
+    "shapes",
+    "balances",
+    "bounds",
+]
+OBJECTS = [
+    "latency for the first token",
+    "memory traffic per request",
+    "the cost of long prompts",
+    "throughput under load",
+    "work across {n} GPUs",
+    "the number of running requests",
+    "time spent waiting in the queue",
+    "about {n} percent of the step time",
+    "pressure on the allocator",
+    "the gap between prefill and decode",
+    "tokens accepted per verification",
+    "the size of each batch",
+]
+CLAUSES = [
+    "when the batch grows past {n} requests",
+    "as long as the draft model agrees",
+    "on a busy afternoon",
+    "if the context stays under {k} thousand tokens",
+    "while the GPU is memory bound",
+    "unless the operator changes the launch flags",
+    "for workloads with shared system prompts",
+    "after the warmup finishes",
+    "in most production traces",
+    "once the cache is warm",
+]
 
-NAMES = ["total", "count", "window", "prefix", "budget", "offset", "score", "limit", "chunk", "rate"]
+NAMES = [
+    "total",
+    "count",
+    "window",
+    "prefix",
+    "budget",
+    "offset",
+    "score",
+    "limit",
+    "chunk",
+    "rate",
+]
 
 
 def sentence(rng: random.Random) -> str:
     fill = {"n": rng.randint(2, 96), "k": rng.choice([8, 16, 32, 64, 128])}
-    text = f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(CLAUSES)}."
+    text = (
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(CLAUSES)}."
+    )
     return text.format(**fill)
 
 

@@ -110,8 +110,19 @@ class Engine:
 
     def new_request(self, prompt: str, max_new_tokens: int, background: bool = False) -> SimRequest:
         rid = f"{next(self._ids):032x}"
-        words = corpus.degenerate_stream(prompt) if self.degenerate else corpus.answer_stream(prompt, self.random)
-        request = SimRequest(rid, prompt, corpus.count_tokens(prompt), max(1, max_new_tokens), words, background=background)
+        words = (
+            corpus.degenerate_stream(prompt)
+            if self.degenerate
+            else corpus.answer_stream(prompt, self.random)
+        )
+        request = SimRequest(
+            rid,
+            prompt,
+            corpus.count_tokens(prompt),
+            max(1, max_new_tokens),
+            words,
+            background=background,
+        )
         self.waiting.append(request)
         self.stats.requests_total += 1
         self._wake.set()
@@ -151,7 +162,8 @@ class Engine:
                     token_usage=self._usage(),
                     running_req=len(self.running) - len(admitted),
                     queue_req=len(self.waiting),
-                    input_throughput=new_tokens / max(self.tick_s, new_tokens / self.perf.prefill_tokens_per_s),
+                    input_throughput=new_tokens
+                    / max(self.tick_s, new_tokens / self.perf.prefill_tokens_per_s),
                     hybrid=self.hybrid,
                     prefix=self.prefix,
                 )
@@ -167,7 +179,11 @@ class Engine:
         steps = int(self._steps) - before
         if steps <= 0:
             return
-        accept = self.perf.draft_tokens if self.degenerate and self.perf.spec_enabled else self.perf.accept_len
+        accept = (
+            self.perf.draft_tokens
+            if self.degenerate and self.perf.spec_enabled
+            else self.perf.accept_len
+        )
         for request in list(self.running):
             self._generate(request, steps, accept, now)
         self._maybe_log(batch, accept, now)
@@ -175,7 +191,9 @@ class Engine:
         self._publish_stats()
 
     def _generate(self, request: SimRequest, steps: int, accept: float, now: float) -> None:
-        noise = 1.0 if self.degenerate else self.random.uniform(0.97, 1.03)  # a loop is accepted in full, always
+        noise = (
+            1.0 if self.degenerate else self.random.uniform(0.97, 1.03)
+        )  # a loop is accepted in full, always
         exact = steps * accept * noise + request._carry
         tokens = min(int(exact), request.max_new_tokens - request.generated)
         request._carry = exact - int(exact)
@@ -196,7 +214,11 @@ class Engine:
         finished = stop or request.generated >= request.max_new_tokens
         if finished:
             request.finished_at = now
-            reason = {"type": "stop", "matched": None} if stop else {"type": "length", "length": request.max_new_tokens}
+            reason = (
+                {"type": "stop", "matched": None}
+                if stop
+                else {"type": "length", "length": request.max_new_tokens}
+            )
             request.finish_reason = reason
         request.updates.put_nowait(new_words)
         if finished:
@@ -209,7 +231,9 @@ class Engine:
         self._steps_logged = target
         gap = max(now - self._last_log, 1e-6)
         throughput = self._tokens_since_log / gap
-        accept_len = self._tokens_since_log / self._verify_since_log if self._verify_since_log else 1.0
+        accept_len = (
+            self._tokens_since_log / self._verify_since_log if self._verify_since_log else 1.0
+        )
         self.stats.gen_throughput = throughput
         self.stats.accept_len = accept_len if self.perf.spec_enabled else 0.0
         self.log(

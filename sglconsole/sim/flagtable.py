@@ -18,11 +18,15 @@ FLAGS_DIR = Path(__file__).with_name("flags")
 
 
 def available_versions() -> list[str]:
-    return sorted((p.stem.removeprefix("sglang-") for p in FLAGS_DIR.glob("sglang-*.json")), key=_version_key)
+    return sorted(
+        (p.stem.removeprefix("sglang-") for p in FLAGS_DIR.glob("sglang-*.json")), key=_version_key
+    )
 
 
 def _version_key(version: str) -> tuple:
-    return tuple(int(part) if part.isdigit() else 0 for part in version.replace("post", ".").split("."))
+    return tuple(
+        int(part) if part.isdigit() else 0 for part in version.replace("post", ".").split(".")
+    )
 
 
 @cache
@@ -33,7 +37,9 @@ def load_table(version: str) -> dict:
     if not exact.exists():
         older = [v for v in versions if _version_key(v) <= _version_key(version)]
         if not older:
-            raise FileNotFoundError(f"no SGLang flag table for {version} (have: {', '.join(versions)})")
+            raise FileNotFoundError(
+                f"no SGLang flag table for {version} (have: {', '.join(versions)})"
+            )
         exact = FLAGS_DIR / f"sglang-{older[-1]}.json"
     return json.loads(exact.read_text())
 
@@ -72,7 +78,9 @@ class _Warn(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         for message in self.messages:
-            print(f"\x1b[1;33m{message}\x1b[0m", file=sys.stderr)  # SGLang prints these in bold yellow
+            print(
+                f"\x1b[1;33m{message}\x1b[0m", file=sys.stderr
+            )  # SGLang prints these in bold yellow
         setattr(namespace, self.dest, self.stores if self.stores is not None else values)
 
 
@@ -85,15 +93,24 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
     default = _default(action.get("default"))
     if kind == "boolean_optional":
         positive = [o for o in options if not o.startswith("--no-")]
-        parser.add_argument(*positive, action=argparse.BooleanOptionalAction, default=default, **kwargs)
+        parser.add_argument(
+            *positive, action=argparse.BooleanOptionalAction, default=default, **kwargs
+        )
         return
     if kind.startswith("custom:Deprecated"):
         uses = (action.get("action_info") or {}).get("on_use") or [{}]
         nargs = action.get("nargs")
         if action.get("choices") is not None:
             kwargs["choices"] = action["choices"]
-        parser.add_argument(*options, action=_Warn, nargs=nargs, default=default, stores=uses[0].get("stores", action.get("const")),
-                            messages=uses[0].get("messages", ()), **kwargs)
+        parser.add_argument(
+            *options,
+            action=_Warn,
+            nargs=nargs,
+            default=default,
+            stores=uses[0].get("stores", action.get("const")),
+            messages=uses[0].get("messages", ()),
+            **kwargs,
+        )
         return
     if kind in ("store_true", "store_false"):
         parser.add_argument(*options, action=kind, default=default, **kwargs)
@@ -102,7 +119,9 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
         parser.add_argument(*options, action="count", default=default, **kwargs)
         return
     if kind == "store_const":
-        parser.add_argument(*options, action="store_const", const=action.get("const"), default=default, **kwargs)
+        parser.add_argument(
+            *options, action="store_const", const=action.get("const"), default=default, **kwargs
+        )
         return
     if kind.startswith("custom:") and action.get("refuses"):
         kwargs["help"] = action["refuses"]
@@ -142,4 +161,8 @@ def version_tuple(version: str) -> tuple:
 
 
 def defaults(version: str) -> dict[str, object]:
-    return {a["dest"]: _default(a.get("default")) for a in load_table(version)["actions"] if a["option_strings"]}
+    return {
+        a["dest"]: _default(a.get("default"))
+        for a in load_table(version)["actions"]
+        if a["option_strings"]
+    }

@@ -113,14 +113,20 @@ class SimHost:
         if self.process is None or self.process.poll() is not None:
             return None
         try:
-            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+            children = (
+                Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+                .read_text()
+                .split()
+            )
             return os.readlink(f"/proc/{children[0]}/ns/pid") if children else None
         except OSError:
             return None
 
     def signal_ssh(self, sig: int) -> list[int]:
         """Signal this host's SSH server: its sshd processes and the daemon accepting connections."""
-        targets = self.pids("sshd") + [p for p in self.pids() if b"sglconsole.sim.hostd" in _cmdline(p)]
+        targets = self.pids("sshd") + [
+            p for p in self.pids() if b"sglconsole.sim.hostd" in _cmdline(p)
+        ]
         for pid in targets:
             try:
                 os.kill(pid, sig)
@@ -135,12 +141,24 @@ class SimHost:
 
 
 class SimFleet:
-    def __init__(self, workdir: str | os.PathLike, hosts: list[HostSpec], profiles: dict, *, ssh: str = "auto",
-                 namespaces: bool | None = None, extra_config: dict | None = None):
+    def __init__(
+        self,
+        workdir: str | os.PathLike,
+        hosts: list[HostSpec],
+        profiles: dict,
+        *,
+        ssh: str = "auto",
+        namespaces: bool | None = None,
+        extra_config: dict | None = None,
+    ):
         self.workdir = Path(workdir).resolve()
         self.specs = hosts
         self.profiles = profiles
-        self.ssh_mode = ssh if ssh != "auto" else ("sshd" if os.geteuid() == 0 and shutil.which("sshd") else "asyncssh")
+        self.ssh_mode = (
+            ssh
+            if ssh != "auto"
+            else ("sshd" if os.geteuid() == 0 and shutil.which("sshd") else "asyncssh")
+        )
         self.namespaces = _namespaces_work() if namespaces is None else namespaces
         self.extra_config = extra_config or {}
         self.hosts: dict[str, SimHost] = {}
@@ -187,7 +205,9 @@ class SimFleet:
                 log = host.root / "logs" / f"sglang-{server.port}.log"
                 while "The server is fired up and ready to roll!" not in _read(log):
                     if time.monotonic() > deadline:
-                        raise RuntimeError(f"{host.spec.name}:{server.port} not ready:\n{_read(log)[-1500:]}")
+                        raise RuntimeError(
+                            f"{host.spec.name}:{server.port} not ready:\n{_read(log)[-1500:]}"
+                        )
                     time.sleep(0.1)
 
     def stop(self) -> None:
@@ -240,15 +260,22 @@ class SimFleet:
 
     def _prepare(self, spec: HostSpec, address: str, client_key: Path) -> SimHost:
         root = create_host(
-            self.workdir / spec.name, gpu_model=spec.gpu_model, gpu_count=spec.gpu_count,
-            sglang_version=spec.sglang_version, pid_offset=spec.pid_offset, models=spec.models, sglang=spec.sglang,
+            self.workdir / spec.name,
+            gpu_model=spec.gpu_model,
+            gpu_count=spec.gpu_count,
+            sglang_version=spec.sglang_version,
+            pid_offset=spec.pid_offset,
+            models=spec.models,
+            sglang=spec.sglang,
         )
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address, 0))
         sock.listen(128)
         layout = _layout_dir(self.workdir) if self.namespaces else None
-        host = SimHost(spec, root, address, sock.getsockname()[1], layout, sock, self.ssh_mode, self.namespaces)
+        host = SimHost(
+            spec, root, address, sock.getsockname()[1], layout, sock, self.ssh_mode, self.namespaces
+        )
         self._host_keys(host, client_key)
         self._boot_file(host)
         return host
@@ -282,13 +309,22 @@ class SimFleet:
             env = {**server.running_env}
             if server.gpus:
                 env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, server.gpus))
-            start = [host.python, str(Path(host.python).parent / "sglang"), "serve"] if server.entry == "serve" \
+            start = (
+                [host.python, str(Path(host.python).parent / "sglang"), "serve"]
+                if server.entry == "serve"
                 else [host.python, "-m", "sglang.launch_server"]
+            )
             argv = [*start, *[self._fill(host, a) for a in server.running]]
             if "--port" not in server.running and server.port != 30000:
                 argv += ["--port", str(server.port)]
-            boot.append({"argv": argv, "env": env, "log": str(host.root / "logs" / f"sglang-{server.port}.log"),
-                         "cwd": profile.get("workdir")})
+            boot.append(
+                {
+                    "argv": argv,
+                    "env": env,
+                    "log": str(host.root / "logs" / f"sglang-{server.port}.log"),
+                    "cwd": profile.get("workdir"),
+                }
+            )
         (host.root / "sim" / "boot.json").write_text(json.dumps(boot, indent=1))
 
     def _fill(self, host: SimHost, value: str) -> str:
@@ -296,18 +332,50 @@ class SimFleet:
 
     def _launch(self, host: SimHost) -> None:
         fd = host.sock.fileno()
-        command = [sys.executable, "-m", "sglconsole.sim.init", "--root", str(host.root), "--listen-fd", str(fd), "--ssh", host.ssh_mode]
+        command = [
+            sys.executable,
+            "-m",
+            "sglconsole.sim.init",
+            "--root",
+            str(host.root),
+            "--listen-fd",
+            str(fd),
+            "--ssh",
+            host.ssh_mode,
+        ]
         if host.namespaced:
             # --kill-child: should unshare die (its owner was SIGKILLed), the host's PID 1 dies with it,
             # and with PID 1 every process of the host
-            prefix = ["unshare", "--pid", "--net", "--mount", "--kill-child", "--mount-proc", "--propagation", "private"]
+            prefix = [
+                "unshare",
+                "--pid",
+                "--net",
+                "--mount",
+                "--kill-child",
+                "--mount-proc",
+                "--propagation",
+                "private",
+            ]
             if os.geteuid() != 0:
                 prefix[1:1] = ["--user", "--map-root-user"]
             command = prefix + command + (["--layout", host.layout] if host.layout else [])
         log = open(host.root / "sim" / "hostd.log", "ab")  # noqa: SIM115
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))}
-        host.process = subprocess.Popen(command, pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                        start_new_session=True, env=env, preexec_fn=_die_with_owner())
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")])
+            ),
+        }
+        host.process = subprocess.Popen(
+            command,
+            pass_fds=(fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env=env,
+            preexec_fn=_die_with_owner(),
+        )
         log.close()
 
     # --------------------------------------------------------------- config
@@ -326,13 +394,20 @@ class SimFleet:
                 "python": host.python,
                 "connect_timeout": 5,
                 "keepalive_interval": 2,
-                "lock_dir": host.seen("logs"),  # /tmp is shared by every simulated host on this machine
+                "lock_dir": host.seen(
+                    "logs"
+                ),  # /tmp is shared by every simulated host on this machine
             }
             if host.spec.exec_prefix:
                 entry["exec_prefix"] = host.spec.exec_prefix
             entry["servers"] = [
-                {"port": s.port, "profile": s.profile, "gpus": s.gpus, "log": host.seen(f"logs/sglang-{s.port}.log"),
-                 **({"launcher": s.launcher} if s.launcher != "nohup" else {})}
+                {
+                    "port": s.port,
+                    "profile": s.profile,
+                    "gpus": s.gpus,
+                    "log": host.seen(f"logs/sglang-{s.port}.log"),
+                    **({"launcher": s.launcher} if s.launcher != "nohup" else {}),
+                }
                 for s in host.spec.servers
             ]
             hosts[name] = entry
@@ -395,11 +470,15 @@ def _wait_banner(host: SimHost, deadline: float) -> None:
         except OSError:
             pass
         if host.process and host.process.poll() is not None:
-            raise RuntimeError(f"simulated host {host.spec.name} could not start SSH "
-                               f"(exit {host.process.returncode}): {_hostd_log(host)}")
+            raise RuntimeError(
+                f"simulated host {host.spec.name} could not start SSH "
+                f"(exit {host.process.returncode}): {_hostd_log(host)}"
+            )
         if time.monotonic() > deadline:
-            raise RuntimeError(f"simulated host {host.spec.name} did not start SSH in time "
-                               f"(still running): {_hostd_log(host)}")
+            raise RuntimeError(
+                f"simulated host {host.spec.name} did not start SSH in time "
+                f"(still running): {_hostd_log(host)}"
+            )
         time.sleep(0.05)
 
 
@@ -428,4 +507,3 @@ def _die_with_owner():
             os._exit(1)
 
     return arm
-

@@ -38,7 +38,7 @@ SHIM_FILES = {
     "version.py": "from sglang._sim import VERSION as __version__\n",
     "launch_server.py": (
         '"""python -m sglang.launch_server, simulated."""\n\n'
-        "if __name__ == \"__main__\":\n"
+        'if __name__ == "__main__":\n'
         "    import sys\n\n"
         "    from sglconsole.sim.server import main\n"
         "    from sglang._sim import ROOT, VERSION\n\n"
@@ -69,8 +69,16 @@ SHIM_FILES = {
 }
 
 
-def create_host(root: str | os.PathLike, *, gpu_model: str = "H200", gpu_count: int = 1, sglang_version: str = "0.5.23",
-                pid_offset: int = 0, models: tuple[str, ...] = ("Qwen3-8B",), sglang: dict | None = None) -> Path:
+def create_host(
+    root: str | os.PathLike,
+    *,
+    gpu_model: str = "H200",
+    gpu_count: int = 1,
+    sglang_version: str = "0.5.23",
+    pid_offset: int = 0,
+    models: tuple[str, ...] = ("Qwen3-8B",),
+    sglang: dict | None = None,
+) -> Path:
     root = Path(root).resolve()
     for sub in ("bin", "logs", "models", "sim", "ssh"):
         (root / sub).mkdir(parents=True, exist_ok=True)
@@ -81,7 +89,11 @@ def create_host(root: str | os.PathLike, *, gpu_model: str = "H200", gpu_count: 
     for name in models:
         add_model(root, name)
     gpustate.write_host(
-        root, gpu_model=gpu_model, gpu_count=gpu_count, uuid_seed=root.name, pid_offset=pid_offset,
+        root,
+        gpu_model=gpu_model,
+        gpu_count=gpu_count,
+        uuid_seed=root.name,
+        pid_offset=pid_offset,
         sglang={"version": sglang_version, **(sglang or {})},
     )
     return root

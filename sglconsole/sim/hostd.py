@@ -44,7 +44,13 @@ def hang_up(pid: int) -> None:
 
 
 def session_env(root: Path) -> dict[str, str]:
-    return {"PATH": path_env(root), "HOME": str(root), "LANG": "C.UTF-8", "SHELL": "/bin/sh", "USER": "root"}
+    return {
+        "PATH": path_env(root),
+        "HOME": str(root),
+        "LANG": "C.UTF-8",
+        "SHELL": "/bin/sh",
+        "USER": "root",
+    }
 
 
 # ------------------------------------------------------------------ OpenSSH
@@ -65,7 +71,9 @@ def prepare_sshd(config: str) -> None:
     Raises SystemExit with sshd's own words when it cannot start, so the host fails in
     about a second with the reason in hostd.log instead of refusing every connection."""
     os.makedirs(PRIVSEP_DIR, mode=0o755, exist_ok=True)
-    test = subprocess.run([sshd_binary(), "-t", "-f", config], capture_output=True, text=True, check=False)
+    test = subprocess.run(
+        [sshd_binary(), "-t", "-f", config], capture_output=True, text=True, check=False
+    )
     if test.returncode != 0:
         reason = (test.stderr or test.stdout).strip() or f"exit status {test.returncode}"
         print(f"sglsim hostd: sshd cannot start: {reason}", file=sys.stderr, flush=True)
@@ -82,7 +90,9 @@ async def serve_sshd(sock: socket.socket, config: str) -> None:
         conn, _ = await loop.sock_accept(sock)
         conn.setblocking(True)
         # sshd's stderr is ours, i.e. hostd.log: a refused connection says why there
-        children.add(subprocess.Popen([sshd, "-i", "-f", config], stdin=conn, stdout=conn, stderr=sys.stderr))
+        children.add(
+            subprocess.Popen([sshd, "-i", "-f", config], stdin=conn, stdout=conn, stderr=sys.stderr)
+        )
         conn.close()
         for child in list(children):
             if child.poll() is not None:
@@ -113,14 +123,23 @@ async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
             process.exit(1)
             return
         proc = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env, cwd=str(root), start_new_session=True,
+            "/bin/sh",
+            "-c",
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=str(root),
+            start_new_session=True,
         )
         # pumped by hand: asyncssh's redirect() drops the whole connection when a pipe's EOF
         # reaches a channel the client already closed (KeyError in feed_eof)
-        pumps = [asyncio.create_task(_pump(proc.stdout, process.stdout)),
-                 asyncio.create_task(_pump(proc.stderr, process.stderr)),
-                 asyncio.create_task(_feed(process.stdin, proc.stdin))]
+        pumps = [
+            asyncio.create_task(_pump(proc.stdout, process.stdout)),
+            asyncio.create_task(_pump(proc.stderr, process.stderr)),
+            asyncio.create_task(_feed(process.stdin, proc.stdin)),
+        ]
         exited = asyncio.create_task(proc.wait())
         closed = asyncio.create_task(process.channel.wait_closed())
         await asyncio.wait({exited, closed}, return_when=asyncio.FIRST_COMPLETED)

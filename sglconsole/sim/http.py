@@ -13,7 +13,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error", 503: "Service Unavailable"}
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 @dataclass
@@ -41,7 +48,9 @@ def json_response(data: object, status: int = 200) -> Response:
     return Response(status, json.dumps(data).encode())
 
 
-def text_response(text: str, status: int = 200, content_type: str = "text/plain; charset=utf-8") -> Response:
+def text_response(
+    text: str, status: int = 200, content_type: str = "text/plain; charset=utf-8"
+) -> Response:
     return Response(status, text.encode(), content_type)
 
 
@@ -49,7 +58,11 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 class HttpServer:
-    def __init__(self, routes: dict[tuple[str, str], Handler], access_log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        routes: dict[tuple[str, str], Handler],
+        access_log: Callable[[str], None] | None = None,
+    ):
         self.routes = routes
         self.access_log = access_log  # uvicorn's access line per request, like SGLang's log has
         self._server: asyncio.base_events.Server | None = None
@@ -70,13 +83,20 @@ class HttpServer:
                 response = await self._dispatch(request)
                 if self.access_log is not None:
                     host, port = (writer.get_extra_info("peername") or ("127.0.0.1", 0))[:2]
-                    self.access_log(f'INFO:     {host}:{port} - "{request.method} {request.path} HTTP/1.1" '
-                                    f"{response.status} {REASONS.get(response.status, '')}")
+                    self.access_log(
+                        f'INFO:     {host}:{port} - "{request.method} {request.path} HTTP/1.1" '
+                        f"{response.status} {REASONS.get(response.status, '')}"
+                    )
                 keep = request.headers.get("connection", "").lower() != "close"
                 await _write_response(writer, response, keep)
                 if not keep or response.stream is not None:
                     break
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+        except (
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ValueError,
+        ):
             pass
         finally:
             writer.close()
@@ -113,7 +133,10 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
 
 
 async def _write_response(writer: asyncio.StreamWriter, response: Response, keep: bool) -> None:
-    head = [f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Status')}", f"content-type: {response.content_type}"]
+    head = [
+        f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Status')}",
+        f"content-type: {response.content_type}",
+    ]
     head += [f"{k}: {v}" for k, v in response.headers.items()]
     if response.stream is None:
         head.append(f"content-length: {len(response.body)}")

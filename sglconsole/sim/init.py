@@ -34,7 +34,9 @@ def lay_out(root: str, target: str) -> None:
     subprocess.run(["mount", "-t", "tmpfs", "sglsim", target], check=True)
     for name, source in LAYOUT.items():
         os.makedirs(os.path.join(target, name), exist_ok=True)
-        subprocess.run(["mount", "--bind", os.path.join(root, source), os.path.join(target, name)], check=True)
+        subprocess.run(
+            ["mount", "--bind", os.path.join(root, source), os.path.join(target, name)], check=True
+        )
 
 
 LAYOUT = {"ml-env": "env", "models": "models", "logs": "logs", "bin": "bin"}
@@ -51,7 +53,9 @@ def main(argv: list[str]) -> int:
         target = argv[index + 1]
         del argv[index : index + 2]
         lay_out(argv[argv.index("--root") + 1], target)
-    child = subprocess.Popen([sys.executable, "-m", "sglconsole.sim.hostd", *argv], pass_fds=_inherited_fds(argv))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole.sim.hostd", *argv], pass_fds=_inherited_fds(argv)
+    )
     signal.signal(signal.SIGTERM, lambda *_: child.terminate())
     signal.signal(signal.SIGINT, lambda *_: child.terminate())
     while True:

@@ -36,10 +36,17 @@ class Routes:
     def table(self) -> dict:
         """The routes this SGLang version registers (its table) that the simulator answers."""
         handlers = {
-            "/health": self.health, "/health_generate": self.health_generate, "/ready": self.ready,
-            "/model_info": self.model_info, "/get_model_info": self.model_info,
-            "/server_info": self.server_info, "/get_server_info": self.server_info, "/get_load": self.load,
-            "/generate": self.generate, "/v1/models": self.models, "/v1/chat/completions": self.chat,
+            "/health": self.health,
+            "/health_generate": self.health_generate,
+            "/ready": self.ready,
+            "/model_info": self.model_info,
+            "/get_model_info": self.model_info,
+            "/server_info": self.server_info,
+            "/get_server_info": self.server_info,
+            "/get_load": self.load,
+            "/generate": self.generate,
+            "/v1/models": self.models,
+            "/v1/chat/completions": self.chat,
         }
         table = versiontable.load(self.server.version)
         routes = {}
@@ -49,7 +56,9 @@ class Routes:
                 continue
             warning = (route.get("deprecated") or {}).get("warning")
             for method in route["methods"]:
-                routes[(method, route["path"])] = self._warns(handler, warning) if warning else handler
+                routes[(method, route["path"])] = (
+                    self._warns(handler, warning) if warning else handler
+                )
         if self.server.args.get("enable_metrics") and table.get("metrics_mount"):
             routes[("GET", table["metrics_mount"])] = self.metrics
         return {key: self._faulty(handler) for key, handler in routes.items()}
@@ -72,7 +81,9 @@ class Routes:
             if fault == "hang":
                 await asyncio.sleep(3600)
             if fault == "500":
-                return json_response({"error": {"message": "Internal Server Error (simulated)"}}, 500)
+                return json_response(
+                    {"error": {"message": "Internal Server Error (simulated)"}}, 500
+                )
             if fault == "garbage":
                 return Response(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
             if fault == "wrong_json":
@@ -85,7 +96,9 @@ class Routes:
         now = time.monotonic()
         if now - self._fault_read > 0.5:
             self._fault_read = now
-            self._fault_value = settings.server_settings(self.server.root, self.server.port).get("http")
+            self._fault_value = settings.server_settings(self.server.root, self.server.port).get(
+                "http"
+            )
         return self._fault_value
 
     # ----------------------------------------------------------------- health
@@ -97,7 +110,11 @@ class Routes:
         return self._starting() or text_response("", 200)
 
     async def health(self, request: Request) -> Response:
-        if os.environ.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower() in ("0", "false", "no"):
+        if os.environ.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower() in (
+            "0",
+            "false",
+            "no",
+        ):
             return self._starting() or text_response("", 200)
         return await self.health_generate(request)
 
@@ -151,14 +168,20 @@ class Routes:
         resolved = _server_args(resolved, table)
         info = dict(resolved)
         info.update({key: value for key, value in extra.items() if key in wanted})
-        info.update(status="ready" if server.ready else "starting",
-                    max_total_num_tokens=engine.max_total_tokens if engine else 0,
-                    max_req_input_len=int(resolved.get("context_length") or 0) - 1)
+        info.update(
+            status="ready" if server.ready else "starting",
+            max_total_num_tokens=engine.max_total_tokens if engine else 0,
+            max_req_input_len=int(resolved.get("context_length") or 0) - 1,
+        )
         state = dict(resolved)
         state.update(
             last_gen_throughput=stats.gen_throughput if stats else 0.0,
             effective_max_running_requests_per_dp=resolved.get("max_running_requests"),
-            memory_usage={"weight": 0.0, "kvcache": 0.0, "token_capacity": engine.max_total_tokens if engine else 0},
+            memory_usage={
+                "weight": 0.0,
+                "kvcache": 0.0,
+                "token_capacity": engine.max_total_tokens if engine else 0,
+            },
         )
         if engine and engine.perf.spec_enabled:
             state["avg_spec_accept_length"] = stats.accept_len
@@ -217,9 +240,17 @@ class Routes:
         max_new = int(params.get("max_new_tokens", 128))
         job = self.server.engine.new_request(prompt, max_new)
         if body.get("stream"):
-            return Response(200, stream=self._generate_stream(job), content_type="text/event-stream")
+            return Response(
+                200, stream=self._generate_stream(job), content_type="text/event-stream"
+            )
         await job.done.wait()
-        return json_response({"text": job.output_text, "output_ids": list(range(job.generated)), "meta_info": self._meta(job)})
+        return json_response(
+            {
+                "text": job.output_text,
+                "output_ids": list(range(job.generated)),
+                "meta_info": self._meta(job),
+            }
+        )
 
     async def _generate_stream(self, job):
         while True:
@@ -228,7 +259,11 @@ class Routes:
             await job.updates.get()
             while not job.updates.empty():
                 job.updates.get_nowait()
-            data = {"text": job.output_text, "output_ids": list(range(job.generated)), "meta_info": self._meta(job)}
+            data = {
+                "text": job.output_text,
+                "output_ids": list(range(job.generated)),
+                "meta_info": self._meta(job),
+            }
             yield f"data: {json.dumps(data)}\n\n".encode()
         yield b"data: [DONE]\n\n"
 
@@ -250,8 +285,13 @@ class Routes:
             if perf.spec_enabled:
                 proposed = job.verify_ct * max(1, perf.draft_tokens - 1)
                 correct = max(0, job.generated - job.verify_ct)
-                meta.update(spec_accept_rate=correct / proposed if proposed else 0.0, spec_accept_length=job.accept_length,
-                            spec_num_correct_drafts=correct, spec_num_proposed_drafts=proposed, spec_verify_ct=job.verify_ct)
+                meta.update(
+                    spec_accept_rate=correct / proposed if proposed else 0.0,
+                    spec_accept_length=job.accept_length,
+                    spec_num_correct_drafts=correct,
+                    spec_num_proposed_drafts=proposed,
+                    spec_verify_ct=job.verify_ct,
+                )
         return meta
 
     async def chat(self, request: Request) -> Response:
@@ -265,7 +305,9 @@ class Routes:
         model = body.get("model") or self.server.resolved.get("served_model_name")
         cid = f"chatcmpl-{uuid.uuid4().hex}"
         if body.get("stream"):
-            return Response(200, stream=self._chat_stream(job, cid, model), content_type="text/event-stream")
+            return Response(
+                200, stream=self._chat_stream(job, cid, model), content_type="text/event-stream"
+            )
         await job.done.wait()
         reason = (job.finish_reason or {}).get("type", "stop")
         return json_response(
@@ -274,8 +316,26 @@ class Routes:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": job.output_text, "reasoning_content": None, "tool_calls": None}, "logprobs": None, "finish_reason": reason, "matched_stop": None}],
-                "usage": {"prompt_tokens": job.prompt_tokens, "total_tokens": job.prompt_tokens + job.generated, "completion_tokens": job.generated, "prompt_tokens_details": None},
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": job.output_text,
+                            "reasoning_content": None,
+                            "tool_calls": None,
+                        },
+                        "logprobs": None,
+                        "finish_reason": reason,
+                        "matched_stop": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": job.prompt_tokens,
+                    "total_tokens": job.prompt_tokens + job.generated,
+                    "completion_tokens": job.generated,
+                    "prompt_tokens_details": None,
+                },
             }
         )
 
@@ -287,12 +347,33 @@ class Routes:
                 break
             await job.updates.get()
             text = job.output_text
-            delta = {"role": "assistant", "content": text[sent:], "reasoning_content": None} if first else {"content": text[sent:], "reasoning_content": None}
+            delta = (
+                {"role": "assistant", "content": text[sent:], "reasoning_content": None}
+                if first
+                else {"content": text[sent:], "reasoning_content": None}
+            )
             first, sent = False, len(text)
-            chunk = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
+            chunk = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+            }
             yield f"data: {json.dumps(chunk)}\n\n".encode()
         reason = (job.finish_reason or {}).get("type", "stop")
-        final = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}], "usage": {"prompt_tokens": job.prompt_tokens, "completion_tokens": job.generated, "total_tokens": job.prompt_tokens + job.generated}}
+        final = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}],
+            "usage": {
+                "prompt_tokens": job.prompt_tokens,
+                "completion_tokens": job.generated,
+                "total_tokens": job.prompt_tokens + job.generated,
+            },
+        }
         yield f"data: {json.dumps(final)}\n\n".encode()
         yield b"data: [DONE]\n\n"
 
@@ -302,26 +383,51 @@ class Routes:
         engine = self.server.engine
         stats = engine.stats
         name = self.server.resolved.get("served_model_name") or ""
-        labels = f'engine_type="unified",model_name="{name}",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
+        labels = (
+            f'engine_type="unified",model_name="{name}",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
+        )
         gauges = {
             "sglang:num_running_reqs": ("The number of running requests.", stats.running),
             "sglang:num_queue_reqs": ("The number of requests in the waiting queue.", stats.queued),
             "sglang:token_usage": ("The token usage.", stats.token_usage),
             "sglang:gen_throughput": ("The generation throughput (token/s).", stats.gen_throughput),
-            "sglang:spec_accept_length": ("The average acceptance length of speculative decoding.", stats.accept_len),
+            "sglang:spec_accept_length": (
+                "The average acceptance length of speculative decoding.",
+                stats.accept_len,
+            ),
             "sglang:num_used_tokens": ("The number of used tokens.", engine._kv_tokens()),
-            "sglang:max_total_num_tokens": ("Maximum total number of tokens in the KV cache pool.", engine.max_total_tokens),
+            "sglang:max_total_num_tokens": (
+                "Maximum total number of tokens in the KV cache pool.",
+                engine.max_total_tokens,
+            ),
         }
         counters = {
-            "sglang:prompt_tokens": ("Number of prefill tokens processed.", stats.prompt_tokens_total),
-            "sglang:generation_tokens": ("Number of generation tokens processed.", stats.generation_tokens_total),
+            "sglang:prompt_tokens": (
+                "Number of prefill tokens processed.",
+                stats.prompt_tokens_total,
+            ),
+            "sglang:generation_tokens": (
+                "Number of generation tokens processed.",
+                stats.generation_tokens_total,
+            ),
             "sglang:num_requests": ("The number of processed requests.", stats.requests_total),
         }
-        counter_labels = f'engine_type="unified",model_name="{name}"'  # counters carry no rank labels
+        counter_labels = (
+            f'engine_type="unified",model_name="{name}"'  # counters carry no rank labels
+        )
         out = []
         for metric, (help_text, value) in gauges.items():
-            out += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge", f"{metric}{{{labels}}} {float(value)}"]
+            out += [
+                f"# HELP {metric} {help_text}",
+                f"# TYPE {metric} gauge",
+                f"{metric}{{{labels}}} {float(value)}",
+            ]
         for metric, (help_text, value) in counters.items():
-            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter", f"{metric}_total{{{counter_labels}}} {float(value)}"]
-        return text_response("\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8")
-
+            out += [
+                f"# HELP {metric}_total {help_text}",
+                f"# TYPE {metric}_total counter",
+                f"{metric}_total{{{counter_labels}}} {float(value)}",
+            ]
+        return text_response(
+            "\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8"
+        )

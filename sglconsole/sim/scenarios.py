@@ -8,28 +8,90 @@ from __future__ import annotations
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 
 PROVEN_27B = [
-    "--model-path", "{models}/Qwen3.6-27B", "--port", "30000", "--host", "0.0.0.0", "--tp-size", "2",
-    "--mem-fraction-static", "0.88", "--context-length", "131072", "--max-running-requests", "16",
-    "--mamba-full-memory-ratio", "0.5", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder",
-    "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-    "--speculative-num-draft-tokens", "4", "--trust-remote-code", "--decode-log-interval", "20",
+    "--model-path",
+    "{models}/Qwen3.6-27B",
+    "--port",
+    "30000",
+    "--host",
+    "0.0.0.0",
+    "--tp-size",
+    "2",
+    "--mem-fraction-static",
+    "0.88",
+    "--context-length",
+    "131072",
+    "--max-running-requests",
+    "16",
+    "--mamba-full-memory-ratio",
+    "0.5",
+    "--reasoning-parser",
+    "qwen3",
+    "--tool-call-parser",
+    "qwen3_coder",
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-draft-tokens",
+    "4",
+    "--trust-remote-code",
+    "--decode-log-interval",
+    "20",
 ]
 
 # what someone relaunched from shell history: half the steps, no env var, no request cap
 DRIFTED_27B = [
-    "--model-path", "{models}/Qwen3.6-27B", "--tp-size", "2", "--speculative-algo", "NEXTN",
-    "--speculative-num-draft-tokens", "2", "--speculative-num-steps", "1", "--decode-log-interval", "20",
+    "--model-path",
+    "{models}/Qwen3.6-27B",
+    "--tp-size",
+    "2",
+    "--speculative-algo",
+    "NEXTN",
+    "--speculative-num-draft-tokens",
+    "2",
+    "--speculative-num-steps",
+    "1",
+    "--decode-log-interval",
+    "20",
 ]
 
 QWEN8B = [
-    "--model-path", "{models}/Qwen3-8B", "--host", "0.0.0.0", "--tp-size", "1", "--mem-fraction-static", "0.85",
-    "--max-running-requests", "64", "--enable-metrics", "--decode-log-interval", "40",
+    "--model-path",
+    "{models}/Qwen3-8B",
+    "--host",
+    "0.0.0.0",
+    "--tp-size",
+    "1",
+    "--mem-fraction-static",
+    "0.85",
+    "--max-running-requests",
+    "64",
+    "--enable-metrics",
+    "--decode-log-interval",
+    "40",
 ]
 
 NEXT_059 = [
-    "--model-path", "{models}/Qwen3-Next-80B-A3B", "--host", "0.0.0.0", "--tp-size", "1",
-    "--mem-fraction-static", "0.85", "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
-    "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--decode-log-interval", "20",
+    "--model-path",
+    "{models}/Qwen3-Next-80B-A3B",
+    "--host",
+    "0.0.0.0",
+    "--tp-size",
+    "1",
+    "--mem-fraction-static",
+    "0.85",
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-draft-tokens",
+    "4",
+    "--decode-log-interval",
+    "20",
 ]
 
 
@@ -78,7 +140,12 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
             models=("Qwen3-8B",),
             sglang={"startup_s": startup_s, "load": {"concurrency": 2, "max_tokens": 300}},
             servers=[
-                ServerSpec(30000 + i, "qwen8b-tp1", [i], running=None if i == 3 else [*QWEN8B, "--port", str(30000 + i)])
+                ServerSpec(
+                    30000 + i,
+                    "qwen8b-tp1",
+                    [i],
+                    running=None if i == 3 else [*QWEN8B, "--port", str(30000 + i)],
+                )
                 for i in range(4)
             ],
         ),
@@ -88,8 +155,20 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
             gpu_count=1,
             sglang_version="0.5.9",
             models=("Qwen3-Next-80B-A3B",),
-            sglang={"startup_s": startup_s, "degenerate": True, "load": {"concurrency": 1, "max_tokens": 200}},
-            servers=[ServerSpec(30000, "qwen-next-mtp", [0], running=NEXT_059, running_env={"SGLANG_ENABLE_SPEC_V2": "1"})],
+            sglang={
+                "startup_s": startup_s,
+                "degenerate": True,
+                "load": {"concurrency": 1, "max_tokens": 200},
+            },
+            servers=[
+                ServerSpec(
+                    30000,
+                    "qwen-next-mtp",
+                    [0],
+                    running=NEXT_059,
+                    running_env={"SGLANG_ENABLE_SPEC_V2": "1"},
+                )
+            ],
         ),
     ]
 
@@ -101,16 +180,34 @@ def bench_hosts(count: int = 16, servers: int = 4) -> list[HostSpec]:
     """The benchmark fleet: `count` 4xH200 hosts, `servers` TP=1 servers each, each under load and
     logging a decode line about once a second; plus, per host, a configured-but-idle server entry
     whose log the benchmark writes into (to time freshness)."""
-    args = ["--model-path", "{models}/Qwen3-8B", "--host", "0.0.0.0", "--mem-fraction-static", "0.85",
-            "--max-running-requests", "64", "--decode-log-interval", "50"]
+    args = [
+        "--model-path",
+        "{models}/Qwen3-8B",
+        "--host",
+        "0.0.0.0",
+        "--mem-fraction-static",
+        "0.85",
+        "--max-running-requests",
+        "64",
+        "--decode-log-interval",
+        "50",
+    ]
     return [
         HostSpec(
             name=f"gpu{index:02d}",
             gpu_model="H200",
             gpu_count=max(servers, 1),
             models=("Qwen3-8B",),
-            sglang={"startup_s": 0.5, "tick_s": 0.25, "child_poll_s": 5.0, "load": {"concurrency": 1, "max_tokens": 4000}},
-            servers=[ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*args, "--port", str(30000 + i)]) for i in range(servers)]
+            sglang={
+                "startup_s": 0.5,
+                "tick_s": 0.25,
+                "child_poll_s": 5.0,
+                "load": {"concurrency": 1, "max_tokens": 4000},
+            },
+            servers=[
+                ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*args, "--port", str(30000 + i)])
+                for i in range(servers)
+            ]
             + [ServerSpec(FRESHNESS_PORT, "qwen8b-tp1", [], running=None)],
         )
         for index in range(count)

@@ -27,17 +27,27 @@ from sglconsole.sim.routes import Routes
 READY_LINE = "The server is fired up and ready to roll!"
 
 
-def main(argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server") -> int:
+def main(
+    argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server"
+) -> int:
     """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve` CLI)."""
     warning = versiontable.load(version).get("launch_server_warning")
     if entry == "launch_server" and warning:  # it warns on import, before parsing
         where = sys.argv[0] if sys.argv else "launch_server.py"
-        print(f"{where}:{warning['line']}: UserWarning: {warning['text']}\n  warnings.warn(", file=sys.stderr, flush=True)
-    parser = flagtable.build_parser(version, prog=os.path.basename(sys.argv[0]) if sys.argv else None)
+        print(
+            f"{where}:{warning['line']}: UserWarning: {warning['text']}\n  warnings.warn(",
+            file=sys.stderr,
+            flush=True,
+        )
+    parser = flagtable.build_parser(
+        version, prog=os.path.basename(sys.argv[0]) if sys.argv else None
+    )
     args = vars(parser.parse_args(argv))  # unknown flags: usage + error, exit 2 like SGLang
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
-    server = SimServer(args, version=version, root=root, argv=list(sys.argv if argv is None else argv))
+    server = SimServer(
+        args, version=version, root=root, argv=list(sys.argv if argv is None else argv)
+    )
     try:
         return asyncio.run(server.run())
     except KeyboardInterrupt:
@@ -108,8 +118,15 @@ class SimServer:
 
     def _die(self) -> int:
         say("Scheduler hit an exception: Traceback (most recent call last):", self.prefix(0))
-        print('  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process', file=sys.stderr)
-        print("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error", file=sys.stderr, flush=True)
+        print(
+            '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process',
+            file=sys.stderr,
+        )
+        print(
+            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error",
+            file=sys.stderr,
+            flush=True,
+        )
         self._stop_children(force=False)
         os._exit(1)
 
@@ -127,7 +144,9 @@ class SimServer:
     def piecewise_graphs(self) -> bool:
         """Piecewise CUDA graphs (prefill): opt-in with --enable-piecewise-cuda-graph in 0.5.9, on by
         default (--disable-piecewise-cuda-graph) in 0.5.11/0.5.12, absent where the version logs none."""
-        if self.args.get("disable_cuda_graph") or not versiontable.startup(self.version, "piecewise_graph_begin"):
+        if self.args.get("disable_cuda_graph") or not versiontable.startup(
+            self.version, "piecewise_graph_begin"
+        ):
             return False
         if "disable_piecewise_cuda_graph" in self.args:
             return not self.args.get("disable_piecewise_cuda_graph")
@@ -161,15 +180,24 @@ class SimServer:
         self._register_memory(gpus, weights_gb / tp * 1024)
         arch = model.get("architectures", ["LlamaForCausalLM"])[0]
         for rank in range(tp):
-            self._milestone("load_weight_end", rank, elapsed=startup * 0.4 + 3.1, type=arch, dtype="torch.bfloat16",
-                            avail_mem=avail - weights_gb / tp, mem_usage=weights_gb / tp)
+            self._milestone(
+                "load_weight_end",
+                rank,
+                elapsed=startup * 0.4 + 3.1,
+                type=arch,
+                dtype="torch.bfloat16",
+                avail_mem=avail - weights_gb / tp,
+                mem_usage=weights_gb / tp,
+            )
         fraction = float(args.get("mem_fraction_static") or 0.85)
         pool_gb = max(0.5, total_gb * fraction - weights_gb / tp)
         self._check_memory(gpus, total_gb * fraction)
         kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp
         max_total = int(pool_gb * 1024 * 1024 / kv_kb)
         for rank in range(tp):
-            self._milestone("kv_cache_allocated", rank, tokens=max_total, k_size=pool_gb / 2, v_size=pool_gb / 2)
+            self._milestone(
+                "kv_cache_allocated", rank, tokens=max_total, k_size=pool_gb / 2, v_size=pool_gb / 2
+            )
             self._milestone("memory_pool_end", rank, avail_mem=total_gb * (1 - fraction))
         self._register_memory(gpus, total_gb * fraction * 1024)
         self.resolved = self._resolve(model, max_total)
@@ -177,25 +205,45 @@ class SimServer:
         free = total_gb * (1 - fraction)
         if not args.get("disable_cuda_graph"):
             spec = perf.build(args, dict(os.environ), self.gpu.key, weights_gb).spec_enabled
-            graph = {"capture_name": f"target {'verify' if spec else 'decode'}", "backend": "full",
-                     "num_tokens": [1, 2, 4, 8, 16, 24, 32]}
+            graph = {
+                "capture_name": f"target {'verify' if spec else 'decode'}",
+                "backend": "full",
+                "num_tokens": [1, 2, 4, 8, 16, 24, 32],
+            }
             for rank in range(tp):
                 self._milestone("cuda_graph_begin", rank, avail_mem=free, **graph)
             await asyncio.sleep(startup * 0.2)
             for rank in range(tp):
-                self._milestone("cuda_graph_end", rank, elapsed=startup * 0.2 + 1.7, time_elapsed=startup * 0.2 + 1.7,
-                                mem_usage=0.10, avail_mem=free - 0.10, **graph)
+                self._milestone(
+                    "cuda_graph_end",
+                    rank,
+                    elapsed=startup * 0.2 + 1.7,
+                    time_elapsed=startup * 0.2 + 1.7,
+                    mem_usage=0.10,
+                    avail_mem=free - 0.10,
+                    **graph,
+                )
             if self.piecewise_graphs:
                 for rank in range(tp):
                     self._milestone("piecewise_graph_begin", rank, avail_mem=free - 0.10)
-                    self._milestone("piecewise_graph_end", rank, time_elapsed=startup * 0.05 + 5.7,
-                                    mem_usage=0.20, avail_mem=free - 0.30)
+                    self._milestone(
+                        "piecewise_graph_end",
+                        rank,
+                        time_elapsed=startup * 0.05 + 5.7,
+                        mem_usage=0.20,
+                        avail_mem=free - 0.30,
+                    )
         resolved = self.resolved
-        self._milestone("max_total_num_tokens", 0, max_total_num_tokens=max_total,
-                        chunked_prefill_size=resolved["chunked_prefill_size"],
-                        max_prefill_tokens=resolved["max_prefill_tokens"],
-                        max_running_requests=resolved["max_running_requests"],
-                        context_len=resolved["context_length"], available_gpu_mem=free - 0.62)
+        self._milestone(
+            "max_total_num_tokens",
+            0,
+            max_total_num_tokens=max_total,
+            chunked_prefill_size=resolved["chunked_prefill_size"],
+            max_prefill_tokens=resolved["max_prefill_tokens"],
+            max_running_requests=resolved["max_running_requests"],
+            context_len=resolved["context_length"],
+            available_gpu_mem=free - 0.62,
+        )
         self.engine = self._engine(model, max_total)
         asyncio.create_task(self.engine.run())
         await self._serve_http()
@@ -230,7 +278,9 @@ class SimServer:
     def _used_gb(self, gpus: list[int]) -> float:
         mine = {c.pid for c in self.children}
         uses = [u for u in gpustate.read_gpu_uses(self.root) if u["pid"] not in mine]
-        held = max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+        held = (
+            max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+        )
         # memory taken by things outside this simulation (another tenant, a display): a host setting
         return held + float(self.settings.get("reserved_gib") or 0)
 
@@ -255,11 +305,23 @@ class SimServer:
 
     def _spawn_children(self, gpus: list[int], tp: int) -> None:
         linger = bool(self.settings.get("linger_children"))
-        titles = [f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)]
+        titles = [
+            f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)
+        ]
         roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp)]
         roles.append(("detokenizer", "sglang::detokenizer", None))
         for role, title, gpu in roles:
-            command = [sys.executable, "-m", "sglconsole.sim.child", "--title", title, "--root", self.root, "--parent", str(os.getpid())]
+            command = [
+                sys.executable,
+                "-m",
+                "sglconsole.sim.child",
+                "--title",
+                title,
+                "--root",
+                self.root,
+                "--parent",
+                str(os.getpid()),
+            ]
             if gpu is not None:
                 command += ["--gpu", str(gpu)]
             if linger:
@@ -309,7 +371,9 @@ class SimServer:
         return args
 
     def _engine(self, model: dict, max_total: int) -> Engine:
-        model_perf = perf.build(self.args, dict(os.environ), self.gpu.key, float(model.get("sim_weights_gb", 16.0)))
+        model_perf = perf.build(
+            self.args, dict(os.environ), self.gpu.key, float(model.get("sim_weights_gb", 16.0))
+        )
         return Engine(
             model_perf,
             max_running=int(self.resolved["max_running_requests"]),
@@ -334,7 +398,9 @@ class SimServer:
             await self.http.start(host, self.port)
         except OSError as exc:
             raise StartupFailed(
-                [f"ERROR:    [Errno {exc.errno}] error while attempting to bind on address ('{host}', {self.port}): address already in use"]
+                [
+                    f"ERROR:    [Errno {exc.errno}] error while attempting to bind on address ('{host}', {self.port}): address already in use"
+                ]
             ) from None
         plain(f"INFO:     Started server process [{os.getpid()}]")
         plain("INFO:     Waiting for application startup.")
@@ -355,11 +421,17 @@ class SimServer:
         if concurrency <= 0:
             return
         max_tokens = int(load.get("max_tokens") or 256)
-        prompts = ["Explain how speculative decoding works.", "Write a python function for primes.", "Summarise the benefits of tensor parallelism."]
+        prompts = [
+            "Explain how speculative decoding works.",
+            "Write a python function for primes.",
+            "Summarise the benefits of tensor parallelism.",
+        ]
 
         async def worker(index: int) -> None:
             while True:
-                request = self.engine.new_request(prompts[index % len(prompts)], max_tokens, background=True)
+                request = self.engine.new_request(
+                    prompts[index % len(prompts)], max_tokens, background=True
+                )
                 await request.done.wait()
                 await asyncio.sleep(float(load.get("pause_s", 0.2)))
 

@@ -38,7 +38,12 @@ class FleetState:
             state = HostState(name)
             for server in host.servers:
                 state.servers[server.port] = ServerState(
-                    name, server.port, server, config.profiles.get(server.profile), server.profile, log_path=server.log
+                    name,
+                    server.port,
+                    server,
+                    config.profiles.get(server.profile),
+                    server.profile,
+                    log_path=server.log,
                 )
             self.hosts[name] = state
 
@@ -80,11 +85,24 @@ def record_decode(server: ServerState, record: LogRecord, now: float) -> None:
     gap = None if server.last_decode_at is None else now - server.last_decode_at
     if record.time is not None and previous is not None and previous.time is not None:
         gap = (record.time - previous.time).total_seconds()
-    after_idle = previous is None or (previous.running_req or 0) == 0 or (gap is not None and gap > IDLE_GAP_S)
+    after_idle = (
+        previous is None
+        or (previous.running_req or 0) == 0
+        or (gap is not None and gap > IDLE_GAP_S)
+    )
     when = record.time.timestamp() if record.time is not None else now
     server.history.append(
-        Sample(when, record.gen_throughput, record.accept_len, record.accept_rate, record.running_req,
-               record.queue_req, record.token_usage, after_idle, server.log_pid)
+        Sample(
+            when,
+            record.gen_throughput,
+            record.accept_len,
+            record.accept_rate,
+            record.running_req,
+            record.queue_req,
+            record.token_usage,
+            after_idle,
+            server.log_pid,
+        )
     )
     server.last_decode = record
     server.last_decode_at = now

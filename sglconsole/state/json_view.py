@@ -34,12 +34,24 @@ def host_json(host: HostState, now: float) -> dict:
         "error": host.error,
         "gpu_error": host.gpu_error,
         "gpus": [
-            {"index": g.index, "name": g.name, "uuid": g.uuid, "util": g.util_gpu, "mem_used_mib": g.mem_used_mib,
-             "mem_total_mib": g.mem_total_mib, "temperature_c": g.temperature_c, "power_w": g.power_draw_w}
+            {
+                "index": g.index,
+                "name": g.name,
+                "uuid": g.uuid,
+                "util": g.util_gpu,
+                "mem_used_mib": g.mem_used_mib,
+                "mem_total_mib": g.mem_total_mib,
+                "temperature_c": g.temperature_c,
+                "power_w": g.power_draw_w,
+            }
             for g in host.gpus
         ],
-        "servers": [server_json(s, now) for s in sorted(host.servers.values(), key=lambda s: s.port)],
-        "orphans": [{"pid": p.pid, "ppid": p.ppid, "title": p.title} for p in (view.orphans if view else ())],
+        "servers": [
+            server_json(s, now) for s in sorted(host.servers.values(), key=lambda s: s.port)
+        ],
+        "orphans": [
+            {"pid": p.pid, "ppid": p.ppid, "title": p.title} for p in (view.orphans if view else ())
+        ],
         "unaccounted_gpu_pids": [a.pid for a in (view.unaccounted if view else ())],
         "notes": list(view.notes) if view else [],
     }
@@ -59,7 +71,9 @@ def server_json(server: ServerState, now: float) -> dict:
         "argv": mask_argv(list(process.main.argv)) if process else None,
         "env": mask_env(process.main.env or {}) if process else None,
         "gpus": list(process.gpus) if process else None,
-        "children": [{"pid": c.pid, "title": c.title, "state": c.state} for c in process.children] if process else [],
+        "children": [{"pid": c.pid, "title": c.title, "state": c.state} for c in process.children]
+        if process
+        else [],
         "tok_s": view.tok_s,
         "accept_len": load.accept_len if load else None,
         "running_req": load.running_req if load else None,

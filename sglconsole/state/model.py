@@ -42,8 +42,19 @@ class Status(StrEnum):
 
 # worst first: the terminal title and the host badge show the worst one
 # a looping or stalled server takes requests and gives garbage or nothing: at least as bad as DOWN
-SEVERITY = [Status.UNREACHABLE, Status.DEGENERATE, Status.LOOPING, Status.STALLED, Status.DOWN, Status.SLOW, Status.DRIFT,
-            Status.STARTING, Status.UNMANAGED, Status.UNKNOWN, Status.UP]
+SEVERITY = [
+    Status.UNREACHABLE,
+    Status.DEGENERATE,
+    Status.LOOPING,
+    Status.STALLED,
+    Status.DOWN,
+    Status.SLOW,
+    Status.DRIFT,
+    Status.STARTING,
+    Status.UNMANAGED,
+    Status.UNKNOWN,
+    Status.UP,
+]
 
 
 def worst(statuses) -> Status:
@@ -165,7 +176,9 @@ class ServerState:
             self.last_decode = self.last_decode_at = None
             self.milestones.clear()  # the start-up progress shown is this process's
         self.process = process
-        self.server_info = self.version = self.health = self.drift = self.metrics = self.metrics_at = None
+        self.server_info = self.version = self.health = self.drift = self.metrics = (
+            self.metrics_at
+        ) = None
         self.metrics_before = self.metrics_before_at = self.answered_at = None
         self.drift_error = None
 
@@ -188,5 +201,3 @@ class HostState:
     @property
     def gpu_model(self) -> str | None:
         return self.gpus[0].name if self.gpus else None
-
-

@@ -29,13 +29,26 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
     tok_s, source = _tok_s(server, samples, now)
     differs, count = _drift(server)
     return ServerView(
-        status, reason, process.main.pid, started, tok_s, source, _load(server, samples, now),
-        tuple(s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None)[-SPARK_SAMPLES:],
-        differs, count, generation, now,
+        status,
+        reason,
+        process.main.pid,
+        started,
+        tok_s,
+        source,
+        _load(server, samples, now),
+        tuple(
+            s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None
+        )[-SPARK_SAMPLES:],
+        differs,
+        count,
+        generation,
+        now,
     )
 
 
-def _tok_s(server: ServerState, samples: list[Sample], now: float) -> tuple[float | None, str | None]:
+def _tok_s(
+    server: ServerState, samples: list[Sample], now: float
+) -> tuple[float | None, str | None]:
     for sample in reversed(samples):
         if not sample.after_idle:
             return sample.gen_throughput, "log"
@@ -51,7 +64,9 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
         return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
     metrics = fresh_metrics(server, now)
     if metrics is None or not metrics_rate(server, now):
-        return None  # no page, or nothing generated since the last one: its gauges are frozen, not now
+        return (
+            None  # no page, or nothing generated since the last one: its gauges are frozen, not now
+        )
     running = None if metrics.running_req is None else int(metrics.running_req)
     queued = None if metrics.queue_req is None else int(metrics.queue_req)
     return Load(metrics.accept_len, running, queued, metrics.token_usage, "metrics")
@@ -71,7 +86,12 @@ def metrics_rate(server: ServerState, now: float) -> float | None:
     of this process. Never the `gen_throughput` gauge: SGLang sets it only when it logs a decode
     line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at idle)."""
     current, before = fresh_metrics(server, now), server.metrics_before
-    if current is None or before is None or server.metrics_before_at is None or server.process is None:
+    if (
+        current is None
+        or before is None
+        or server.metrics_before_at is None
+        or server.process is None
+    ):
         return None
     if server.metrics_before_at < server.process.main.start:
         return None

@@ -35,7 +35,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if not server.managed:
         return Status.UNMANAGED, "running but not in hosts.yaml"
     started = server.process.main.start
-    if server.health != "ok" and (server.ready_seen_at is None or server.ready_seen_at < started - 1):
+    if server.health != "ok" and (
+        server.ready_seen_at is None or server.ready_seen_at < started - 1
+    ):
         return Status.STARTING, server.action or starting(server, now)
     stalled = stall(server, now)
     if stalled:
@@ -44,7 +46,10 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if verdict == "DEGENERATE" and getattr(server.probe, "pid", None) == server.process.main.pid:
         return Status.DEGENERATE, "the probe's answer loops"
     if looping(server):
-        return Status.LOOPING, "accept rate pinned at its ceiling while requests run (repeating output)"
+        return (
+            Status.LOOPING,
+            "accept rate pinned at its ceiling while requests run (repeating output)",
+        )
     slow = slowness(server, now)
     if slow:
         return Status.SLOW, slow
@@ -54,7 +59,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     return Status.UP, "serving"
 
 
-def process_samples(server: ServerState, since: float = 0.0, limit: int | None = None) -> list[Sample]:
+def process_samples(
+    server: ServerState, since: float = 0.0, limit: int | None = None
+) -> list[Sample]:
     """Decode samples written by the current process, oldest first.
 
     A relaunch appends to the same log. A sample whose writer the log named (core.log_owner) is
@@ -101,8 +108,11 @@ def stall(server: ServerState, now: float) -> str | None:
     waiting = requests_waiting(server)
     if not waiting:
         return None
-    quiet = "no decode line" if server.last_decode_at is None else \
-        f"no decode line for {now - server.last_decode_at:.0f} s"
+    quiet = (
+        "no decode line"
+        if server.last_decode_at is None
+        else f"no decode line for {now - server.last_decode_at:.0f} s"
+    )
     return f"no HTTP answer for {now - silent_since:.0f} s, {waiting} requests waiting, {quiet}"
 
 
@@ -121,7 +131,11 @@ def requests_waiting(server: ServerState) -> int:
 def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S) -> list[Sample]:
     """Decode samples of the last minute while requests ran — of this process only (a restore
     must not stay SLOW for a minute on the old server's numbers)."""
-    return [s for s in process_samples(server, since=now - window)[::-1] if (s.running_req or 0) > 0 and not s.after_idle]
+    return [
+        s
+        for s in process_samples(server, since=now - window)[::-1]
+        if (s.running_req or 0) > 0 and not s.after_idle
+    ]
 
 
 def slowness(server: ServerState, now: float) -> str | None:
@@ -167,7 +181,9 @@ def per_request_baseline(profile: Profile, running: float) -> float | None:
 
 
 def looping(server: ServerState) -> bool:
-    samples = [s for s in process_samples(server, limit=4 * LOOP_SAMPLES)[::-1] if (s.running_req or 0) > 0][:LOOP_SAMPLES]
+    samples = [
+        s for s in process_samples(server, limit=4 * LOOP_SAMPLES)[::-1] if (s.running_req or 0) > 0
+    ][:LOOP_SAMPLES]
     if len(samples) < LOOP_SAMPLES or server.process is None:
         return False
     draft = flag(server.process.args, "--speculative-num-draft-tokens")
@@ -176,7 +192,11 @@ def looping(server: ServerState) -> bool:
     def pinned(sample: Sample) -> bool:
         if sample.accept_rate is not None and sample.accept_rate >= 0.98:
             return True
-        return ceiling is not None and sample.accept_len is not None and sample.accept_len >= ceiling - 0.01
+        return (
+            ceiling is not None
+            and sample.accept_len is not None
+            and sample.accept_len >= ceiling - 0.01
+        )
 
     # one window diluted by a short request (a health check) must not hide the loop
     return sum(pinned(s) for s in samples) >= LOOP_SAMPLES - 1

@@ -12,11 +12,17 @@ async def run_alert_command(argv: list[str], event: dict, timeout: float = TIMEO
     """Run it to completion; return None when it succeeded, else one line saying what went wrong."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
     except OSError as exc:
         return f"alert_command {argv[0]}: {exc}"
     try:
-        _, err = await asyncio.wait_for(proc.communicate(json.dumps(event).encode() + b"\n"), timeout)
+        _, err = await asyncio.wait_for(
+            proc.communicate(json.dumps(event).encode() + b"\n"), timeout
+        )
     except TimeoutError:
         proc.kill()
         await proc.wait()

@@ -9,8 +9,16 @@ from sglconsole.state.fleet import SEVERITY, FleetState, Status
 
 HOLD_S = 5.0
 QUIET_S = 300.0
-PROBLEMS = {Status.DOWN, Status.DRIFT, Status.SLOW, Status.DEGENERATE, Status.LOOPING, Status.STALLED, Status.UNREACHABLE,
-            Status.UNMANAGED}
+PROBLEMS = {
+    Status.DOWN,
+    Status.DRIFT,
+    Status.SLOW,
+    Status.DEGENERATE,
+    Status.LOOPING,
+    Status.STALLED,
+    Status.UNREACHABLE,
+    Status.UNMANAGED,
+}
 SILENT_FROM = {Status.UNKNOWN}  # the first real status after connecting is not news
 
 
@@ -36,8 +44,15 @@ class Alert:
         return self.host if self.port is None else f"{self.host}:{self.port}"
 
     def to_json(self) -> dict:
-        return {"event": "problem" if self.problem else "recovered", "host": self.host, "port": self.port,
-                "from": self.old.value, "to": self.new.value, "reason": self.reason, "time": self.time}
+        return {
+            "event": "problem" if self.problem else "recovered",
+            "host": self.host,
+            "port": self.port,
+            "from": self.old.value,
+            "to": self.new.value,
+            "reason": self.reason,
+            "time": self.time,
+        }
 
 
 @dataclass
@@ -55,7 +70,9 @@ class AlertTracker:
     quiet_s: float = QUIET_S
     _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
 
-    def observe(self, host: str, port: int | None, status: Status, reason: str, now: float) -> Alert | None:
+    def observe(
+        self, host: str, port: int | None, status: Status, reason: str, now: float
+    ) -> Alert | None:
         """Feed the current status of a host (port None: its reachability) or a server."""
         key = (host, port)
         track = self._tracks.get(key)
@@ -71,7 +88,9 @@ class AlertTracker:
             return None
         return self._settle(track, key, status, reason, now)
 
-    def _settle(self, track: _Track, key: tuple[str, int | None], status: Status, reason: str, now: float) -> Alert | None:
+    def _settle(
+        self, track: _Track, key: tuple[str, int | None], status: Status, reason: str, now: float
+    ) -> Alert | None:
         old, track.settled, track.pending = track.settled, status, None
         if old in SILENT_FROM or (old == Status.STARTING and status not in PROBLEMS):
             return None
@@ -86,7 +105,9 @@ class AlertTracker:
         """Within the quiet period only a worse problem than the one alerted gets through."""
         if track.alerted_at is None or now - track.alerted_at >= self.quiet_s:
             return False
-        return not (status in PROBLEMS and track.alerted is not None and rank(status) > rank(track.alerted))
+        return not (
+            status in PROBLEMS and track.alerted is not None and rank(status) > rank(track.alerted)
+        )
 
 
 def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
@@ -96,5 +117,8 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
         reach = {False: Status.UNREACHABLE, None: Status.UNKNOWN}.get(host.reachable, Status.UP)
         found.append(tracker.observe(host.name, None, reach, host.error or "", now))
         if host.reachable:
-            found += [tracker.observe(host.name, s.port, s.status, s.reason, now) for s in host.servers.values()]
+            found += [
+                tracker.observe(host.name, s.port, s.status, s.reason, now)
+                for s in host.servers.values()
+            ]
     return [alert for alert in found if alert is not None]

@@ -32,7 +32,9 @@ from sglconsole.tui.session import Session
 from sglconsole.tui.title import fleet_title, osc_title
 
 REFRESH_S = 0.2
-SHOWN_S = 0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
+SHOWN_S = (
+    0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
+)
 MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
@@ -51,8 +53,15 @@ class ConsoleApp(App[int]):
     TITLE = "sglconsole"
     BINDINGS = [Binding("colon", "command_palette", "Commands", show=False, id="command-palette")]
 
-    def __init__(self, session: Session, *, monitor: FleetMonitor | None = None, replay: Replay | None = None,
-                 record: Path | None = None, theme: str = "textual-dark"):
+    def __init__(
+        self,
+        session: Session,
+        *,
+        monitor: FleetMonitor | None = None,
+        replay: Replay | None = None,
+        record: Path | None = None,
+        theme: str = "textual-dark",
+    ):
         super().__init__()
         self.session = session
         self.monitor = monitor
@@ -105,7 +114,12 @@ class ConsoleApp(App[int]):
         """Fleet listener: everything waits for the next batch, except what the operator is looking at."""
         self.dirty.mark(host, port)
         shown = self.main.selected
-        if self._soon is None and shown is not None and shown[0] == host and shown[1] in (None, port):
+        if (
+            self._soon is None
+            and shown is not None
+            and shown[0] == host
+            and shown[1] in (None, port)
+        ):
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # not on the app's loop: the next batch will show it
@@ -138,22 +152,32 @@ class ConsoleApp(App[int]):
         self._title = text
         self.sub_title = text
         if not self.is_headless and self._driver is not None:
-            self._driver.write(osc_title(text))  # Textual has no API for the terminal's title (bell() does the same)
+            self._driver.write(
+                osc_title(text)
+            )  # Textual has no API for the terminal's title (bell() does the same)
 
     # --------------------------------------------------------------- alerts
 
     def raise_alert(self, alert: Alert) -> None:
-        self.session.history.append(AlertRecord(alert.time, alert.target, alert.old.value, alert.new.value, alert.reason))
+        self.session.history.append(
+            AlertRecord(alert.time, alert.target, alert.old.value, alert.new.value, alert.reason)
+        )
         looking_at = self.main.selected[0] if self.main.selected else None
         if alert.host != looking_at or not alert.problem:
             word = "problem" if alert.problem else "recovered"
-            self.notify(f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n{clean(alert.reason)}",
-                        title=word, severity="warning" if alert.problem else "information", timeout=10)
+            self.notify(
+                f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n{clean(alert.reason)}",
+                title=word,
+                severity="warning" if alert.problem else "information",
+                timeout=10,
+            )
         if self.session.bell and alert.problem:
             self.bell()
         argv = self.session.config.model.alert_command
         if argv:
-            self.run_worker(self._alert_command(argv, alert.to_json()), group="alerts", exit_on_error=False)
+            self.run_worker(
+                self._alert_command(argv, alert.to_json()), group="alerts", exit_on_error=False
+            )
 
     async def _alert_command(self, argv: list[str], event: dict) -> None:
         problem = await run_alert_command(argv, event)
@@ -167,18 +191,29 @@ class ConsoleApp(App[int]):
         for key in KEYS:
             if self.main.check_action(key.name, ()):
                 run = partial(self.main.run_action, key.binding.action)
-                yield SystemCommand(f"{key.binding.description} ({self.get_key_display(key.binding)})",
-                                    key.binding.tooltip, run)
+                yield SystemCommand(
+                    f"{key.binding.description} ({self.get_key_display(key.binding)})",
+                    key.binding.tooltip,
+                    run,
+                )
 
 
-def make_app(config: Config | None, *, read_only: bool = False, monitor: FleetMonitor | None = None,
-             theme: str | None = None, record: str | Path | None = None,
-             replay: Replay | str | Path | None = None) -> ConsoleApp:
+def make_app(
+    config: Config | None,
+    *,
+    read_only: bool = False,
+    monitor: FleetMonitor | None = None,
+    theme: str | None = None,
+    record: str | Path | None = None,
+    replay: Replay | str | Path | None = None,
+) -> ConsoleApp:
     """The console on a live fleet (its own FleetMonitor unless given one) or on a recording (read-only)."""
     record_path = Path(record) if record else None
     if replay is not None:
         replay = replay if isinstance(replay, Replay) else Replay(load(Path(replay)))
-        session = Session(replay.recording.config, replay.fleet, None, read_only=True, clock=replay.clock)
+        session = Session(
+            replay.recording.config, replay.fleet, None, read_only=True, clock=replay.clock
+        )
         return ConsoleApp(session, replay=replay, record=record_path, theme=theme_name(theme))
     if config is None:
         raise UsageError("make_app needs a config, or a replay")

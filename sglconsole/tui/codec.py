@@ -19,8 +19,16 @@ from sglconsole.state.snapshot import derive_view
 from sglconsole.state.status import process_samples
 
 HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
-SERVER_FIELDS = ("profile_name", "log_path", "log_state", "ready_seen_at", "health", "version", "drift_error",
-                 "action")
+SERVER_FIELDS = (
+    "profile_name",
+    "log_path",
+    "log_state",
+    "ready_seen_at",
+    "health",
+    "version",
+    "drift_error",
+    "action",
+)
 VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
 
 
@@ -45,7 +53,11 @@ def encode_server(server: ServerState) -> dict[str, Any]:
 
 def _view_fields(view: ServerView) -> dict[str, Any]:
     """What the operator saw of the server (status, reason, tok/s, load), as published."""
-    fields = {f.name: getattr(view, f.name) for f in dataclasses.fields(view) if f.name not in VIEW_SKIPPED}
+    fields = {
+        f.name: getattr(view, f.name)
+        for f in dataclasses.fields(view)
+        if f.name not in VIEW_SKIPPED
+    }
     fields["status"] = view.status.value
     fields["load"] = None if view.load is None else dataclasses.asdict(view.load)
     return fields
@@ -68,19 +80,34 @@ def _proc(proc: ProcInfo) -> dict[str, Any]:
 
 
 def _process(process: ServerProcess) -> dict[str, Any]:
-    return {"main": _proc(process.main), "port": process.port, "children": [_proc(c) for c in process.children],
-            "gpus": list(process.gpus), "gpu_mem_mib": process.gpu_mem_mib}
+    return {
+        "main": _proc(process.main),
+        "port": process.port,
+        "children": [_proc(c) for c in process.children],
+        "gpus": list(process.gpus),
+        "gpu_mem_mib": process.gpu_mem_mib,
+    }
 
 
 def _view(view: ProcessView) -> dict[str, Any]:
-    return {"orphans": [_proc(p) for p in view.orphans], "unaccounted": [_compact(a) for a in view.unaccounted],
-            "foreign_pids": view.foreign_pids, "notes": list(view.notes)}
+    return {
+        "orphans": [_proc(p) for p in view.orphans],
+        "unaccounted": [_compact(a) for a in view.unaccounted],
+        "foreign_pids": view.foreign_pids,
+        "notes": list(view.notes),
+    }
 
 
 def _report(report: Report) -> dict[str, Any]:
     rows = [{**row.to_dict(), "name": row.name, "kind": row.kind} for row in report.rows]
-    return {"rows": rows, "version": report.version, "requires": report.requires, "version_ok": report.version_ok,
-            "errors": dict(report.errors), "ambient": mask_env(report.ambient)}
+    return {
+        "rows": rows,
+        "version": report.version,
+        "requires": report.requires,
+        "version_ok": report.version_ok,
+        "errors": dict(report.errors),
+        "ambient": mask_env(report.ambient),
+    }
 
 
 # ------------------------------------------------------------------ decode
@@ -102,7 +129,9 @@ def apply_server(server: ServerState, fields: dict[str, Any]) -> None:
         if name == "view":
             server.view = _decode_view_fields(server, value)
         elif name in ("status", "reason"):  # recordings made before views were recorded whole
-            server.view = LegacyView(**{**_as_fields(server.view), name: Status(value) if name == "status" else value})
+            server.view = LegacyView(
+                **{**_as_fields(server.view), name: Status(value) if name == "status" else value}
+            )
         elif name in decoders:
             setattr(server, name, None if value is None else decoders[name](value))
         elif name in SERVER_FIELDS:
@@ -116,7 +145,9 @@ def _decode_view_fields(server: ServerState, data: dict[str, Any]) -> ServerView
     fields["load"] = None if not fields.get("load") else Load(**fields["load"])
     view = ServerView(**fields)
     samples = process_samples(server) if view.pid is not None else []
-    spark = tuple(s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None)
+    spark = tuple(
+        s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None
+    )
     return dataclasses.replace(view, throughput=spark)
 
 
@@ -134,7 +165,9 @@ def legacy_numbers(server: ServerState, host: HostState, now: float) -> None:
     stay as recorded."""
     if isinstance(server.view, LegacyView):
         derived = derive_view(server, host, now, server.view.generation)
-        server.view = LegacyView(**{**_as_fields(derived), "status": server.view.status, "reason": server.view.reason})
+        server.view = LegacyView(
+            **{**_as_fields(derived), "status": server.view.status, "reason": server.view.reason}
+        )
 
 
 def decode_sample(data: dict[str, Any]) -> Sample:
@@ -146,13 +179,23 @@ def _decode_proc(data: dict[str, Any]) -> ProcInfo:
 
 
 def _decode_process(data: dict[str, Any]) -> ServerProcess:
-    return ServerProcess(_decode_proc(data["main"]), data["port"], tuple(_decode_proc(c) for c in data["children"]),
-                         tuple(data["gpus"]), data["gpu_mem_mib"])
+    return ServerProcess(
+        _decode_proc(data["main"]),
+        data["port"],
+        tuple(_decode_proc(c) for c in data["children"]),
+        tuple(data["gpus"]),
+        data["gpu_mem_mib"],
+    )
 
 
 def _decode_view(data: dict[str, Any]) -> ProcessView:
-    return ProcessView((), tuple(_decode_proc(p) for p in data["orphans"]),
-                       tuple(ComputeApp(**a) for a in data["unaccounted"]), data["foreign_pids"], tuple(data["notes"]))
+    return ProcessView(
+        (),
+        tuple(_decode_proc(p) for p in data["orphans"]),
+        tuple(ComputeApp(**a) for a in data["unaccounted"]),
+        data["foreign_pids"],
+        tuple(data["notes"]),
+    )
 
 
 def _decode_probe(data: dict[str, Any]) -> ProbeResult:
@@ -161,6 +204,24 @@ def _decode_probe(data: dict[str, Any]) -> ProbeResult:
 
 
 def _decode_report(data: dict[str, Any]) -> Report:
-    rows = [Row(r["kind"], r["name"], r["flag"], r["profile"], r["running"], r["resolved"], State(r["state"]),
-                r["performance"]) for r in data["rows"]]
-    return Report(rows, data["version"], data["requires"], data["version_ok"], data["errors"], data.get("ambient") or {})
+    rows = [
+        Row(
+            r["kind"],
+            r["name"],
+            r["flag"],
+            r["profile"],
+            r["running"],
+            r["resolved"],
+            State(r["state"]),
+            r["performance"],
+        )
+        for r in data["rows"]
+    ]
+    return Report(
+        rows,
+        data["version"],
+        data["requires"],
+        data["version_ok"],
+        data["errors"],
+        data.get("ambient") or {},
+    )

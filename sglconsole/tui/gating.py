@@ -11,9 +11,21 @@ from dataclasses import dataclass
 from sglconsole.state.fleet import ServerState
 
 CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture"}
-NEEDS_SERVER = CHANGES_HOST | {"probe", "bench", "diff", "log", "gpus", "filter", "follow", "verbatim"}
+NEEDS_SERVER = CHANGES_HOST | {
+    "probe",
+    "bench",
+    "diff",
+    "log",
+    "gpus",
+    "filter",
+    "follow",
+    "verbatim",
+}
 NEEDS = {
-    "kill": ("running",), "capture": ("running",), "relaunch": ("managed",), "restore": ("managed",),
+    "kill": ("running",),
+    "capture": ("running",),
+    "relaunch": ("managed",),
+    "restore": ("managed",),
     "probe": ("managed", "running"),
     "bench": ("managed", "running"),
 }
@@ -40,7 +52,15 @@ class Facts:
 
     def key(self) -> tuple:
         """What the key gating depends on (cheap to compare; the server itself is not)."""
-        return (self.server is not None, self.managed, self.running, self.read_only, self.busy, self.closable, self.live)
+        return (
+            self.server is not None,
+            self.managed,
+            self.running,
+            self.read_only,
+            self.busy,
+            self.closable,
+            self.live,
+        )
 
 
 def state(action: str, facts: Facts) -> bool | None:

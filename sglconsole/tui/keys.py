@@ -28,38 +28,155 @@ class Key:
         return self.binding.action.split("(")[0]
 
 
-def _b(keys: str, action: str, label: str, tip: str, *, id: str | None = None,
-       key_display: str | None = None) -> Binding:
+def _b(
+    keys: str,
+    action: str,
+    label: str,
+    tip: str,
+    *,
+    id: str | None = None,
+    key_display: str | None = None,
+) -> Binding:
     return Binding(keys, action, label, id=id or action, tooltip=tip, key_display=key_display)
 
 
 FIX, LOOK, MOVE, CONSOLE = "Fix a server", "Look closer", "Move", "Console"
 
 KEYS: list[Key] = [
-    Key(FIX, _b("R", "restore", "Restore", "relaunch the proven profile, probe it, compare with its baseline"), 3),
-    Key(FIX, _b("r", "relaunch", "Relaunch", "stop the server and start its proven profile (no baseline check)"), 8),
-    Key(FIX, _b("k", "kill", "Kill", "stop the server and every process it started (saved for rollback)"), 6),
-    Key(FIX, _b("u", "rollback", "Rollback", "bring back exactly what ran before the last kill/relaunch/restore"), 12),
-    Key(FIX, _b("c", "capture", "Capture", "save the running server's config as a profile in hosts.yaml"), 14),
-    Key(LOOK, _b("p", "probe", "Probe", "ask the server a question with a known answer; time it"), 7),
-    Key(LOOK, _b("b", "bench", "Bench", "sweep the server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length")),
-    Key(LOOK, _b("d", "diff", "Diff", "the running config next to the profile, differences first"), 4),
+    Key(
+        FIX,
+        _b(
+            "R",
+            "restore",
+            "Restore",
+            "relaunch the proven profile, probe it, compare with its baseline",
+        ),
+        3,
+    ),
+    Key(
+        FIX,
+        _b(
+            "r",
+            "relaunch",
+            "Relaunch",
+            "stop the server and start its proven profile (no baseline check)",
+        ),
+        8,
+    ),
+    Key(
+        FIX,
+        _b(
+            "k", "kill", "Kill", "stop the server and every process it started (saved for rollback)"
+        ),
+        6,
+    ),
+    Key(
+        FIX,
+        _b(
+            "u",
+            "rollback",
+            "Rollback",
+            "bring back exactly what ran before the last kill/relaunch/restore",
+        ),
+        12,
+    ),
+    Key(
+        FIX,
+        _b(
+            "c", "capture", "Capture", "save the running server's config as a profile in hosts.yaml"
+        ),
+        14,
+    ),
+    Key(
+        LOOK, _b("p", "probe", "Probe", "ask the server a question with a known answer; time it"), 7
+    ),
+    Key(
+        LOOK,
+        _b(
+            "b",
+            "bench",
+            "Bench",
+            "sweep the server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length",
+        ),
+    ),
+    Key(
+        LOOK,
+        _b("d", "diff", "Diff", "the running config next to the profile, differences first"),
+        4,
+    ),
     Key(LOOK, _b("l", "log", "Log", "live tail of the server's log"), 5),
     Key(LOOK, _b("g", "gpus", "GPUs", "the host's GPUs and who holds them"), 13),
-    Key(LOOK, _b("slash", "filter", "Filter", "filter the log (Enter keeps it, Escape clears it)", key_display="/"), 9),
+    Key(
+        LOOK,
+        _b(
+            "slash",
+            "filter",
+            "Filter",
+            "filter the log (Enter keeps it, Escape clears it)",
+            key_display="/",
+        ),
+        9,
+    ),
     Key(LOOK, _b("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")),
-    Key(LOOK, _b("v", "verbatim", "Raw lines", "show decode lines as SGLang wrote them, or condensed")),
-    Key(LOOK, _b("a", "activity", "Activity", "what was done this session: actions, results, alerts"), 11),
-    Key(MOVE, _b("n", "problem(1)", "Next problem", "jump to the next host or server that is not UP",
-                     id="next-problem"), 2),
-    Key(MOVE, _b("N", "problem(-1)", "Prev problem", "jump to the previous host or server that is not UP",
-                     id="previous-problem")),
-    Key(MOVE, _b("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓")),
-    Key(MOVE, _b("J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="J/↑")),
-    Key(MOVE, _b("escape", "close", "Close", "close the progress panel or the log filter", key_display="esc"), 10),
-    Key(CONSOLE, _b("L", "lock", "Read-only", "hide every action that changes a host (cannot be undone)"), 15),
+    Key(
+        LOOK,
+        _b("v", "verbatim", "Raw lines", "show decode lines as SGLang wrote them, or condensed"),
+    ),
+    Key(
+        LOOK,
+        _b("a", "activity", "Activity", "what was done this session: actions, results, alerts"),
+        11,
+    ),
+    Key(
+        MOVE,
+        _b(
+            "n",
+            "problem(1)",
+            "Next problem",
+            "jump to the next host or server that is not UP",
+            id="next-problem",
+        ),
+        2,
+    ),
+    Key(
+        MOVE,
+        _b(
+            "N",
+            "problem(-1)",
+            "Prev problem",
+            "jump to the previous host or server that is not UP",
+            id="previous-problem",
+        ),
+    ),
+    Key(
+        MOVE,
+        _b("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓"),
+    ),
+    Key(
+        MOVE, _b("J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="J/↑")
+    ),
+    Key(
+        MOVE,
+        _b(
+            "escape",
+            "close",
+            "Close",
+            "close the progress panel or the log filter",
+            key_display="esc",
+        ),
+        10,
+    ),
+    Key(
+        CONSOLE,
+        _b("L", "lock", "Read-only", "hide every action that changes a host (cannot be undone)"),
+        15,
+    ),
     Key(CONSOLE, _b("B", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
-    Key(CONSOLE, _b("question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"), 1),
+    Key(
+        CONSOLE,
+        _b("question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"),
+        1,
+    ),
     Key(CONSOLE, _b("q", "quit", "Quit", "leave the console (running actions are cancelled)"), 1),
 ]
 

@@ -52,7 +52,9 @@ async def bench(ctx: ActionContext, host: str, port: int) -> ActionResult:
     """A quick sweep (1, 4, 16 concurrent requests); the summary holds the table and a tok/s chart."""
     from sglconsole.bench import SweepSettings, run_sweep
 
-    result = await run_sweep(ctx, host, port, list(BENCH_LEVELS), settings=SweepSettings(output_len=128))
+    result = await run_sweep(
+        ctx, host, port, list(BENCH_LEVELS), settings=SweepSettings(output_len=128)
+    )
     return ctx.result("bench", f"{host}:{port}", True, sweep_summary(result), sweep=result)
 
 
@@ -65,7 +67,9 @@ def sweep_summary(result) -> str:
         bar = "█" * max(1, round(24 * tok_s / top))
         accept = f" · {level.accept_len:.2f}" if level.accept_len else ""
         ttft = f" · {level.ttft_p50_ms:.0f} ms" if level.ttft_p50_ms is not None else ""
-        per = f" · {level.per_request_tok_s:.1f}" if getattr(level, "per_request_tok_s", None) else ""
+        per = (
+            f" · {level.per_request_tok_s:.1f}" if getattr(level, "per_request_tok_s", None) else ""
+        )
         lines.append(f"{level.concurrency:>4}  {bar:<24} {tok_s:7.1f}{per}{ttft}{accept}")
     lines += [f"note: {warning}" for warning in getattr(result, "warnings", [])][:3]
     return "\n".join(lines)
@@ -73,7 +77,9 @@ def sweep_summary(result) -> str:
 
 OPERATIONS = {
     "kill": Operation("kill", actions.plan_kill, actions.kill, "being stopped (kill)"),
-    "relaunch": Operation("relaunch", actions.plan_relaunch, actions.relaunch, "relaunching the proven profile"),
+    "relaunch": Operation(
+        "relaunch", actions.plan_relaunch, actions.relaunch, "relaunching the proven profile"
+    ),
     "restore": Operation("restore", plan_restore, actions.restore, "restoring the proven profile"),
     "rollback": Operation("rollback", plan_rollback, actions.rollback, "rolling back"),
     "probe": Operation("probe", None, actions.probe),
@@ -86,12 +92,20 @@ def capture(name: str, force: bool = False) -> Operation | None:
     run = getattr(actions, "capture", None)
     if run is None:
         return None
-    return Operation("capture", None, lambda ctx, host, port: run(ctx, host, port, name, force=force))
+    return Operation(
+        "capture", None, lambda ctx, host, port: run(ctx, host, port, name, force=force)
+    )
 
 
 def replace_profile_plan(name: str, target: str, path: object) -> Plan:
-    return Plan("replace profile", name, [f"profile {name!r} already exists in {path}",
-                                          f"it will be replaced by the config that runs on {target}"])
+    return Plan(
+        "replace profile",
+        name,
+        [
+            f"profile {name!r} already exists in {path}",
+            f"it will be replaced by the config that runs on {target}",
+        ],
+    )
 
 
 class Ui(Protocol):
@@ -101,7 +115,9 @@ class Ui(Protocol):
     def refused(self, message: str) -> None: ...
 
 
-async def perform(op: Operation, host: str, port: int, session: Session, ui: Ui) -> ActionRecord | None:
+async def perform(
+    op: Operation, host: str, port: int, session: Session, ui: Ui
+) -> ActionRecord | None:
     """Run one action end to end; None when it was refused or cancelled (nothing changed)."""
     record = ActionRecord(op.name, f"{host}:{port}", session.clock())
     ctx = session.context(lambda stage: (record.stage(stage), ui.progress(record)))

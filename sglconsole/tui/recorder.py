@@ -55,7 +55,9 @@ class Recorder:
                 continue
             if port is None:
                 self._host(host)
-            for server in list(state.servers.values()) if port is None else [state.servers.get(port)]:
+            for server in (
+                list(state.servers.values()) if port is None else [state.servers.get(port)]
+            ):
                 if server is not None:
                     self._server(server)
             self._forget_gone(host)
@@ -65,7 +67,9 @@ class Recorder:
         self._writer.join(timeout=5)
 
     def _emit(self, event: dict) -> None:
-        self._writer.lines.put(json.dumps({"t": round(self.clock(), 3), **event}, default=str) + "\n")
+        self._writer.lines.put(
+            json.dumps({"t": round(self.clock(), 3), **event}, default=str) + "\n"
+        )
 
     def _changes(self, key: Key, fields: dict) -> dict:
         last = self._last.setdefault(key, {})
@@ -83,12 +87,23 @@ class Recorder:
         changed = self._changes(key, codec.encode_server(server))
         if changed:
             self._emit({"kind": "server", "host": server.host, "port": server.port, "set": changed})
-        samples, lines = self._cursors.setdefault(key, (TailCursor(server.history), TailCursor(server.log_lines)))
+        samples, lines = self._cursors.setdefault(
+            key, (TailCursor(server.history), TailCursor(server.log_lines))
+        )
         for sample in samples.take():
-            self._emit({"kind": "sample", "host": server.host, "port": server.port, **codec.encode_sample(sample)})
+            self._emit(
+                {
+                    "kind": "sample",
+                    "host": server.host,
+                    "port": server.port,
+                    **codec.encode_sample(sample),
+                }
+            )
         new_lines = lines.take()
         if new_lines:
-            self._emit({"kind": "log", "host": server.host, "port": server.port, "lines": new_lines})
+            self._emit(
+                {"kind": "log", "host": server.host, "port": server.port, "lines": new_lines}
+            )
 
     def _forget_gone(self, host: str) -> None:
         ports = self.fleet.hosts[host].servers

@@ -22,7 +22,7 @@ class TailCursor(Generic[T]):
 
     def take(self) -> list[T]:
         items = list(self.items)
-        new = items[_resume_at(items, self._mark):]
+        new = items[_resume_at(items, self._mark) :]
         self._mark = tuple(items[-MARK:])
         return new
 
@@ -36,6 +36,6 @@ def _resume_at(items: list, mark: tuple) -> int:
     for n in range(len(mark), 0, -1):
         tail = mark[-n:]
         for end in range(len(items), n - 1, -1):
-            if all(a is b for a, b in zip(items[end - n:end], tail, strict=True)):
+            if all(a is b for a, b in zip(items[end - n : end], tail, strict=True)):
                 return end
     return 0

@@ -12,20 +12,47 @@ from sglconsole.bench import host_bench
 from sglconsole.bench.model import SweepSettings
 from sglconsole.sim import bench_serving as sim_bench
 
-REAL = Path(__file__).resolve().parents[2] / ".cache" / "real-sglang-0.5.23" / "lib" / "python3.11" / "site-packages" / "sglang"
+REAL = (
+    Path(__file__).resolve().parents[2]
+    / ".cache"
+    / "real-sglang-0.5.23"
+    / "lib"
+    / "python3.11"
+    / "site-packages"
+    / "sglang"
+)
 
 RESULT = {
-    "backend": "sglang", "dataset_name": "random-ids", "max_concurrency": 8, "duration": 12.5, "completed": 31,
-    "total_input_tokens": 31 * 256, "total_output_tokens": 31 * 256, "output_throughput": 634.9,
-    "median_ttft_ms": 81.0, "p99_ttft_ms": 240.0, "median_tpot_ms": 12.5, "median_itl_ms": 11.0, "p99_itl_ms": 33.0,
+    "backend": "sglang",
+    "dataset_name": "random-ids",
+    "max_concurrency": 8,
+    "duration": 12.5,
+    "completed": 31,
+    "total_input_tokens": 31 * 256,
+    "total_output_tokens": 31 * 256,
+    "output_throughput": 634.9,
+    "median_ttft_ms": 81.0,
+    "p99_ttft_ms": 240.0,
+    "median_tpot_ms": 12.5,
+    "median_itl_ms": 11.0,
+    "p99_itl_ms": 33.0,
     "accept_length": 3.1,
 }
 
 
 def command(module: str = "sglang.benchmark.serving") -> list[str]:
     settings = SweepSettings(input_len=256, output_len=128, seed=3)
-    return host_bench.argv("/opt/venv/bin/python", module, "10.0.0.5", 30001, 8, 32, settings, "/tmp/out.jsonl",
-                           "/models/Qwen3-8B")
+    return host_bench.argv(
+        "/opt/venv/bin/python",
+        module,
+        "10.0.0.5",
+        30001,
+        8,
+        32,
+        settings,
+        "/tmp/out.jsonl",
+        "/models/Qwen3-8B",
+    )
 
 
 def options(argv: list[str]) -> dict[str, str | None]:
@@ -42,25 +69,44 @@ def test_the_command_fixes_lengths_concurrency_and_seed():
     assert argv[:3] == ["/opt/venv/bin/python", "-m", "sglang.benchmark.serving"]
     pairs = options(argv[3:])
     assert pairs["--dataset-name"] == "random-ids" and pairs["--random-range-ratio"] == "1.0"
-    assert pairs["--max-concurrency"] == "8" and pairs["--num-prompts"] == "32" and pairs["--seed"] == "3"
+    assert (
+        pairs["--max-concurrency"] == "8"
+        and pairs["--num-prompts"] == "32"
+        and pairs["--seed"] == "3"
+    )
     assert pairs["--random-input-len"] == "256" and pairs["--random-output-len"] == "128"
-    assert pairs["--host"] == "10.0.0.5" and pairs["--port"] == "30001" and pairs["--tokenizer"] == "/models/Qwen3-8B"
+    assert (
+        pairs["--host"] == "10.0.0.5"
+        and pairs["--port"] == "30001"
+        and pairs["--tokenizer"] == "/models/Qwen3-8B"
+    )
     assert "--disable-tqdm" in pairs and pairs["--output-file"] == "/tmp/out.jsonl"
 
 
 def test_the_simulated_bench_serving_accepts_the_command():
     args = sim_bench.parser().parse_args(command("sglang.bench_serving")[3:])
-    assert args.max_concurrency == 8 and args.dataset_name == "random-ids" and args.output_file == "/tmp/out.jsonl"
+    assert (
+        args.max_concurrency == 8
+        and args.dataset_name == "random-ids"
+        and args.output_file == "/tmp/out.jsonl"
+    )
 
 
 def _real_flags() -> set[str]:
-    source = next((p for p in (REAL / "benchmark" / "serving.py", REAL / "bench_serving.py") if p.exists()), None)
+    source = next(
+        (p for p in (REAL / "benchmark" / "serving.py", REAL / "bench_serving.py") if p.exists()),
+        None,
+    )
     if source is None:
         pytest.skip("the real-SGLang venv is not built (tools/real_sglang_venv.sh)")
     flags = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
-            flags |= {a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")}
+            flags |= {
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and str(a.value).startswith("--")
+            }
     return flags
 
 
@@ -70,7 +116,13 @@ def test_every_flag_exists_in_sglangs_own_bench_serving():
 
 
 def test_the_result_line_is_found_among_other_output():
-    text = "benchmark_args=Namespace(...)\n" + json.dumps({"other": 1}) + "\n" + json.dumps(RESULT) + "\n"
+    text = (
+        "benchmark_args=Namespace(...)\n"
+        + json.dumps({"other": 1})
+        + "\n"
+        + json.dumps(RESULT)
+        + "\n"
+    )
     assert host_bench.parse_output(text) == RESULT
     assert host_bench.parse_output("Traceback ...\nValueError: boom\n") is None
 

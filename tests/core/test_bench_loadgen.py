@@ -27,7 +27,9 @@ class FakeServer:
         self.seen += 1
         if self.status != 200:
             return httpx.Response(self.status, text="server busy")
-        return httpx.Response(200, content=self.stream(body), headers={"content-type": "text/event-stream"})
+        return httpx.Response(
+            200, content=self.stream(body), headers={"content-type": "text/event-stream"}
+        )
 
     async def stream(self, body: dict):
         self.in_flight += 1
@@ -38,7 +40,11 @@ class FakeServer:
                 tokens = step * self.per_chunk
                 meta = {"completion_tokens": tokens, "prompt_tokens": len(body["input_ids"])}
                 if step == self.steps:
-                    meta.update(spec_accept_length=2.5, spec_verify_ct=tokens // 2, finish_reason={"type": "length"})
+                    meta.update(
+                        spec_accept_length=2.5,
+                        spec_verify_ct=tokens // 2,
+                        finish_reason={"type": "length"},
+                    )
                 yield sse(meta)
             yield b"data: [DONE]\n\n"
         finally:
@@ -60,7 +66,9 @@ def test_one_stream_measures_ttft_itl_and_reads_meta_info():
     record = asyncio.run(run())
     assert record.ok and record.completion_tokens == 12 and record.prompt_tokens == 16
     assert record.ttft_s == pytest.approx(0.02, abs=0.015)
-    assert len(record.itl_s) == 9  # tokens after the first chunk, each with its share of the chunk's gap
+    assert (
+        len(record.itl_s) == 9
+    )  # tokens after the first chunk, each with its share of the chunk's gap
     assert all(gap == pytest.approx(0.02 / 3, abs=0.01) for gap in record.itl_s)
     assert record.verify_ct == 6 and record.accept_len == 2.5
 

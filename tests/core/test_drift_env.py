@@ -21,13 +21,23 @@ def main_process_environ() -> dict[str, str]:
 
 
 def build(profile_env: dict, running_env: dict) -> drift.Report:
-    return drift.build(profile_values={}, profile_given=set(), running_values={}, running_given=set(),
-                       flag_of=lambda d: d, profile_env=profile_env, running_env=running_env, gpus=[0])
+    return drift.build(
+        profile_values={},
+        profile_given=set(),
+        running_values={},
+        running_given=set(),
+        flag_of=lambda d: d,
+        profile_env=profile_env,
+        running_env=running_env,
+        gpus=[0],
+    )
 
 
 def test_an_exact_launch_in_a_cuda_image_is_not_drift():
     env = main_process_environ()
-    assert env["NCCL_VERSION"] == "2.28.3-1" and env["CUDA_VERSION"] == "13.0.2"  # what the image baked in
+    assert (
+        env["NCCL_VERSION"] == "2.28.3-1" and env["CUDA_VERSION"] == "13.0.2"
+    )  # what the image baked in
     report = build({}, env)
     assert not report.differs, [r.to_dict() for r in report.differences]
     assert {"NCCL_VERSION", "CUDA_VERSION", "TORCH_CUDA_ARCH_LIST"} <= set(report.ambient)
@@ -38,10 +48,18 @@ def test_tuning_variables_still_drift():
     env = {**main_process_environ(), "NCCL_P2P_DISABLE": "1", "SGLANG_ENABLE_SPEC_V2": "1"}
     report = build({"SGLANG_ENABLE_SPEC_V2": "0"}, env)
     states = {r.name: r.state for r in report.differences}
-    assert states == {"NCCL_P2P_DISABLE": drift.State.ONLY_RUNNING, "SGLANG_ENABLE_SPEC_V2": drift.State.DIFFERENT}
+    assert states == {
+        "NCCL_P2P_DISABLE": drift.State.ONLY_RUNNING,
+        "SGLANG_ENABLE_SPEC_V2": drift.State.DIFFERENT,
+    }
     assert "NCCL_P2P_DISABLE" not in report.ambient
 
 
 def test_what_the_profile_sets_is_compared_whatever_its_name():
-    report = build({"MY_FLAG": "1"}, {"MY_FLAG": "2", "NV_LIBCUBLAS_VERSION": "13.0", "CUDA_VISIBLE_DEVICES": "0"})
-    assert [r.name for r in report.differences] == ["MY_FLAG"] and report.ambient == {"NV_LIBCUBLAS_VERSION": "13.0"}
+    report = build(
+        {"MY_FLAG": "1"},
+        {"MY_FLAG": "2", "NV_LIBCUBLAS_VERSION": "13.0", "CUDA_VISIBLE_DEVICES": "0"},
+    )
+    assert [r.name for r in report.differences] == ["MY_FLAG"] and report.ambient == {
+        "NV_LIBCUBLAS_VERSION": "13.0"
+    }

@@ -18,15 +18,28 @@ def modules(package) -> list[str]:
 
 def imported_by(names: list[str]) -> set[str]:
     code = f"import importlib, json, sys\nfor n in {names!r}: importlib.import_module(n)\nprint(json.dumps(sorted(sys.modules)))"
-    return set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout))
+    return set(
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+    )
 
 
 def test_core_remote_and_actions_never_import_textual():
-    loaded = imported_by(modules(sglconsole.core) + modules(sglconsole.remote) + modules(sglconsole.actions))
+    loaded = imported_by(
+        modules(sglconsole.core) + modules(sglconsole.remote) + modules(sglconsole.actions)
+    )
     assert not {m for m in loaded if m.split(".")[0] == "textual"}
 
 
 def test_core_is_pure():
     loaded = imported_by(modules(sglconsole.core))
-    assert not {m.split(".")[0] for m in loaded} & {"textual", "asyncssh", "httpx", "sglconsole.remote"}
+    assert not {m.split(".")[0] for m in loaded} & {
+        "textual",
+        "asyncssh",
+        "httpx",
+        "sglconsole.remote",
+    }
     assert "sglconsole.remote" not in loaded and "sglconsole.actions" not in loaded

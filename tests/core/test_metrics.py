@@ -63,7 +63,9 @@ def test_a_page_without_sglang_samples_or_not_prometheus_text_is_none():
 
 
 def test_a_page_cut_short_keeps_what_was_read():
-    m = parse_metrics(PAGE[: PAGE.index("# HELP sglang:token_usage")] + 'sglang:token_usage{model_name="x')
+    m = parse_metrics(
+        PAGE[: PAGE.index("# HELP sglang:token_usage")] + 'sglang:token_usage{model_name="x'
+    )
     assert m is not None and m.running_req == 5.0
 
 

@@ -336,7 +336,9 @@ def test_fuzz_arbitrary_text(text):
     assert len(samples) <= len(lines) and all(isinstance(s, GpuSample) for s in samples)
     assert all(isinstance(a, ComputeApp) for a in parse_compute_apps(text))
     message = classify_nvidia_smi_error(text, text, 1)
-    assert isinstance(message, str) and message.strip()  # exit code 1 is always a failure with a reason
+    assert (
+        isinstance(message, str) and message.strip()
+    )  # exit code 1 is always a failure with a reason
     asm = GpuStreamAssembler()
     snapshots = asm.feed_lines(text)
     assert all(snapshot for snapshot in snapshots)  # a completed snapshot holds at least one GPU

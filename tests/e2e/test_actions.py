@@ -22,14 +22,30 @@ from sglconsole.remote.ssh import Fleet
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
 
-HOSTILE = ["two words", "it's", 'say "hi"', "a; touch /tmp/sglc-pwned-1", "$(touch /tmp/sglc-pwned-2)",
-           "`touch /tmp/sglc-pwned-3`", "line\nbreak", "*", "$HOME", "back\\slash"]
+HOSTILE = [
+    "two words",
+    "it's",
+    'say "hi"',
+    "a; touch /tmp/sglc-pwned-1",
+    "$(touch /tmp/sglc-pwned-2)",
+    "`touch /tmp/sglc-pwned-3`",
+    "line\nbreak",
+    "*",
+    "$HOME",
+    "back\\slash",
+]
 
 
 def ct129(**sglang) -> HostSpec:
     settings = {"startup_s": 0.5, "load": {"concurrency": 1, "max_tokens": 400}, **sglang}
-    return HostSpec(name="ct129", gpu_model="A6000", gpu_count=2, models=("Qwen3.6-27B",), sglang=settings,
-                    servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)])
+    return HostSpec(
+        name="ct129",
+        gpu_model="A6000",
+        gpu_count=2,
+        models=("Qwen3.6-27B",),
+        sglang=settings,
+        servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)],
+    )
 
 
 @pytest.fixture
@@ -40,8 +56,13 @@ def state_dir(tmp_path, monkeypatch) -> Path:
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def with_profiles(path: Path, extra: dict, server_profile: str | None = None) -> Path:
@@ -82,7 +103,9 @@ def cmdline_of_port(cfg_path: Path, port: int = 30000) -> tuple[int, list[str]] 
 def wait_status(path: str, want: str, timeout: float = 40) -> dict:
     deadline = time.monotonic() + timeout
     while True:
-        server = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["ct129"]["servers"][0]
+        server = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["ct129"][
+            "servers"
+        ][0]
         if server["status"] == want or time.monotonic() > deadline:
             return server
         time.sleep(1)
@@ -114,12 +137,19 @@ def test_kill_leaves_no_process_and_frees_the_gpus(fleet_factory, state_dir):
     assert "port 30000 free" in result.stdout
     ps = asyncio.run(host_run(path, ["ps", "-eo", "stat,args"]))
     assert "sglang" not in ps, ps  # the server, its children and its zombie child are gone
-    apps = asyncio.run(host_run(path, ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"]))
+    apps = asyncio.run(
+        host_run(path, ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"])
+    )
     assert apps.strip() == ""
-    memory = asyncio.run(host_run(path, ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"]))
+    memory = asyncio.run(
+        host_run(path, ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"])
+    )
     assert all(int(v) < 100 for v in memory.split()), memory
     saved = json.loads((state_dir / "sglconsole" / "rollback" / "ct129_30000.json").read_text())[-1]
-    assert saved["argv"][1:3] == ["-m", "sglang.launch_server"] and saved["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert (
+        saved["argv"][1:3] == ["-m", "sglang.launch_server"]
+        and saved["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
+    )
 
 
 def test_kill_sweeps_orphans_a_crash_left_holding_gpus(fleet_factory, state_dir):
@@ -127,7 +157,9 @@ def test_kill_sweeps_orphans_a_crash_left_holding_gpus(fleet_factory, state_dir)
     path = fleet.config_path
     assert wait_status(str(path), "SLOW")["status"] == "SLOW"  # up, with its memory allocated
     pid, _ = cmdline_of_port(path)
-    asyncio.run(host_run(path, ["kill", "-9", str(pid)]))  # the main process dies alone; its children linger
+    asyncio.run(
+        host_run(path, ["kill", "-9", str(pid)])
+    )  # the main process dies alone; its children linger
     time.sleep(1.5)
     assert "sglang::scheduler_TP0" in asyncio.run(host_run(path, ["ps", "-eo", "args"]))
     result = cli("kill", "-c", str(path), "ct129:30000", "--yes")
@@ -139,7 +171,10 @@ def test_preflight_refuses_a_flag_the_host_does_not_know(fleet_factory, state_di
     fleet = fleet_factory([ct129()])
     old = cmdline_of_port(fleet.config_path)
     bad_args = [*DRIFTED_27B, "--mamba-scheduler-strategy", "extra_buffer"]
-    path = with_profiles(fleet.config_path, {"old-flags": {"args": [a.replace("{models}", "/srv/models") for a in bad_args]}})
+    path = with_profiles(
+        fleet.config_path,
+        {"old-flags": {"args": [a.replace("{models}", "/srv/models") for a in bad_args]}},
+    )
     result = cli("relaunch", "-c", str(path), "ct129:30000", "--profile", "old-flags", "--yes")
     assert result.returncode == 1
     assert "unrecognized arguments: --mamba-scheduler-strategy extra_buffer" in result.stdout
@@ -148,10 +183,15 @@ def test_preflight_refuses_a_flag_the_host_does_not_know(fleet_factory, state_di
     assert cmdline_of_port(fleet.config_path) == old  # the old server runs untouched
 
 
-def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(fleet_factory, state_dir):
+def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(
+    fleet_factory, state_dir
+):
     fleet = fleet_factory([ct129(reserved_gib=4)])
     old = cmdline_of_port(fleet.config_path)
-    path = with_profiles(fleet.config_path, {"greedy": {"args": [*fleet_profile_args(fleet), "--mem-fraction-static", "0.97"]}})
+    path = with_profiles(
+        fleet.config_path,
+        {"greedy": {"args": [*fleet_profile_args(fleet), "--mem-fraction-static", "0.97"]}},
+    )
     result = cli("relaunch", "-c", str(path), "ct129:30000", "--profile", "greedy", "--yes")
     assert result.returncode == 1, result.stdout
     assert "torch.OutOfMemoryError: CUDA out of memory" in result.stdout
@@ -164,7 +204,11 @@ def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(fle
 
 def fleet_profile_args(fleet) -> list[str]:
     data = yaml.safe_load(fleet.config_path.read_text())
-    return [a for a in data["profiles"]["qwen27b-tp2-mtp"]["args"] if a not in ("--mem-fraction-static", "0.88")]
+    return [
+        a
+        for a in data["profiles"]["qwen27b-tp2-mtp"]["args"]
+        if a not in ("--mem-fraction-static", "0.88")
+    ]
 
 
 def test_a_launched_server_outlives_the_connection_that_started_it(fleet_factory, state_dir):
@@ -176,7 +220,9 @@ def test_a_launched_server_outlives_the_connection_that_started_it(fleet_factory
     stat = asyncio.run(host_run(fleet.config_path, ["cat", f"/proc/{pid}/stat"]))
     fields = stat.rpartition(")")[2].split()
     assert fields[0] in "SR" and int(fields[3]) == pid  # alive, and leads its own session
-    assert "--speculative-num-steps" in argv and argv[argv.index("--speculative-num-steps") + 1] == "3"
+    assert (
+        "--speculative-num-steps" in argv and argv[argv.index("--speculative-num-steps") + 1] == "3"
+    )
 
 
 def test_pid_reuse_is_refused(fleet_factory, state_dir):
@@ -193,7 +239,9 @@ def test_pid_reuse_is_refused(fleet_factory, state_dir):
             await host.run(["kill", "-9", f"-{pid}"])  # the server's process group is gone...
             await asyncio.sleep(0.5)
             # ...and an unrelated process gets the very same PID (this host's PID namespace lets us ask)
-            script = f'echo {pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 300 >/dev/null 2>&1 &'
+            script = (
+                f"echo {pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 300 >/dev/null 2>&1 &"
+            )
             await host.run(["sh", "-c", script])
             await asyncio.sleep(0.3)
             impostor = (await host.run(["cat", f"/proc/{pid}/cmdline"])).stdout.split("\0")
@@ -212,16 +260,26 @@ def test_hostile_profile_values_arrive_byte_exact(fleet_factory, state_dir):
     fleet = fleet_factory([ct129()])
     args = [*fleet_profile_args(fleet), "--served-model-name", HOSTILE[0]]
     for value in HOSTILE[1:]:
-        args += ["--chat-template", value]  # argparse keeps the last one; every value still crosses SSH
-    env = {"SGLANG_ENABLE_SPEC_V2": "1", "SGLCONSOLE_HOSTILE": "; $(touch /tmp/sglc-pwned-4) 'x' \"y\" `id`"}
-    path = with_profiles(fleet.config_path, {"hostile": {"args": args, "env": env}}, server_profile="hostile")
+        args += [
+            "--chat-template",
+            value,
+        ]  # argparse keeps the last one; every value still crosses SSH
+    env = {
+        "SGLANG_ENABLE_SPEC_V2": "1",
+        "SGLCONSOLE_HOSTILE": "; $(touch /tmp/sglc-pwned-4) 'x' \"y\" `id`",
+    }
+    path = with_profiles(
+        fleet.config_path, {"hostile": {"args": args, "env": env}}, server_profile="hostile"
+    )
     result = cli("relaunch", "-c", str(path), "ct129:30000", "--yes")
     assert result.returncode == 0, result.stdout + result.stderr
     pid, argv = cmdline_of_port(fleet.config_path)
     assert argv[3:] == (args if "--port" in args else [*args, "--port", "30000"])
     environ = asyncio.run(host_run(fleet.config_path, ["cat", f"/proc/{pid}/environ"])).split("\0")
     assert f"SGLCONSOLE_HOSTILE={env['SGLCONSOLE_HOSTILE']}" in environ
-    leftovers = asyncio.run(host_run(fleet.config_path, ["sh", "-c", "ls /tmp/sglc-pwned-* 2>/dev/null; true"]))
+    leftovers = asyncio.run(
+        host_run(fleet.config_path, ["sh", "-c", "ls /tmp/sglc-pwned-* 2>/dev/null; true"])
+    )
     assert leftovers.strip() == ""
     assert not list(Path("/tmp").glob("sglc-pwned-*"))
 
@@ -242,15 +300,30 @@ def test_probe_verdicts_on_the_demo_fleet(demo_fleet, state_dir):
     assert ok.returncode == 0, ok.stdout + ok.stderr
     probe = json.loads(ok.stdout)["probe"]
     assert probe["verdict"] == "OK" and probe["answer"].strip() == "4" and probe["ttft_s"] < 5
-    bad = cli("probe", "-c", str(demo_fleet.config_path), "old059:30000", "--json", "--no-throughput")
+    bad = cli(
+        "probe", "-c", str(demo_fleet.config_path), "old059:30000", "--json", "--no-throughput"
+    )
     assert bad.returncode == 1
     probe = json.loads(bad.stdout)["probe"]
     assert probe["verdict"] == "DEGENERATE" and "repeat" in probe["reason"]
 
 
 def test_actions_refuse_without_yes_when_not_a_terminal(demo_fleet, state_dir):
-    result = subprocess.run([sys.executable, "-m", "sglconsole", "kill", "-c", str(demo_fleet.config_path), "h200x4:30000"],
-                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "kill",
+            "-c",
+            str(demo_fleet.config_path),
+            "h200x4:30000",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert result.returncode == 2 and "refusing without --yes" in result.stderr
 
 
@@ -258,15 +331,25 @@ def test_restore_all_restores_a_hosts_servers_one_after_another(fleet_factory, s
     from sglconsole.sim.scenarios import QWEN8B
 
     drifted = [a for a in QWEN8B if a not in ("--max-running-requests", "64")]
-    host = HostSpec(name="h2", gpu_model="H200", gpu_count=2, models=("Qwen3-8B",), sglang={"startup_s": 0.3},
-                    servers=[ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*drifted, "--port", str(30000 + i)])
-                             for i in range(2)])
+    host = HostSpec(
+        name="h2",
+        gpu_model="H200",
+        gpu_count=2,
+        models=("Qwen3-8B",),
+        sglang={"startup_s": 0.3},
+        servers=[
+            ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*drifted, "--port", str(30000 + i)])
+            for i in range(2)
+        ],
+    )
     fleet = fleet_factory([host])
     path = str(fleet.config_path)
     assert cli("diff", "-c", path, "h2").returncode == 1
     result = cli("restore", "-c", path, "h2", "--all", "--yes", timeout=300)
     assert result.stdout.index("== h2:30000") < result.stdout.index("== h2:30001")
-    assert cli("diff", "-c", path, "h2").returncode == 0, result.stdout  # both run their profile now
+    assert cli("diff", "-c", path, "h2").returncode == 0, (
+        result.stdout
+    )  # both run their profile now
     actions = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()
     starts = [a["time"] for a in actions]
     assert [a["port"] for a in actions] == [30000, 30001] and starts == sorted(starts)

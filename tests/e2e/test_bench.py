@@ -28,9 +28,22 @@ from tests.e2e.test_actions import ct129
 
 # Qwen3-8B with MTP, at most 4 requests running, a decode line every 10 steps (~0.23 s): quick to measure
 BENCH_ARGS = [
-    "--model-path", "{models}/Qwen3-8B", "--tp-size", "1", "--max-running-requests", "4",
-    "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-    "--speculative-num-draft-tokens", "4", "--decode-log-interval", "10",
+    "--model-path",
+    "{models}/Qwen3-8B",
+    "--tp-size",
+    "1",
+    "--max-running-requests",
+    "4",
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-draft-tokens",
+    "4",
+    "--decode-log-interval",
+    "10",
 ]
 SPEC_ENV = {"SGLANG_ENABLE_SPEC_V2": "1"}
 SHIM = 'if __name__ == "__main__":\n    from sglconsole.sim.bench_serving import main\n\n    raise SystemExit(main())\n'
@@ -38,23 +51,46 @@ SHIM = 'if __name__ == "__main__":\n    from sglconsole.sim.bench_serving import
 
 def bench_host(name: str) -> HostSpec:
     # no background load: every decode line of the server is the benchmark's own
-    return HostSpec(name=name, gpu_model="H200", gpu_count=1, models=("Qwen3-8B",),
-                    sglang={"startup_s": 0.3, "load": {"concurrency": 0}},
-                    servers=[ServerSpec(30000, "qwen8b-mtp", [0], running=BENCH_ARGS, running_env=SPEC_ENV)])
+    return HostSpec(
+        name=name,
+        gpu_model="H200",
+        gpu_count=1,
+        models=("Qwen3-8B",),
+        sglang={"startup_s": 0.3, "load": {"concurrency": 0}},
+        servers=[ServerSpec(30000, "qwen8b-mtp", [0], running=BENCH_ARGS, running_env=SPEC_ENV)],
+    )
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    profiles = {"qwen8b-mtp": {"args": BENCH_ARGS, "env": SPEC_ENV, "startup_timeout": 60,
-                               "baseline": {"gen_throughput": 100.0, "slow_fraction": 0.6}}}
-    sim = SimFleet(tmp_path_factory.mktemp("bench"), [bench_host("plain"), bench_host("withbench")], profiles, ssh=SSH_MODE)
+    profiles = {
+        "qwen8b-mtp": {
+            "args": BENCH_ARGS,
+            "env": SPEC_ENV,
+            "startup_timeout": 60,
+            "baseline": {"gen_throughput": 100.0, "slow_fraction": 0.6},
+        }
+    }
+    sim = SimFleet(
+        tmp_path_factory.mktemp("bench"),
+        [bench_host("plain"), bench_host("withbench")],
+        profiles,
+        ssh=SSH_MODE,
+    )
     sim.start()
     sim.wait_ready()
-    for name in ("plain", "withbench"):  # the simulated 0.5.23 ships sglang.benchmark.serving: take it away
-        (_site_packages(sim.hosts[name].root / "env") / "sglang" / "benchmark" / "serving.py").unlink(missing_ok=True)
+    for name in (
+        "plain",
+        "withbench",
+    ):  # the simulated 0.5.23 ships sglang.benchmark.serving: take it away
+        (
+            _site_packages(sim.hosts[name].root / "env") / "sglang" / "benchmark" / "serving.py"
+        ).unlink(missing_ok=True)
     shim = _site_packages(sim.hosts["withbench"].root / "env") / "sglang" / "bench_serving.py"
     shim.write_text(SHIM)  # this host's SGLang has (the older) bench_serving; "plain"'s has none
-    (_site_packages(sim.hosts["plain"].root / "env") / "sglang" / "bench_serving.py").unlink(missing_ok=True)
+    (_site_packages(sim.hosts["plain"].root / "env") / "sglang" / "bench_serving.py").unlink(
+        missing_ok=True
+    )
     yield sim
     sim.stop()
 
@@ -66,8 +102,13 @@ def state_dir(tmp_path, monkeypatch) -> Path:
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def bench_json(path: Path, *args: str) -> dict:
@@ -90,8 +131,18 @@ def decode_lines_after(log: Path, offset: int) -> list:
 def test_console_generator_agrees_with_the_servers_decode_lines_within_5_percent(fleet):
     log = server_log(fleet, "plain")
     offset = log.stat().st_size
-    data = bench_json(fleet.config_path, "plain:30000", "--concurrency", "4", "--num-prompts", "8",
-                      "--input-len", "64", "--output-len", "512")
+    data = bench_json(
+        fleet.config_path,
+        "plain:30000",
+        "--concurrency",
+        "4",
+        "--num-prompts",
+        "8",
+        "--input-len",
+        "64",
+        "--output-len",
+        "512",
+    )
     (level,) = data["levels"]
     assert level["engine"] == "sglconsole" and level["completed"] == 8 and level["failed"] == 0
     # the server's own account: its decode lines at the level's batch, windowed by their own timestamps;
@@ -101,41 +152,83 @@ def test_console_generator_agrees_with_the_servers_decode_lines_within_5_percent
     assert len(window) >= 10, f"too few decode lines to judge: {len(window)}"
     server = statistics.fmean(r.gen_throughput for r in window)
     agreement = abs(level["output_tok_s"] / server - 1)
-    print(f"client {level['output_tok_s']:.1f} tok/s, server decode lines {server:.1f} tok/s: {agreement:.1%} apart")
+    print(
+        f"client {level['output_tok_s']:.1f} tok/s, server decode lines {server:.1f} tok/s: {agreement:.1%} apart"
+    )
     assert agreement < 0.05, (level["output_tok_s"], server)
-    assert abs(level["server_tok_s"] / server - 1) < 0.05  # the sweep's own cross-check saw the same lines
+    assert (
+        abs(level["server_tok_s"] / server - 1) < 0.05
+    )  # the sweep's own cross-check saw the same lines
     assert not [w for w in data["warnings"] if "apart" in w], data["warnings"]
-    assert level["accept_len"] == pytest.approx(3.22, abs=0.15) and level["accept_source"] == "meta_info"
+    assert (
+        level["accept_len"] == pytest.approx(3.22, abs=0.15)
+        and level["accept_source"] == "meta_info"
+    )
     provenance = data["provenance"]
-    assert provenance["sampling_params"] == {"max_new_tokens": 512, "temperature": 0.0, "ignore_eos": True}
+    assert provenance["sampling_params"] == {
+        "max_new_tokens": 512,
+        "temperature": 0.0,
+        "ignore_eos": True,
+    }
     assert provenance["seed"] == 1 and provenance["warmup"] == 1 and provenance["input_len"] == 64
-    assert provenance["gpu_model"] == "NVIDIA H200" and provenance["gpu_count"] == 1 and provenance["sglang_version"]
+    assert (
+        provenance["gpu_model"] == "NVIDIA H200"
+        and provenance["gpu_count"] == 1
+        and provenance["sglang_version"]
+    )
 
 
 def test_a_sweep_rises_until_max_running_requests_caps_it_and_saves_a_baseline(fleet, state_dir):
     path = fleet.config_path.with_name("hosts-commented.yaml")
     original = fleet.config_path.read_text()
-    path.write_text("# ops fleet: keep these comments\n" + original.replace("profiles:", "# proven profiles below\nprofiles:"))
+    path.write_text(
+        "# ops fleet: keep these comments\n"
+        + original.replace("profiles:", "# proven profiles below\nprofiles:")
+    )
     path.with_suffix(".orig").write_text(path.read_text())
-    result = cli("bench", "-c", str(path), "plain:30000", "--concurrency", "1,4,16", "--num-prompts", "4",
-                 "--input-len", "32", "--output-len", "96", "--save-baseline")
+    result = cli(
+        "bench",
+        "-c",
+        str(path),
+        "plain:30000",
+        "--concurrency",
+        "1,4,16",
+        "--num-prompts",
+        "4",
+        "--input-len",
+        "32",
+        "--output-len",
+        "96",
+        "--save-baseline",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "saved baseline of profile qwen8b-mtp" in result.stdout
     assert "above the server's max_running_requests 4" in result.stdout
     text = path.read_text()
-    assert text.startswith("# ops fleet: keep these comments\n") and "# proven profiles below\nprofiles:" in text
+    assert (
+        text.startswith("# ops fleet: keep these comments\n")
+        and "# proven profiles below\nprofiles:" in text
+    )
     saved = config.load(path).profiles["qwen8b-mtp"].baseline
     by_level = {lv.concurrency: lv.gen_throughput for lv in saved.levels}
     print("sweep 1,4,16 (max_running_requests 4):", by_level)
     assert list(by_level) == [1, 4, 16]
     assert by_level[4] > 2.5 * by_level[1]  # more requests, more tokens per second...
-    assert by_level[16] == pytest.approx(by_level[4], rel=0.15)  # ...until the server runs at most 4
+    assert by_level[16] == pytest.approx(
+        by_level[4], rel=0.15
+    )  # ...until the server runs at most 4
     assert saved.slow_fraction == 0.6  # the operator's setting survives
     assert saved.gpu_model == "NVIDIA H200" and saved.gpu_count == 1 and saved.output_len == 96
-    assert saved.sglang_version == "0.5.23" and saved.measured_at and saved.levels[0].accept_len > 2.5
-    assert baseline_for(config.load(path).profiles["qwen8b-mtp"], 3.6) == by_level[4]  # SLOW's nearest level
+    assert (
+        saved.sglang_version == "0.5.23" and saved.measured_at and saved.levels[0].accept_len > 2.5
+    )
+    assert (
+        baseline_for(config.load(path).profiles["qwen8b-mtp"], 3.6) == by_level[4]
+    )  # SLOW's nearest level
     commented = path.with_suffix(".orig")
-    assert without_baseline(text) == without_baseline(commented.read_text())  # every other byte as it was
+    assert without_baseline(text) == without_baseline(
+        commented.read_text()
+    )  # every other byte as it was
 
 
 def without_baseline(text: str) -> str:
@@ -152,21 +245,50 @@ def without_baseline(text: str) -> str:
 
 
 def test_the_hosts_own_bench_serving_is_preferred(fleet):
-    data = bench_json(fleet.config_path, "withbench:30000", "--concurrency", "2", "--num-prompts", "4",
-                      "--input-len", "32", "--output-len", "64")
+    data = bench_json(
+        fleet.config_path,
+        "withbench:30000",
+        "--concurrency",
+        "2",
+        "--num-prompts",
+        "4",
+        "--input-len",
+        "32",
+        "--output-len",
+        "64",
+    )
     (level,) = data["levels"]
     assert data["provenance"]["engine"] == level["engine"] == "sglang.bench_serving"
     assert level["completed"] == 4 and level["output_tok_s"] > 100 and level["ttft_p50_ms"] > 0
     assert level["accept_source"] == "decode lines" and level["accept_len"] > 2.5
-    refused = cli("bench", "-c", str(fleet.config_path), "plain:30000", "--engine", "host", "--concurrency", "1")
+    refused = cli(
+        "bench",
+        "-c",
+        str(fleet.config_path),
+        "plain:30000",
+        "--engine",
+        "host",
+        "--concurrency",
+        "1",
+    )
     assert refused.returncode == 1 and "has no sglang.bench_serving" in refused.stdout
-    leftovers = asyncio.run(host_run(fleet.config_path, "withbench", ["sh", "-c", "ls /tmp/sglconsole-bench-* 2>/dev/null; true"]))
+    leftovers = asyncio.run(
+        host_run(
+            fleet.config_path,
+            "withbench",
+            ["sh", "-c", "ls /tmp/sglconsole-bench-* 2>/dev/null; true"],
+        )
+    )
     assert leftovers.strip() == ""
 
 
 def test_save_baseline_refuses_a_server_that_drifted_from_its_profile(fleet, tmp_path):
     data = yaml.safe_load(fleet.config_path.read_text())
-    data["profiles"]["qwen8b-mtp"]["args"] = [*data["profiles"]["qwen8b-mtp"]["args"], "--max-total-tokens", "4096"]
+    data["profiles"]["qwen8b-mtp"]["args"] = [
+        *data["profiles"]["qwen8b-mtp"]["args"],
+        "--max-total-tokens",
+        "4096",
+    ]
     path = tmp_path / "drifted.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     result = cli("bench", "-c", str(path), "plain:30000", "--concurrency", "1", "--save-baseline")
@@ -183,7 +305,9 @@ async def host_run(cfg_path: Path, host: str, argv: list[str]) -> str:
         await ssh.close()
 
 
-def running_argv(cfg_path: Path, host: str = "ct129", port: int = 30000) -> tuple[int, list[str]] | None:
+def running_argv(
+    cfg_path: Path, host: str = "ct129", port: int = 30000
+) -> tuple[int, list[str]] | None:
     async def look():
         cfg = config.load(cfg_path)
         ssh = Fleet(cfg.hosts)
@@ -199,13 +323,18 @@ def running_argv(cfg_path: Path, host: str = "ct129", port: int = 30000) -> tupl
 @pytest.fixture(scope="module")
 def demo_ct129(tmp_path_factory):
     """The demo's ct129 (drifted server, background load) with the drifted argv as a profile of its own."""
-    sim = SimFleet(tmp_path_factory.mktemp("compare"), [ct129(startup_s=0.2)], demo_profiles(), ssh=SSH_MODE)
+    sim = SimFleet(
+        tmp_path_factory.mktemp("compare"), [ct129(startup_s=0.2)], demo_profiles(), ssh=SSH_MODE
+    )
     sim.start()
     sim.wait_ready()
     data = yaml.safe_load(sim.config_path.read_text())
     models = sim.hosts["ct129"].seen("models")
-    data["profiles"]["drifted"] = {"python": sim.hosts["ct129"].python, "startup_timeout": 60,
-                                   "args": [a.replace("{models}", models) for a in DRIFTED_27B]}
+    data["profiles"]["drifted"] = {
+        "python": sim.hosts["ct129"].python,
+        "startup_timeout": 60,
+        "args": [a.replace("{models}", models) for a in DRIFTED_27B],
+    }
     sim.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
     yield sim
     sim.stop()
@@ -214,19 +343,43 @@ def demo_ct129(tmp_path_factory):
 def test_compare_drifted_and_proven_then_the_original_runs_again(demo_ct129, state_dir):
     path = demo_ct129.config_path
     before = running_argv(path)
-    result = cli("bench", "-c", str(path), "ct129:30000", "--compare", "drifted", "qwen27b-tp2-mtp", "--yes",
-                 "--concurrency", "1", "--num-prompts", "1", "--input-len", "32", "--output-len", "160")
+    result = cli(
+        "bench",
+        "-c",
+        str(path),
+        "ct129:30000",
+        "--compare",
+        "drifted",
+        "qwen27b-tp2-mtp",
+        "--yes",
+        "--concurrency",
+        "1",
+        "--num-prompts",
+        "1",
+        "--input-len",
+        "32",
+        "--output-len",
+        "160",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    assert "what differs from drifted" in out and "--speculative-num-steps" in out and "SGLANG_ENABLE_SPEC_V2" in out
-    assert out.index("what differs from drifted") < out.index("tok/s @1")  # flags on top, numbers below
+    assert (
+        "what differs from drifted" in out
+        and "--speculative-num-steps" in out
+        and "SGLANG_ENABLE_SPEC_V2" in out
+    )
+    assert out.index("what differs from drifted") < out.index(
+        "tok/s @1"
+    )  # flags on top, numbers below
     row = next(line for line in out.splitlines() if "tok/s @1" in line)
     ratio = float(row.strip("│ ").split("│")[-1].strip().rstrip("x"))
     print(row)
     assert ratio >= 1.7, out
     assert "GPU memory used (MiB)" in out and "accept length @1" in out
     after = running_argv(path)
-    assert after is not None and after[1] == before[1] and after[0] != before[0]  # the same argv, relaunched
+    assert (
+        after is not None and after[1] == before[1] and after[0] != before[0]
+    )  # the same argv, relaunched
     assert "put back: pid" in out
 
 
@@ -234,9 +387,29 @@ def test_ctrl_c_during_compare_puts_the_original_back(demo_ct129, state_dir):
     path = demo_ct129.config_path
     before = running_argv(path)
     process = subprocess.Popen(
-        [sys.executable, "-m", "sglconsole", "bench", "-c", str(path), "ct129:30000", "--compare", "qwen27b-tp2-mtp",
-         "--yes", "--concurrency", "1", "--num-prompts", "50", "--output-len", "400"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "bench",
+            "-c",
+            str(path),
+            "ct129:30000",
+            "--compare",
+            "qwen27b-tp2-mtp",
+            "--yes",
+            "--concurrency",
+            "1",
+            "--num-prompts",
+            "50",
+            "--output-len",
+            "400",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     seen = []
     for line in process.stdout:
         seen.append(line)

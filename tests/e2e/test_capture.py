@@ -40,17 +40,48 @@ WantedBy=multi-user.target
 """
 
 EXPECTED_ARGS = [
-    "--model-path", "/srv/models/Qwen3.6-27B", "--port", "30000", "--host", "0.0.0.0", "--tp-size", "2",
-    "--mem-fraction-static", "0.88", "--context-length", "131072", "--max-running-requests", "16",
-    "--mamba-full-memory-ratio", "0.5", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder",
-    "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-    "--speculative-num-draft-tokens", "4", "--trust-remote-code", "--served-model-name", "Qwen 27B (MTP)",
+    "--model-path",
+    "/srv/models/Qwen3.6-27B",
+    "--port",
+    "30000",
+    "--host",
+    "0.0.0.0",
+    "--tp-size",
+    "2",
+    "--mem-fraction-static",
+    "0.88",
+    "--context-length",
+    "131072",
+    "--max-running-requests",
+    "16",
+    "--mamba-full-memory-ratio",
+    "0.5",
+    "--reasoning-parser",
+    "qwen3",
+    "--tool-call-parser",
+    "qwen3_coder",
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-draft-tokens",
+    "4",
+    "--trust-remote-code",
+    "--served-model-name",
+    "Qwen 27B (MTP)",
 ]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 @pytest.fixture
@@ -59,7 +90,9 @@ def fleet(fleet_factory, tmp_path, monkeypatch):
     fleet = fleet_factory([ct129()])
     # a hand-written config with comments, around the simulator's
     original = fleet.config_path.read_text()
-    commented = "# ops fleet -- keep these comments\n" + original.replace("profiles:", "# proven profiles below\nprofiles:")
+    commented = "# ops fleet -- keep these comments\n" + original.replace(
+        "profiles:", "# proven profiles below\nprofiles:"
+    )
     fleet.config_path.write_text(commented)
     return fleet
 
@@ -69,20 +102,47 @@ def test_capture_a_systemd_unit_with_continuations_and_environment(fleet):
     units = host.root / ".config" / "systemd" / "user"
     units.mkdir(parents=True)
     (units / "sglang-30000.service").write_text(UNIT)
-    (host.root / "models" / "sglang.env").write_text("# from the env file\nHF_HUB_OFFLINE=1\nHF_TOKEN='hf_secret'\n")
+    (host.root / "models" / "sglang.env").write_text(
+        "# from the env file\nHF_HUB_OFFLINE=1\nHF_TOKEN='hf_secret'\n"
+    )
     before = fleet.config_path.read_text()
-    result = cli("capture", "-c", str(fleet.config_path), "ct129", "--from-systemd", "sglang-30000.service", "--as", "from-unit")
+    result = cli(
+        "capture",
+        "-c",
+        str(fleet.config_path),
+        "ct129",
+        "--from-systemd",
+        "sglang-30000.service",
+        "--as",
+        "from-unit",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     after = fleet.config_path.read_text()
-    assert after.startswith(before.rstrip("\n"))  # every original byte, comments included, is still there
+    assert after.startswith(
+        before.rstrip("\n")
+    )  # every original byte, comments included, is still there
     profile = yaml.safe_load(after)["profiles"]["from-unit"]
     assert profile["python"] == "/srv/ml-env/bin/python3"
     assert profile["args"] == EXPECTED_ARGS
-    assert profile["env"] == {"SGLANG_ENABLE_SPEC_V2": "1", "NCCL_P2P_DISABLE": "0", "MODEL_DIR": "/srv/models",
-                              "HF_HUB_OFFLINE": "1", "HF_TOKEN": "${HF_TOKEN}"}  # the secret stays out of the file
+    assert profile["env"] == {
+        "SGLANG_ENABLE_SPEC_V2": "1",
+        "NCCL_P2P_DISABLE": "0",
+        "MODEL_DIR": "/srv/models",
+        "HF_HUB_OFFLINE": "1",
+        "HF_TOKEN": "${HF_TOKEN}",
+    }  # the secret stays out of the file
     assert profile["workdir"] == "/srv/models"
     config.load(fleet.config_path)  # still valid
-    again = cli("capture", "-c", str(fleet.config_path), "ct129", "--from-systemd", "sglang-30000.service", "--as", "from-unit")
+    again = cli(
+        "capture",
+        "-c",
+        str(fleet.config_path),
+        "ct129",
+        "--from-systemd",
+        "sglang-30000.service",
+        "--as",
+        "from-unit",
+    )
     assert again.returncode == 1 and "already exists" in again.stdout
 
 

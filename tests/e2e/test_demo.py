@@ -15,21 +15,42 @@ from tests.processes import in_namespaces, processes_mentioning
 def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
     workdir = tmp_path / "demo"
     started = time.monotonic()
-    demo = subprocess.Popen([sys.executable, "-m", "sglconsole", "demo", "--no-ui", "--dir", str(workdir)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "300"})
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole", "demo", "--no-ui", "--dir", str(workdir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "300"},
+    )
     try:
         path = demo.stdout.readline().strip()
         elapsed = time.monotonic() - started
-        assert path == str(workdir / "hosts.yaml"), demo.stderr.read() if demo.poll() is not None else path
+        assert path == str(workdir / "hosts.yaml"), (
+            demo.stderr.read() if demo.poll() is not None else path
+        )
         assert elapsed < 10, f"3 hosts took {elapsed:.1f}s"
-        status = subprocess.run([sys.executable, "-m", "sglconsole", "status", "-c", path, "--json"],
-                                capture_output=True, text=True, timeout=60)
+        status = subprocess.run(
+            [sys.executable, "-m", "sglconsole", "status", "-c", path, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         hosts = json.loads(status.stdout)["hosts"]
-        assert sorted(hosts) == ["ct129", "h200x4", "old059"] and all(h["reachable"] for h in hosts.values())
-        inits = [line.split(":")[0] for line in processes_mentioning(str(workdir)) if "sglconsole.sim.init" in line]
-        namespaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in inits} - {os.readlink("/proc/self/ns/pid")}
+        assert sorted(hosts) == ["ct129", "h200x4", "old059"] and all(
+            h["reachable"] for h in hosts.values()
+        )
+        inits = [
+            line.split(":")[0]
+            for line in processes_mentioning(str(workdir))
+            if "sglconsole.sim.init" in line
+        ]
+        namespaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in inits} - {
+            os.readlink("/proc/self/ns/pid")
+        }
         inside = in_namespaces(namespaces)
-        assert len(namespaces) == 3 and len(inside) > 10  # three hosts, each with servers and children
+        assert (
+            len(namespaces) == 3 and len(inside) > 10
+        )  # three hosts, each with servers and children
     finally:
         demo.send_signal(signal.SIGINT)
         demo.wait(30)

@@ -18,8 +18,13 @@ from sglconsole.state.fleet import Status
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 async def wait_for(predicate, timeout: float = 20.0, step: float = 0.1, state=None):
@@ -29,7 +34,11 @@ async def wait_for(predicate, timeout: float = 20.0, step: float = 0.1, state=No
         if value:
             return value
         await asyncio.sleep(step)
-    seen = {s.key: (s.status.value, s.reason, s.view.tok_s) for s in state.all_servers()} if state else ""
+    seen = (
+        {s.key: (s.status.value, s.reason, s.view.tok_s) for s in state.all_servers()}
+        if state
+        else ""
+    )
     raise AssertionError(f"condition not met in time: {seen}")
 
 
@@ -40,10 +49,19 @@ def test_status_json_shows_the_demo_story(demo_fleet):
     ct = hosts["ct129"]
     assert ct["reachable"] and len(ct["gpus"]) == 2 and ct["gpus"][0]["name"] == "NVIDIA RTX A6000"
     (server,) = ct["servers"]
-    assert server["status"] in ("SLOW", "DRIFT", "STARTING"), server  # drifted and slow: which shows first is timing
-    assert server["argv"][1:3] == ["-m", "sglang.launch_server"] and "--speculative-algo" in server["argv"]
+    assert server["status"] in ("SLOW", "DRIFT", "STARTING"), (
+        server
+    )  # drifted and slow: which shows first is timing
+    assert (
+        server["argv"][1:3] == ["-m", "sglang.launch_server"]
+        and "--speculative-algo" in server["argv"]
+    )
     assert server["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"
-    assert {c["title"] for c in server["children"]} >= {"sglang::scheduler_TP0", "sglang::scheduler_TP1", "sglang::detokenizer"}
+    assert {c["title"] for c in server["children"]} >= {
+        "sglang::scheduler_TP0",
+        "sglang::scheduler_TP1",
+        "sglang::detokenizer",
+    }
     assert server["gpus"] == [0, 1]
     assert any("container sees host PIDs" in note for note in ct["notes"])
     h200 = {s["port"]: s for s in hosts["h200x4"]["servers"]}
@@ -65,7 +83,9 @@ async def test_monitor_tracks_tok_s_and_statuses(demo_fleet):
         state = monitor.state
         slow = state.server("ct129", 30000)
         await wait_for(lambda: slow.status == Status.SLOW, timeout=30, state=state)
-        assert 25 < slow.view.tok_s < 45, [s.gen_throughput for s in slow.history]  # the drifted server: ~35 tok/s
+        assert 25 < slow.view.tok_s < 45, [
+            s.gen_throughput for s in slow.history
+        ]  # the drifted server: ~35 tok/s
         assert slow.history[-1].accept_len < 2.0
         up = state.server("h200x4", 30001)
         await wait_for(lambda: up.status == Status.UP, timeout=30, state=state)
@@ -94,8 +114,12 @@ async def test_server_http_through_the_ssh_forward(demo_fleet):
         # an older SGLang (0.5.9 already serves /server_info; its get_ name is the deprecated alias)
         other = await fleet["old059"].forward(30000)
         async with httpx.AsyncClient() as client:
-            assert (await client.get(f"http://127.0.0.1:{other}/server_info")).json()["version"] == "0.5.9"
-            assert (await client.get(f"http://127.0.0.1:{other}/get_server_info")).json()["version"] == "0.5.9"
+            assert (await client.get(f"http://127.0.0.1:{other}/server_info")).json()[
+                "version"
+            ] == "0.5.9"
+            assert (await client.get(f"http://127.0.0.1:{other}/get_server_info")).json()[
+                "version"
+            ] == "0.5.9"
     finally:
         await fleet.close()
 
@@ -122,7 +146,9 @@ async def test_metrics_page_is_read_where_the_server_has_one(demo_fleet):
         await wait_for(lambda: with_metrics.history, timeout=30, state=state)
         await wait_for(lambda: with_metrics.metrics.gen_throughput, timeout=30, state=state)
         assert 0.3 < with_metrics.metrics.gen_throughput / with_metrics.view.tok_s < 3
-        without = state.server("ct129", 30000)  # no --enable-metrics: a 404, remembered, never parsed
+        without = state.server(
+            "ct129", 30000
+        )  # no --enable-metrics: a 404, remembered, never parsed
         await wait_for(lambda: without.health == "ok", timeout=30, state=state)
         session = monitor.monitors["ct129"]
         await wait_for(lambda: 30000 in session._no_metrics, timeout=15, state=state)
@@ -136,26 +162,43 @@ def test_status_json_carries_the_metrics_page(demo_fleet):
     assert h200[30000]["load_source"] == "log" or h200[30000]["load_source"] == "metrics"
 
 
-def test_a_server_started_with_the_sglang_serve_cli_is_found_compared_and_killed(fleet_factory, tmp_path, monkeypatch):
+def test_a_server_started_with_the_sglang_serve_cli_is_found_compared_and_killed(
+    fleet_factory, tmp_path, monkeypatch
+):
     from sglconsole.sim.fleet import HostSpec, ServerSpec
     from sglconsole.sim.scenarios import QWEN8B
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    host = HostSpec(name="serve1", gpu_model="H200", gpu_count=1, models=("Qwen3-8B",),
-                    sglang={"startup_s": 0.5, "load": {"concurrency": 1, "max_tokens": 200}},
-                    servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=QWEN8B, entry="serve")])
+    host = HostSpec(
+        name="serve1",
+        gpu_model="H200",
+        gpu_count=1,
+        models=("Qwen3-8B",),
+        sglang={"startup_s": 0.5, "load": {"concurrency": 1, "max_tokens": 200}},
+        servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=QWEN8B, entry="serve")],
+    )
     path = str(fleet_factory([host]).config_path)
     deadline = time.monotonic() + 40
     while True:
-        (server,) = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["serve1"]["servers"]
+        (server,) = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["serve1"][
+            "servers"
+        ]
         if server["health"] == "ok" or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    assert server["managed"] and server["profile"] == "qwen8b-tp1" and server["health"] == "ok", server
-    assert server["argv"][1].endswith("/bin/sglang") and server["argv"][2] == "serve", server["argv"]
+    assert server["managed"] and server["profile"] == "qwen8b-tp1" and server["health"] == "ok", (
+        server
+    )
+    assert server["argv"][1].endswith("/bin/sglang") and server["argv"][2] == "serve", server[
+        "argv"
+    ]
     assert server["gpus"] == [0]
-    assert cli("diff", "-c", path, "serve1:30000").returncode == 0  # the flags after `serve` are the profile's
+    assert (
+        cli("diff", "-c", path, "serve1:30000").returncode == 0
+    )  # the flags after `serve` are the profile's
     killed = cli("kill", "-c", path, "serve1:30000", "--yes")
-    assert killed.returncode == 0 and "port 30000 free" in killed.stdout, killed.stdout + killed.stderr
+    assert killed.returncode == 0 and "port 30000 free" in killed.stdout, (
+        killed.stdout + killed.stderr
+    )
     (server,) = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["serve1"]["servers"]
     assert server["status"] == "DOWN"

@@ -20,8 +20,13 @@ PARSER_DELAY_S = 4
 
 def cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200"})
+    done = subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     return done, time.monotonic() - began
 
 
@@ -29,7 +34,9 @@ def cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
 def slow_parser_host(fleet_factory):
     """One server launched by hand with --decode-log-interval 20 (its profile says 40): DRIFT only."""
     drifted = [a if a != "40" else "20" for a in QWEN8B]
-    fleet = fleet_factory([HostSpec("drifty", servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=drifted)])])
+    fleet = fleet_factory(
+        [HostSpec("drifty", servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=drifted)])]
+    )
     host = fleet.hosts["drifty"]
     [server_args] = (host.root / "env").rglob("sglang/srt/server_args.py")
     server_args.write_text(f"import time\ntime.sleep({PARSER_DELAY_S})\n" + server_args.read_text())
@@ -40,19 +47,29 @@ def test_status_waits_for_the_drift_verdict_and_caches_the_parser(slow_parser_ho
     config = str(slow_parser_host.config_path)
     first, took = cli("status", "-c", config, "--json")
     server = json.loads(first.stdout)["hosts"]["drifty"]["servers"][0]
-    assert (server["status"], server["drift"], first.returncode) == ("DRIFT", True, 1), first.stdout[-2000:]
+    assert (server["status"], server["drift"], first.returncode) == ("DRIFT", True, 1), (
+        first.stdout[-2000:]
+    )
     assert "decode_log_interval" in server["reason"] or "decode-log-interval" in server["reason"]
     assert took > PARSER_DELAY_S
 
     second, took_again = cli("status", "-c", config, "--json")
     again = json.loads(second.stdout)["hosts"]["drifty"]["servers"][0]
     assert (again["status"], again["drift"]) == ("DRIFT", True)
-    assert took_again < took - PARSER_DELAY_S + 1.5, (took, took_again)  # the verdict came from the cache
+    assert took_again < took - PARSER_DELAY_S + 1.5, (
+        took,
+        took_again,
+    )  # the verdict came from the cache
 
 
 def test_status_says_when_drift_is_not_known_yet(slow_parser_host):
     done, _ = cli("status", "-c", str(slow_parser_host.config_path), "--drift-timeout", "0.5")
     assert "drift: not known yet for drifty:30000" in done.stdout, done.stdout
-    as_json, _ = cli("status", "-c", str(slow_parser_host.config_path), "--json", "--drift-timeout", "0.5")
+    as_json, _ = cli(
+        "status", "-c", str(slow_parser_host.config_path), "--json", "--drift-timeout", "0.5"
+    )
     out = json.loads(as_json.stdout)
-    assert out["drift_not_known"] == ["drifty:30000"] and out["hosts"]["drifty"]["servers"][0]["drift"] is None
+    assert (
+        out["drift_not_known"] == ["drifty:30000"]
+        and out["hosts"]["drifty"]["servers"][0]["drift"] is None
+    )

@@ -15,5 +15,7 @@ DEFAULT = REPO / ".cache" / "real-sglang-0.5.23" / "bin" / "python"
 def real_python() -> str:
     python = Path(os.environ.get("SGLCONSOLE_REAL_SGLANG_PYTHON", DEFAULT))
     if not python.exists():
-        pytest.fail(f"the real-SGLang venv is missing ({python}): run tools/real_sglang_venv.sh (./dev test does)")
+        pytest.fail(
+            f"the real-SGLang venv is missing ({python}): run tools/real_sglang_venv.sh (./dev test does)"
+        )
     return str(python)

@@ -14,19 +14,66 @@ from sglconsole.core import drift
 from sglconsole.core.drift import State, did_you_mean
 from sglconsole.remote.sglang_args import canonicalize_local
 
-PROVEN = ["--model-path", "/root/models/Qwen3.6-27B", "--port", "30000", "--host", "0.0.0.0", "--tp-size", "2", "--mem-fraction-static", "0.88", "--context-length", "131072", "--max-running-requests", "16", "--mamba-full-memory-ratio", "0.5", "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder", "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--trust-remote-code"]
-DRIFTED = ["--model-path", "/root/models/Qwen3.6-27B", "--tp-size", "2", "--speculative-algo", "NEXTN", "--speculative-num-draft-tokens", "2", "--speculative-num-steps", "1"]
+PROVEN = [
+    "--model-path",
+    "/root/models/Qwen3.6-27B",
+    "--port",
+    "30000",
+    "--host",
+    "0.0.0.0",
+    "--tp-size",
+    "2",
+    "--mem-fraction-static",
+    "0.88",
+    "--context-length",
+    "131072",
+    "--max-running-requests",
+    "16",
+    "--mamba-full-memory-ratio",
+    "0.5",
+    "--reasoning-parser",
+    "qwen3",
+    "--tool-call-parser",
+    "qwen3_coder",
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-draft-tokens",
+    "4",
+    "--trust-remote-code",
+]
+DRIFTED = [
+    "--model-path",
+    "/root/models/Qwen3.6-27B",
+    "--tp-size",
+    "2",
+    "--speculative-algo",
+    "NEXTN",
+    "--speculative-num-draft-tokens",
+    "2",
+    "--speculative-num-steps",
+    "1",
+]
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def verdict(real_python):
-    result = canonicalize_local(real_python, {"proven": PROVEN, "drifted": DRIFTED,
-                                              "algo": ["--model-path", "m", "--speculative-algo", "NEXTN"],
-                                              "algorithm": ["--model-path", "m", "--speculative-algorithm", "NEXTN"],
-                                              "tp": ["--model-path", "m", "--tp", "2"],
-                                              "tp_size": ["--model-path", "m", "--tp-size", "2"],
-                                              "old": ["--model-path", "m", "--mamba-scheduler-strategy", "extra_buffer"]})
+    result = canonicalize_local(
+        real_python,
+        {
+            "proven": PROVEN,
+            "drifted": DRIFTED,
+            "algo": ["--model-path", "m", "--speculative-algo", "NEXTN"],
+            "algorithm": ["--model-path", "m", "--speculative-algorithm", "NEXTN"],
+            "tp": ["--model-path", "m", "--tp", "2"],
+            "tp_size": ["--model-path", "m", "--tp-size", "2"],
+            "old": ["--model-path", "m", "--mamba-scheduler-strategy", "extra_buffer"],
+        },
+    )
     assert result.ok, result.error
     return result
 
@@ -44,10 +91,20 @@ def test_prefix_and_alias_mean_the_same(verdict):
 
 def test_the_seed_commands_differ_where_it_matters(verdict):
     p, r = verdict.results["proven"], verdict.results["drifted"]
-    report = drift.build(profile_values=p.values, profile_given=p.given, running_values=r.values, running_given=r.given,
-                         flag_of=verdict.flag_of, profile_env={"SGLANG_ENABLE_SPEC_V2": "1"}, running_env={})
+    report = drift.build(
+        profile_values=p.values,
+        profile_given=p.given,
+        running_values=r.values,
+        running_given=r.given,
+        flag_of=verdict.flag_of,
+        profile_env={"SGLANG_ENABLE_SPEC_V2": "1"},
+        running_env={},
+    )
     rows = {row.name: row for row in report.rows}
-    assert rows["speculative_num_steps"].state == State.DIFFERENT and (rows["speculative_num_steps"].profile, rows["speculative_num_steps"].running) == (3, 1)
+    assert rows["speculative_num_steps"].state == State.DIFFERENT and (
+        rows["speculative_num_steps"].profile,
+        rows["speculative_num_steps"].running,
+    ) == (3, 1)
     assert rows["speculative_num_draft_tokens"].state == State.DIFFERENT
     for dest in ("context_length", "max_running_requests", "mem_fraction_static"):
         assert rows[dest].state == State.ONLY_PROFILE, rows[dest]
@@ -58,21 +115,32 @@ def test_the_seed_commands_differ_where_it_matters(verdict):
 
 def test_a_removed_flag_is_unknown_with_argparse_text_and_a_hint(verdict):
     error = verdict.results["old"].error
-    assert error.splitlines()[-1] == "sglang serve: error: unrecognized arguments: --mamba-scheduler-strategy extra_buffer"
+    assert (
+        error.splitlines()[-1]
+        == "sglang serve: error: unrecognized arguments: --mamba-scheduler-strategy extra_buffer"
+    )
     assert "--mamba-radix-cache-strategy" in did_you_mean(error, verdict.all_flags())
 
 
 def test_argdiff_cli_with_the_real_sglang(real_python):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "sglconsole", "argdiff", "--python", real_python, *a],  # noqa: E731
-                                    capture_output=True, text=True, timeout=180)
+    def run(*args):
+        command = [sys.executable, "-m", "sglconsole", "argdiff", "--python", real_python, *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=180)
+
     proven = "SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server " + " ".join(PROVEN)
     result = run("--json", proven, " ".join(DRIFTED))
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     assert data["version"] == "0.5.23"
     states = {row["dest"]: row["state"] for row in data["rows"]}
-    assert states["speculative_num_steps"] == "DIFFERENT" and states["SGLANG_ENABLE_SPEC_V2"] == "ONLY_PROFILE"
-    same = run(" ".join(DRIFTED), " ".join(DRIFTED).replace("--speculative-algo", "--speculative-algorithm"))
+    assert (
+        states["speculative_num_steps"] == "DIFFERENT"
+        and states["SGLANG_ENABLE_SPEC_V2"] == "ONLY_PROFILE"
+    )
+    same = run(
+        " ".join(DRIFTED),
+        " ".join(DRIFTED).replace("--speculative-algo", "--speculative-algorithm"),
+    )
     assert same.returncode == 0, same.stdout + same.stderr
     bad = run("--json", "--model-path m --mamba-scheduler-strategy extra_buffer", " ".join(DRIFTED))
     assert bad.returncode == 2 and "unrecognized arguments" in json.loads(bad.stdout)["errors"]["a"]
@@ -80,8 +148,17 @@ def test_argdiff_cli_with_the_real_sglang(real_python):
 
 def test_the_simulators_flag_table_is_the_real_parser(real_python, tmp_path):
     out = tmp_path / "table.json"
-    subprocess.run([real_python, str(REPO / "tools" / "gen_flag_table.py"), str(out)], check=True, capture_output=True,
-                   timeout=300, env={k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")})
+    subprocess.run(
+        [real_python, str(REPO / "tools" / "gen_flag_table.py"), str(out)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")},
+    )
     fresh = json.loads(out.read_text())
-    committed = json.loads((REPO / "sglconsole" / "sim" / "flags" / "sglang-0.5.23.json").read_text())
-    assert fresh["actions"] == committed["actions"], "SGLang's parser changed: regenerate sglconsole/sim/flags/"
+    committed = json.loads(
+        (REPO / "sglconsole" / "sim" / "flags" / "sglang-0.5.23.json").read_text()
+    )
+    assert fresh["actions"] == committed["actions"], (
+        "SGLang's parser changed: regenerate sglconsole/sim/flags/"
+    )

@@ -24,19 +24,35 @@ print(json.dumps(out))
 def sglang_matches(real_python: str, lines: list[str], tmp_path) -> list:
     path = tmp_path / "lines.log"
     path.write_text("\n".join(lines) + "\n")
-    result = subprocess.run([real_python, "-c", MATCHER, str(path)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [real_python, "-c", MATCHER, str(path)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)
 
 
 def decode_lines(server) -> list[str]:
-    return [line for line in server.text().splitlines() if "Decode batch" in line and "#running-req: 0" not in line]
+    return [
+        line
+        for line in server.text().splitlines()
+        if "Decode batch" in line and "#running-req: 0" not in line
+    ]
 
 
 def test_sglangs_regex_reads_the_simulators_decode_lines(real_python, tmp_path, servers):  # noqa: F811
     root = create_host(tmp_path / "h", models=("Qwen3-8B",), sglang={"startup_s": 0.2})
-    server = start(servers, root, ["--model-path", str(root / "models" / "Qwen3-8B"), "--decode-log-interval", "10",
-                                   "--enable-mfu-metrics"], env={"CUDA_VISIBLE_DEVICES": "0"})
+    server = start(
+        servers,
+        root,
+        [
+            "--model-path",
+            str(root / "models" / "Qwen3-8B"),
+            "--decode-log-interval",
+            "10",
+            "--enable-mfu-metrics",
+        ],
+        env={"CUDA_VISIBLE_DEVICES": "0"},
+    )
     server.wait_ready()
     run_load(server, 2.5)
     lines = decode_lines(server)
@@ -46,16 +62,26 @@ def test_sglangs_regex_reads_the_simulators_decode_lines(real_python, tmp_path, 
         assert match is not None, line
         ours = parse_line(line)
         assert float(match["gen_throughput"]) == ours.gen_throughput
-        assert int(match["num_running_req"]) == ours.running_req and int(match["queue_req"]) == ours.queue_req
-        assert float(match["token_usage"]) == ours.token_usage and int(match["num_token"]) == ours.token
+        assert (
+            int(match["num_running_req"]) == ours.running_req
+            and int(match["queue_req"]) == ours.queue_req
+        )
+        assert (
+            float(match["token_usage"]) == ours.token_usage
+            and int(match["num_token"]) == ours.token
+        )
 
 
 def test_sglangs_regex_misses_0_5_23s_own_default_line(real_python, tmp_path, servers):  # noqa: F811
     """SGLang 0.5.23 ends decode lines at `#queue-req: N` with no comma, which its own regex requires:
     the simulator writes what SGLang writes, so the regex misses both alike (parse_line does not)."""
     root = create_host(tmp_path / "h", models=("Qwen3-8B",), sglang={"startup_s": 0.2})
-    server = start(servers, root, ["--model-path", str(root / "models" / "Qwen3-8B"), "--decode-log-interval", "10"],
-                   env={"CUDA_VISIBLE_DEVICES": "0"})
+    server = start(
+        servers,
+        root,
+        ["--model-path", str(root / "models" / "Qwen3-8B"), "--decode-log-interval", "10"],
+        env={"CUDA_VISIBLE_DEVICES": "0"},
+    )
     server.wait_ready()
     run_load(server, 2.0)
     lines = decode_lines(server)

@@ -28,10 +28,21 @@ from tests.fleets import SSH_MODE
 
 
 def quiet_host(name: str = "h200") -> HostSpec:
-    return HostSpec(name=name, gpu_model="H200", gpu_count=1, models=("Qwen3-8B",),
-                    sglang={"startup_s": 0.3, "load": {"concurrency": 1, "max_tokens": 200}},
-                    servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=["--model-path", "{models}/Qwen3-8B",
-                                                                           "--decode-log-interval", "5"])])
+    return HostSpec(
+        name=name,
+        gpu_model="H200",
+        gpu_count=1,
+        models=("Qwen3-8B",),
+        sglang={"startup_s": 0.3, "load": {"concurrency": 1, "max_tokens": 200}},
+        servers=[
+            ServerSpec(
+                30000,
+                "qwen8b-tp1",
+                [0],
+                running=["--model-path", "{models}/Qwen3-8B", "--decode-log-interval", "5"],
+            )
+        ],
+    )
 
 
 @pytest.fixture
@@ -51,7 +62,11 @@ async def until(predicate, timeout: float, what: str):
 
 
 def file_lines(fleet, host: str, port: int = 30000) -> list[str]:
-    return (fleet.hosts[host].root / "logs" / f"sglang-{port}.log").read_text(errors="replace").splitlines()
+    return (
+        (fleet.hosts[host].root / "logs" / f"sglang-{port}.log")
+        .read_text(errors="replace")
+        .splitlines()
+    )
 
 
 @dataclass
@@ -82,10 +97,14 @@ async def watch(fleet, fault, recover=None, lost_within: float = 15) -> Outcome:
         other = state.hosts["h200"]
         await until(lambda: len(server.log_lines) > 5 and other.gpus, 30, "lines and GPUs")
         fault()
-        await until(lambda: state.hosts["ct129"].reachable is False, lost_within, "ct129 UNREACHABLE")
+        await until(
+            lambda: state.hosts["ct129"].reachable is False, lost_within, "ct129 UNREACHABLE"
+        )
         status, error = server.status.value, state.hosts["ct129"].error
         ticks = other.gpu_time
-        await until(lambda: other.gpu_time and other.gpu_time > ticks, 10, "the other host to keep updating")
+        await until(
+            lambda: other.gpu_time and other.gpu_time > ticks, 10, "the other host to keep updating"
+        )
         other_updated = bool(other.reachable)
         if recover:
             recover()
@@ -93,7 +112,14 @@ async def watch(fleet, fault, recover=None, lost_within: float = 15) -> Outcome:
         before = len(server.log_lines)
         await until(lambda: len(server.log_lines) > before + 3, 30, "new lines after the reconnect")
         collected = [line for line in server.log_lines if not line.startswith("--- sglconsole")]
-        return Outcome(status, error, other_updated, collected, file_lines(fleet, "ct129"), len(server.log_lines) - before)
+        return Outcome(
+            status,
+            error,
+            other_updated,
+            collected,
+            file_lines(fleet, "ct129"),
+            len(server.log_lines) - before,
+        )
 
 
 def test_sshd_killed_mid_stream(two_hosts):
@@ -111,9 +137,17 @@ def _kill_sessions(host) -> None:
 
 def test_sshd_frozen_then_thawed(two_hosts):
     host = two_hosts.hosts["ct129"]
-    outcome = asyncio.run(watch(two_hosts, lambda: host.signal_ssh(signal.SIGSTOP), lambda: host.signal_ssh(signal.SIGCONT),
-                                lost_within=20))
-    assert outcome.status == "UNREACHABLE" and "keepalive" in outcome.error, outcome.error  # no reset: keepalives
+    outcome = asyncio.run(
+        watch(
+            two_hosts,
+            lambda: host.signal_ssh(signal.SIGSTOP),
+            lambda: host.signal_ssh(signal.SIGCONT),
+            lost_within=20,
+        )
+    )
+    assert outcome.status == "UNREACHABLE" and "keepalive" in outcome.error, (
+        outcome.error
+    )  # no reset: keepalives
     assert outcome.other_updated
     assert outcome.contiguous and outcome.new_after_reconnect > 3
 
@@ -128,11 +162,20 @@ def test_host_reboots(two_hosts):
     outcome = asyncio.run(watch(two_hosts, reboot, back))
     assert outcome.status == "UNREACHABLE" and outcome.error and outcome.other_updated
     assert outcome.contiguous and outcome.new_after_reconnect > 3
-    assert any("The server is fired up" in line for line in outcome.collected[-400:])  # the rebooted server's startup, seen
+    assert any(
+        "The server is fired up" in line for line in outcome.collected[-400:]
+    )  # the rebooted server's startup, seen
 
 
-@pytest.mark.parametrize("mode,expect", [("fail", "Unknown Error"), ("no_driver", "NVIDIA driver"),
-                                         ("garbage", "no GPU lines"), ("hang", "printed nothing")])
+@pytest.mark.parametrize(
+    "mode,expect",
+    [
+        ("fail", "Unknown Error"),
+        ("no_driver", "NVIDIA driver"),
+        ("garbage", "no GPU lines"),
+        ("hang", "printed nothing"),
+    ],
+)
 def test_nvidia_smi_faults_are_shown_as_what_they_are(fleet_factory, mode, expect):
     fleet = fleet_factory([quiet_host()])
 
@@ -142,9 +185,15 @@ def test_nvidia_smi_faults_are_shown_as_what_they_are(fleet_factory, mode, expec
             server = monitor.state.server("h200", 30000)
             await until(lambda: host.gpus, 20, "GPUs")
             gpustate.write_host(fleet.hosts["h200"].root, nvidia_smi=mode)
-            await until(lambda: host.gpu_error and expect in host.gpu_error, 30, f"gpu error {expect!r} (got {host.gpu_error!r})")
+            await until(
+                lambda: host.gpu_error and expect in host.gpu_error,
+                30,
+                f"gpu error {expect!r} (got {host.gpu_error!r})",
+            )
             lines = len(server.log_lines)
-            await until(lambda: len(server.log_lines) > lines, 20, "the server to keep being watched")
+            await until(
+                lambda: len(server.log_lines) > lines, 20, "the server to keep being watched"
+            )
             assert host.reachable
             gpustate.write_host(fleet.hosts["h200"].root, nvidia_smi="ok")
             await until(lambda: host.gpu_error is None, 40, "nvidia-smi back")
@@ -152,7 +201,10 @@ def test_nvidia_smi_faults_are_shown_as_what_they_are(fleet_factory, mode, expec
     asyncio.run(run())
 
 
-@pytest.mark.parametrize("fault,expect", [("500", "HTTP 500"), ("hang", "no HTTP answer"), ("garbage", "ok"), ("wrong_json", "ok")])
+@pytest.mark.parametrize(
+    "fault,expect",
+    [("500", "HTTP 500"), ("hang", "no HTTP answer"), ("garbage", "ok"), ("wrong_json", "ok")],
+)
 def test_http_faults_never_crash_the_monitor(fleet_factory, fault, expect):
     fleet = fleet_factory([quiet_host()])
     root = fleet.hosts["h200"].root
@@ -164,11 +216,17 @@ def test_http_faults_never_crash_the_monitor(fleet_factory, fault, expect):
             data = json.loads((root / "sim" / "host.json").read_text())
             data["sglang"]["http"] = fault
             (root / "sim" / "host.json").write_text(json.dumps(data))
-            await asyncio.sleep(6)  # a poll that began before the fault has ended (it may set server_info)
+            await asyncio.sleep(
+                6
+            )  # a poll that began before the fault has ended (it may set server_info)
             server.server_info = None
-            monitor.monitors["h200"]._info_at.clear()  # the next poll asks again, and meets the fault
+            monitor.monitors[
+                "h200"
+            ]._info_at.clear()  # the next poll asks again, and meets the fault
             await asyncio.sleep(6)
-            await until(lambda: server.health == expect, 20, f"health {expect!r} (got {server.health!r})")
+            await until(
+                lambda: server.health == expect, 20, f"health {expect!r} (got {server.health!r})"
+            )
             if fault in ("garbage", "wrong_json"):
                 assert server.server_info is None  # not JSON we understand: ignored, not a crash
             lines = len(server.log_lines)
@@ -239,31 +297,69 @@ def test_ssh_drops_between_kill_and_launch(two_hosts, tmp_path):
     (record,) = audit.actions()
     assert record["action"] == "restore" and record["phase"] == "end" and record["ok"] is False
     assert "rollback" in record["outcome"]
-    back = subprocess.run([sys.executable, "-m", "sglconsole", "rollback", "-c", str(two_hosts.config_path), "ct129:30000", "--yes"],
-                          capture_output=True, text=True, timeout=120)
+    back = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "rollback",
+            "-c",
+            str(two_hosts.config_path),
+            "ct129:30000",
+            "--yes",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert back.returncode == 0, back.stdout + back.stderr
 
 
 def test_console_killed_during_restore(two_hosts, tmp_path):
     cfg_path = str(two_hosts.config_path)
-    console = subprocess.Popen([sys.executable, "-m", "sglconsole", "restore", "-c", cfg_path, "ct129:30000", "--yes"],
-                               stdout=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+    console = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole", "restore", "-c", cfg_path, "ct129:30000", "--yes"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     for line in console.stdout:
         if line.startswith("OK      launch"):
             console.kill()  # the console dies while the new server starts
             break
     console.wait(10)
     (record,) = AuditLog(tmp_path / "state" / "sglconsole" / "actions.jsonl").actions()
-    assert record["phase"] == "begin" and record["outcome"] == "started"  # interrupted: begun, never ended
-    status = subprocess.run([sys.executable, "-m", "sglconsole", "status", "-c", cfg_path, "--json"], capture_output=True, text=True, timeout=60)
+    assert (
+        record["phase"] == "begin" and record["outcome"] == "started"
+    )  # interrupted: begun, never ended
+    status = subprocess.run(
+        [sys.executable, "-m", "sglconsole", "status", "-c", cfg_path, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     server = json.loads(status.stdout)["hosts"]["ct129"]["servers"][0]
-    assert server["pid"] is not None and "--speculative-num-steps" in server["argv"]  # the truth: the new server runs
-    back = subprocess.run([sys.executable, "-m", "sglconsole", "rollback", "-c", cfg_path, "ct129:30000", "--yes"],
-                          capture_output=True, text=True, timeout=120)
+    assert (
+        server["pid"] is not None and "--speculative-num-steps" in server["argv"]
+    )  # the truth: the new server runs
+    back = subprocess.run(
+        [sys.executable, "-m", "sglconsole", "rollback", "-c", cfg_path, "ct129:30000", "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert back.returncode == 0, back.stdout + back.stderr
-    status = json.loads(subprocess.run([sys.executable, "-m", "sglconsole", "status", "-c", cfg_path, "--json"],
-                                       capture_output=True, text=True, timeout=60).stdout)
-    assert "--speculative-algo" in status["hosts"]["ct129"]["servers"][0]["argv"]  # what ran before the restore
+    status = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "sglconsole", "status", "-c", cfg_path, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    )
+    assert (
+        "--speculative-algo" in status["hosts"]["ct129"]["servers"][0]["argv"]
+    )  # what ran before the restore
 
 
 def test_two_consoles_on_one_server(two_hosts):
@@ -274,8 +370,17 @@ def test_two_consoles_on_one_server(two_hosts):
         try:
             async with host_lock(ActionContext(cfg, fleet), "ct129", 30000, "restore"):
                 other = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "sglconsole", "kill", "-c", str(two_hosts.config_path), "ct129:30000", "--yes",
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                    sys.executable,
+                    "-m",
+                    "sglconsole",
+                    "kill",
+                    "-c",
+                    str(two_hosts.config_path),
+                    "ct129:30000",
+                    "--yes",
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
                 out, _ = await other.communicate()
                 assert other.returncode == 1
                 assert "is locked by" in out.decode() and "restore since" in out.decode()
@@ -283,6 +388,19 @@ def test_two_consoles_on_one_server(two_hosts):
             await fleet.close()
 
     asyncio.run(run())
-    after = subprocess.run([sys.executable, "-m", "sglconsole", "kill", "-c", str(two_hosts.config_path), "ct129:30000", "--yes"],
-                           capture_output=True, text=True, timeout=120)
+    after = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "kill",
+            "-c",
+            str(two_hosts.config_path),
+            "ct129:30000",
+            "--yes",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert after.returncode == 0, after.stdout  # the lock went with the first console's action

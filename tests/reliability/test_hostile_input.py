@@ -29,15 +29,46 @@ from sglconsole.state.fleet import FleetState
 EXAMPLE = (Path(__file__).resolve().parents[2] / "hosts.yaml").read_text()
 LINE = re.compile(r"^[^:\n]+:\d+: ", re.M)
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False),
-                    st.text(max_size=30))
-documents = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                          st.dictionaries(st.text(max_size=12), inner, max_size=4)),
-                         max_leaves=25)
-keys = st.sampled_from(["hosts", "profiles", "defaults", "servers", "port", "address", "args", "env", "gpus", "profile",
-                        "baseline", "jump", "exec_prefix", "launcher", "python", "known_hosts", "x"])
-shaped = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=5)),
-                      max_leaves=30)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False),
+    st.text(max_size=30),
+)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+keys = st.sampled_from(
+    [
+        "hosts",
+        "profiles",
+        "defaults",
+        "servers",
+        "port",
+        "address",
+        "args",
+        "env",
+        "gpus",
+        "profile",
+        "baseline",
+        "jump",
+        "exec_prefix",
+        "launcher",
+        "python",
+        "known_hosts",
+        "x",
+    ]
+)
+shaped = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(keys, inner, max_size=5)),
+    max_leaves=30,
+)
 
 
 def assert_clear(text: str) -> None:
@@ -50,7 +81,9 @@ def assert_clear(text: str) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(documents, shaped))
-@example({"[": None})  # a key that looks like one of pydantic's internal location steps (CI once failed on it)
+@example(
+    {"[": None}
+)  # a key that looks like one of pydantic's internal location steps (CI once failed on it)
 @example({"hosts": {}, "int": 1})
 def test_any_yaml_document_is_loaded_or_refused_with_file_and_line(document):
     assert_clear(yaml.safe_dump(document))
@@ -84,8 +117,29 @@ def test_edits_of_the_example_are_loaded_or_refused_with_file_and_line(data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from(["pid", "ppid", "pgid", "sid", "state", "comm", "argv", "start", "start_ticks",
-                                        "main", "env", "cwd", "stdout"]), documents, max_size=13))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "pid",
+                "ppid",
+                "pgid",
+                "sid",
+                "state",
+                "comm",
+                "argv",
+                "start",
+                "start_ticks",
+                "main",
+                "env",
+                "cwd",
+                "stdout",
+            ]
+        ),
+        documents,
+        max_size=13,
+    )
+)
 @example({"pid": float("inf")})  # int(inf) raises OverflowError (a clean-clone run found it)
 def test_process_records_from_a_host_never_raise(data):
     proc = ProcInfo.from_json(data)
@@ -115,9 +169,20 @@ def well_typed(data: dict) -> bool:
 
 
 def monitor() -> HostMonitor:
-    cfg = config.Config(config.HostsFile.model_validate({
-        "hosts": {"h": {"address": "127.0.0.1", "servers": [{"port": 30000, "profile": "p", "log": "/l"}]}},
-        "profiles": {"p": {"args": ["--model-path", "m"]}}}), None)
+    cfg = config.Config(
+        config.HostsFile.model_validate(
+            {
+                "hosts": {
+                    "h": {
+                        "address": "127.0.0.1",
+                        "servers": [{"port": 30000, "profile": "p", "log": "/l"}],
+                    }
+                },
+                "profiles": {"p": {"args": ["--model-path", "m"]}},
+            }
+        ),
+        None,
+    )
     fleet = FleetState(cfg)
     return HostMonitor("h", cfg.hosts["h"], SshHost("h", cfg.hosts["h"]), fleet)
 
@@ -128,10 +193,25 @@ class _Sink:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=300), documents.map(json.dumps),
-                 st.fixed_dictionaries({"t": st.sampled_from(["log", "procs", "apps", "log_state", "hb"])}, optional={
-                     "lines": documents, "procs": documents, "path": st.sampled_from(["/l", "/x"]), "out": st.text(),
-                     "rc": documents, "state": documents, "ino": documents, "off": documents}).map(json.dumps)))
+@given(
+    st.one_of(
+        st.text(max_size=300),
+        documents.map(json.dumps),
+        st.fixed_dictionaries(
+            {"t": st.sampled_from(["log", "procs", "apps", "log_state", "hb"])},
+            optional={
+                "lines": documents,
+                "procs": documents,
+                "path": st.sampled_from(["/l", "/x"]),
+                "out": st.text(),
+                "rc": documents,
+                "state": documents,
+                "ino": documents,
+                "off": documents,
+            },
+        ).map(json.dumps),
+    )
+)
 def test_anything_the_watcher_prints_never_raises(line):
     monitor()._handle(line, _Sink())
 
@@ -139,10 +219,24 @@ def test_anything_the_watcher_prints_never_raises(line):
 @settings(max_examples=100, deadline=None)
 @given(documents)
 def test_any_server_info_json_never_breaks_the_drift_report(info):
-    verdict = Verdict(True, "0.5.23", "python3", {}, {"profile": Canonical({"tp_size": 2}, {"tp_size"}),
-                                                       "running": Canonical({"tp_size": 1}, {"tp_size"})})
+    verdict = Verdict(
+        True,
+        "0.5.23",
+        "python3",
+        {},
+        {
+            "profile": Canonical({"tp_size": 2}, {"tp_size"}),
+            "running": Canonical({"tp_size": 1}, {"tp_size"}),
+        },
+    )
     profile = config.Profile(args=["--tp-size", "2"])
-    report = report_from(verdict, profile, Server(port=30000, profile="p"), None, info if isinstance(info, dict) else None)
+    report = report_from(
+        verdict,
+        profile,
+        Server(port=30000, profile="p"),
+        None,
+        info if isinstance(info, dict) else None,
+    )
     # whatever the server says of itself, the difference in the command lines is still reported
     (tp,) = [row for row in report.to_dict()["rows"] if row["dest"] == "tp_size"]
     assert (tp["profile"], tp["running"], tp["state"]) == (2, 1, "DIFFERENT"), tp
@@ -168,9 +262,17 @@ HOSTILE = [
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_host_text_is_shown_literally_and_cannot_drive_the_terminal(text):
-    cfg = config.Config(config.HostsFile.model_validate({
-        "hosts": {"h": {"address": "127.0.0.1", "servers": [{"port": 30000, "profile": "p"}]}},
-        "profiles": {"p": {"args": ["--model-path", "m"]}}}), None)
+    cfg = config.Config(
+        config.HostsFile.model_validate(
+            {
+                "hosts": {
+                    "h": {"address": "127.0.0.1", "servers": [{"port": 30000, "profile": "p"}]}
+                },
+                "profiles": {"p": {"args": ["--model-path", "m"]}},
+            }
+        ),
+        None,
+    )
     fleet = FleetState(cfg)
     host = fleet.hosts["h"]
     host.reachable = False
@@ -178,20 +280,28 @@ def test_host_text_is_shown_literally_and_cannot_drive_the_terminal(text):
     fleet.refresh_status("h")  # an unreachable host's error is every server's reason
     assert host.servers[30000].reason == text
     out = io.StringIO()
-    Console(file=out, force_terminal=True, color_system="truecolor", width=200).print(fleet_view(fleet))
+    Console(file=out, force_terminal=True, color_system="truecolor", width=200).print(
+        fleet_view(fleet)
+    )
     rendered = out.getvalue()
     escapes = re.findall(r"\x1b[^m]*m|\x1b", rendered)
-    assert all(re.fullmatch(r"\x1b\[[0-9;]*m", e) for e in escapes), escapes  # only rich's own colours
+    assert all(re.fullmatch(r"\x1b\[[0-9;]*m", e) for e in escapes), (
+        escapes
+    )  # only rich's own colours
     for forbidden in ("\x1b]", "\x07", "\x1b[2J", "\x1b[H", "\x00", "\x08", "\x9b"):
         assert forbidden not in rendered
     if "[bold red]" in text:
         plain = re.sub(r"\x1b\[[0-9;]*m", "", rendered)
-        assert "[bold red]RED[/bold red]" in plain and "[@click=app.quit]" in plain  # literally, not as markup
+        assert (
+            "[bold red]RED[/bold red]" in plain and "[@click=app.quit]" in plain
+        )  # literally, not as markup
     assert clean(text) == clean(clean(text))
 
 
 def test_a_hostile_value_reaches_the_host_byte_exact_over_real_ssh(sshd):
-    strings = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+    strings = st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40
+    )
 
     @settings(max_examples=40, deadline=None)
     @given(st.lists(strings, min_size=1, max_size=5))
@@ -199,7 +309,9 @@ def test_a_hostile_value_reaches_the_host_byte_exact_over_real_ssh(sshd):
         async def run():
             host = SshHost("h", Host.model_validate(sshd.host_entry(exec_prefix=["env", "X=1"])))
             try:
-                result = await host.run(["python3", "-c", "import json,sys; print(json.dumps(sys.argv[1:]))", *values])
+                result = await host.run(
+                    ["python3", "-c", "import json,sys; print(json.dumps(sys.argv[1:]))", *values]
+                )
             finally:
                 await host.close()
             assert json.loads(result.stdout) == values

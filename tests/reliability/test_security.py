@@ -17,8 +17,13 @@ SECRET_TOKEN = "hf_supersecret"
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sglconsole", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "250", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "sglconsole", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "250", **(env or {})},
+    )
 
 
 def test_known_hosts_none_is_warned_about_on_every_run(sshd, tmp_path):
@@ -32,12 +37,17 @@ def test_known_hosts_none_is_warned_about_on_every_run(sshd, tmp_path):
     assert "host key checking is disabled" in cli("check", "-c", str(path)).stderr
 
 
-def test_secrets_are_masked_everywhere_they_are_shown_or_logged(fleet_factory, tmp_path, monkeypatch):
+def test_secrets_are_masked_everywhere_they_are_shown_or_logged(
+    fleet_factory, tmp_path, monkeypatch
+):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     fleet = fleet_factory([ct129()])
     args = [*fleet_profile_args(fleet), "--api-key", "${SGLANG_API_KEY}"]
-    path = with_profiles(fleet.config_path, {"keyed": {"args": args, "env": {"SGLANG_ENABLE_SPEC_V2": "1", "HF_TOKEN": "${HF_TOKEN}"}}},
-                         server_profile="keyed")
+    path = with_profiles(
+        fleet.config_path,
+        {"keyed": {"args": args, "env": {"SGLANG_ENABLE_SPEC_V2": "1", "HF_TOKEN": "${HF_TOKEN}"}}},
+        server_profile="keyed",
+    )
     env = {"SGLANG_API_KEY": SECRET_KEY, "HF_TOKEN": SECRET_TOKEN}
     assert SECRET_KEY not in path.read_text()  # hosts.yaml holds references, never values
     launched = cli("relaunch", "-c", str(path), "ct129:30000", "--yes", env=env)
@@ -63,7 +73,9 @@ def test_secrets_are_masked_everywhere_they_are_shown_or_logged(fleet_factory, t
         assert private.stat().st_mode & 0o777 == 0o600
 
 
-def test_global_dry_run_prints_the_exact_commands_and_changes_nothing(fleet_factory, tmp_path, monkeypatch):
+def test_global_dry_run_prints_the_exact_commands_and_changes_nothing(
+    fleet_factory, tmp_path, monkeypatch
+):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     fleet = fleet_factory([ct129()])
     before = cmdline_of_port(fleet.config_path)

@@ -20,8 +20,9 @@ from sglconsole.sim.scenarios import demo_profiles
 from tests.processes import host_namespaces, in_namespaces, processes_mentioning
 
 REPO = Path(__file__).resolve().parents[2]
-needs_root_sshd = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("sshd"),
-                                     reason="OpenSSH's sshd as root (what CI has)")
+needs_root_sshd = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("sshd"), reason="OpenSSH's sshd as root (what CI has)"
+)
 
 
 def wait_gone(text: str, timeout: float = 10.0) -> list[str]:
@@ -36,8 +37,11 @@ def wait_empty(namespaces: set[str], timeout: float = 10.0) -> list[str]:
     deadline = time.monotonic() + timeout
     while (left := in_namespaces(namespaces)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return [f"{pid}: {Path(f'/proc/{pid}/status').read_text().splitlines()[:3]}" for pid in left
-            if Path(f"/proc/{pid}").exists()]
+    return [
+        f"{pid}: {Path(f'/proc/{pid}/status').read_text().splitlines()[:3]}"
+        for pid in left
+        if Path(f"/proc/{pid}").exists()
+    ]
 
 
 SERVE_ONE_COMMAND = textwrap.dedent("""
@@ -72,9 +76,14 @@ def test_host_serves_ssh_where_run_has_no_sshd_directory(tmp_path):
     script = tmp_path / "serve_one.py"
     script.write_text(SERVE_ONE_COMMAND)
     inner = f"mount -t tmpfs fresh-run /run && exec {sys.executable} {script} {tmp_path / 'fleet'}"
-    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", inner],
-                          capture_output=True, text=True, timeout=90, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", inner],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[:2] == ["served-over-sshd", "privsep 0o755"]
 
@@ -83,7 +92,9 @@ def test_host_serves_ssh_where_run_has_no_sshd_directory(tmp_path):
 def test_sshd_that_cannot_start_fails_fast_with_its_own_words_and_leaves_nothing(tmp_path):
     workdir = tmp_path / "fleet"
     broken = HostSpec("broken", sshd_config_extra="NoSuchOption yes\n")
-    fleet = SimFleet(workdir, [HostSpec("fine"), HostSpec("fine2"), broken], demo_profiles(), ssh="sshd")
+    fleet = SimFleet(
+        workdir, [HostSpec("fine"), HostSpec("fine2"), broken], demo_profiles(), ssh="sshd"
+    )
     started = time.monotonic()
     with pytest.raises(RuntimeError) as raised:
         fleet.start(timeout=60)
@@ -92,14 +103,23 @@ def test_sshd_that_cannot_start_fails_fast_with_its_own_words_and_leaves_nothing
     message = str(raised.value)
     assert "broken could not start SSH" in message
     assert "Bad configuration option: NoSuchOption" in message  # sshd's own text, from hostd.log
-    assert all(host.process.poll() is not None for host in fleet.hosts.values())  # the good hosts too
+    assert all(
+        host.process.poll() is not None for host in fleet.hosts.values()
+    )  # the good hosts too
     assert wait_gone(str(workdir)) == []
 
 
-def start_and_wait(command: list[str], ready: str, cwd: Path, env: dict | None = None,
-                   timeout: float = 120) -> subprocess.Popen:
-    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **(env or {})})
+def start_and_wait(
+    command: list[str], ready: str, cwd: Path, env: dict | None = None, timeout: float = 120
+) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     deadline = time.monotonic() + timeout
     seen = []
     while time.monotonic() < deadline:
@@ -115,8 +135,20 @@ def start_and_wait(command: list[str], ready: str, cwd: Path, env: dict | None =
 
 def test_bench_stopped_by_sigterm_stops_its_fleet(tmp_path):
     """`timeout 60 python bench/run.py` must not leave 16 simulated hosts running."""
-    command = [sys.executable, "bench/run.py", "--hosts", "2", "--servers", "1", "--seconds", "30",
-               "--rss-minutes", "0", "--out", str(tmp_path / "results.json")]
+    command = [
+        sys.executable,
+        "bench/run.py",
+        "--hosts",
+        "2",
+        "--servers",
+        "1",
+        "--seconds",
+        "30",
+        "--rss-minutes",
+        "0",
+        "--out",
+        str(tmp_path / "results.json"),
+    ]
     bench = start_and_wait(command, "phase naive", REPO, env={"TMPDIR": str(tmp_path)})
     namespaces = host_namespaces(str(tmp_path))
     assert len(namespaces) == 2 and in_namespaces(namespaces)
@@ -131,8 +163,12 @@ def test_bench_stopped_by_sigterm_stops_its_fleet(tmp_path):
 def test_demo_killed_or_hung_up_leaves_no_host(tmp_path, sig):
     """A closed tmux pane (SIGHUP) cleans up like Ctrl-C; even SIGKILL takes the hosts with it."""
     workdir = tmp_path / "demo"
-    demo = start_and_wait([sys.executable, "-m", "sglconsole", "demo", "--no-ui", "--dir", str(workdir)],
-                          "hosts.yaml", REPO, timeout=60)
+    demo = start_and_wait(
+        [sys.executable, "-m", "sglconsole", "demo", "--no-ui", "--dir", str(workdir)],
+        "hosts.yaml",
+        REPO,
+        timeout=60,
+    )
     namespaces = host_namespaces(str(workdir))
     assert len(namespaces) == 3
     demo.send_signal(sig)

@@ -14,8 +14,12 @@ def test_percentile_interpolates_like_numpy():
 
 
 def _result(accept: float | None) -> dict:
-    args = bench_serving.parser().parse_args(["--dataset-name", "random-ids", "--max-concurrency", "2"])
-    done = [Outcome(True, 32, 40, ttft=0.1, latency=0.9, itl=[0.02] * 39, started=t) for t in (0, 0.5)]
+    args = bench_serving.parser().parse_args(
+        ["--dataset-name", "random-ids", "--max-concurrency", "2"]
+    )
+    done = [
+        Outcome(True, 32, 40, ttft=0.1, latency=0.9, itl=[0.02] * 39, started=t) for t in (0, 0.5)
+    ]
     return bench_serving._result(args, metrics(done, 1.4), 1.4, accept, {"internal_states": [{}]})
 
 

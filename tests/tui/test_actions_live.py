@@ -15,8 +15,14 @@ SIZE = (100, 30)
 
 def drifted_ct129() -> HostSpec:
     settings = {"startup_s": 0.5, "load": {"concurrency": 1, "max_tokens": 400}}
-    return HostSpec(name="ct129", gpu_model="A6000", gpu_count=2, models=("Qwen3.6-27B",), sglang=settings,
-                    servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)])
+    return HostSpec(
+        name="ct129",
+        gpu_model="A6000",
+        gpu_count=2,
+        models=("Qwen3.6-27B",),
+        sglang=settings,
+        servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)],
+    )
 
 
 def server_of(app):
@@ -31,37 +37,55 @@ async def test_cancelling_a_confirmation_changes_nothing(fleet_factory):
     fleet = fleet_factory([drifted_ct129()])
     app = make_app(config.load(fleet.config_path))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: server_of(app) and server_of(app).process, 30, "the server's process")
+        await until(
+            pilot, lambda: server_of(app) and server_of(app).process, 30, "the server's process"
+        )
         pid = server_of(app).process.main.pid
         app.main.tree.select(("ct129", 30000))
         for key, answer in (("k", "n"), ("R", "escape")):
             await pilot.press(key)
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, f"{key}'s confirmation")
+            await until(
+                pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, f"{key}'s confirmation"
+            )
             assert f"pid {pid}" in dialog_text(app)
             await pilot.press(answer)
-            await until(pilot, lambda: app.screen is app.main and not app.session.busy, 5, "the dialog to close")
+            await until(
+                pilot,
+                lambda: app.screen is app.main and not app.session.busy,
+                5,
+                "the dialog to close",
+            )
         await pilot.pause(3)  # a monitor cycle: had anything happened, it would show
         assert server_of(app).process.main.pid == pid and server_of(app).action is None
         assert actions_done(app) == []
 
 
-async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_baseline(fleet_factory):
+async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_baseline(
+    fleet_factory,
+):
     fleet = fleet_factory([drifted_ct129()])
     app = make_app(config.load(fleet.config_path))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: server_of(app) and server_of(app).status == Status.SLOW, 40, "SLOW")
+        await until(
+            pilot, lambda: server_of(app) and server_of(app).status == Status.SLOW, 40, "SLOW"
+        )
         old_pid = server_of(app).process.main.pid
         app.main.tree.select(("ct129", 30000))
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the confirmation")
         text = dialog_text(app)
-        assert f"stop: pid {old_pid}" in text and "--speculative-num-steps 3" in text and "baseline" in text
+        assert (
+            f"stop: pid {old_pid}" in text
+            and "--speculative-num-steps 3" in text
+            and "baseline" in text
+        )
         await pilot.press("y")
         await until(pilot, lambda: actions_done(app), 120, "restore")
         record = actions_done(app)[-1]
         assert record.ok, (record.summary, [s.line() for s in record.stages], record.evidence)
         assert "launch" in [s.name for s in record.stages] and "restore ct129:30000" in plain(
-            app.main.query_one("#progress").content)
+            app.main.query_one("#progress").content
+        )
         await until(pilot, lambda: server_of(app).status == Status.UP, 90, "ct129:30000 UP")
         assert server_of(app).process.main.pid != old_pid and not server_of(app).drift.differs
 
@@ -70,7 +94,9 @@ async def test_b_sweeps_the_selected_server_and_charts_tok_s(fleet_factory):
     fleet = fleet_factory([drifted_ct129()])
     app = make_app(config.load(fleet.config_path))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: server_of(app) and server_of(app).health == "ok", 30, "a healthy server")
+        await until(
+            pilot, lambda: server_of(app) and server_of(app).health == "ok", 30, "a healthy server"
+        )
         app.main.tree.select(("ct129", 30000))
         await pilot.press("b")
         await until(pilot, lambda: actions_done(app), 120, "the sweep")

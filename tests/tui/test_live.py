@@ -36,9 +36,16 @@ async def test_n_finds_the_slow_server_and_j_J_move_through_the_fleet(demo_fleet
         await until(pilot, lambda: slow_and_compared(app), 40, "ct129:30000 SLOW with its diff")
         assert app.main.selected == ("ct129", None)
         await pilot.press("n")
-        await until(pilot, lambda: app.main.selected == ("ct129", 30000), 5, "n to select ct129:30000")
+        await until(
+            pilot, lambda: app.main.selected == ("ct129", 30000), 5, "n to select ct129:30000"
+        )
         header = shown(app, "#server-header")
-        assert "ct129:30000" in header and "SLOW" in header and "why:" in header and "baseline 64" in header
+        assert (
+            "ct129:30000" in header
+            and "SLOW" in header
+            and "why:" in header
+            and "baseline 64" in header
+        )
         await pilot.press("j")
         assert app.main.selected == ("h200x4", None)
         host = shown(app, "#host-body")
@@ -46,7 +53,9 @@ async def test_n_finds_the_slow_server_and_j_J_move_through_the_fleet(demo_fleet
         await pilot.press("J")
         assert app.main.selected == ("ct129", 30000)
         await pilot.press("J")
-        assert "container sees host PIDs" in plain(app.main.query_one("#host-body").content)  # the LXC note
+        assert "container sees host PIDs" in plain(
+            app.main.query_one("#host-body").content
+        )  # the LXC note
 
 
 async def test_d_shows_the_diff_with_the_speed_differences_first(demo_fleet):
@@ -70,24 +79,42 @@ async def test_slash_filters_the_log_and_escape_clears_the_filter(demo_fleet):
         await until(pilot, lambda: running(app), 40, "ct129:30000 running")
         app.main.tree.select(("ct129", 30000))
         await pilot.press("l")
-        await until(pilot, lambda: any("tok/s accept" in line for line in log_lines(app)), 10, "decode lines")
+        await until(
+            pilot,
+            lambda: any("tok/s accept" in line for line in log_lines(app)),
+            10,
+            "decode lines",
+        )
         await pilot.press("slash", *"prefill batch")
-        await until(pilot, lambda: app.main.server_view.log.needle == "prefill batch", 5, "the filter")
+        await until(
+            pilot, lambda: app.main.server_view.log.needle == "prefill batch", 5, "the filter"
+        )
         lines = [line for line in log_lines(app) if line.strip()]
-        assert lines and all(" prefill " in line for line in lines), lines  # condensed prefill lines only
+        assert lines and all(" prefill " in line for line in lines), (
+            lines
+        )  # condensed prefill lines only
         assert not any("tok/s accept" in line for line in log_lines(app))
         await pilot.press("enter")
         assert app.main.server_view.log.needle == "prefill batch"  # Enter keeps the filter
         await pilot.press("escape")
-        await until(pilot, lambda: any("tok/s accept" in line for line in log_lines(app)), 5, "unfiltered log")
+        await until(
+            pilot,
+            lambda: any("tok/s accept" in line for line in log_lines(app)),
+            5,
+            "unfiltered log",
+        )
         assert not app.main.server_view.log.filtering
 
 
 async def test_p_probes_in_a_worker_and_records_the_result(demo_fleet):
     app = app_on(demo_fleet)
     async with app.run_test(size=LARGE) as pilot:
-        await until(pilot, lambda: (s := app.session.fleet.server("h200x4", 30000)) and s.status == Status.UP, 40,
-                    "h200x4:30000 UP")
+        await until(
+            pilot,
+            lambda: (s := app.session.fleet.server("h200x4", 30000)) and s.status == Status.UP,
+            40,
+            "h200x4:30000 UP",
+        )
         app.main.tree.select(("h200x4", 30000))
         await pilot.pause()
         await pilot.press("p")
@@ -97,7 +124,9 @@ async def test_p_probes_in_a_worker_and_records_the_result(demo_fleet):
         assert record.action == "probe" and record.target == "h200x4:30000"
         assert [s.name for s in record.stages][:2] == ["forward", "answer"]
         assert app.session.fleet.server("h200x4", 30000).probe is not None
-        assert "probe" in shown(app, "#server-header") and "probe h200x4:30000" in shown(app, "#progress")
+        assert "probe" in shown(app, "#server-header") and "probe h200x4:30000" in shown(
+            app, "#progress"
+        )
 
 
 async def test_read_only_hides_every_action_that_changes_a_host(demo_fleet):
@@ -116,7 +145,9 @@ async def test_read_only_hides_every_action_that_changes_a_host(demo_fleet):
             assert app.screen is app.main and not app.session.busy
         assert actions_done(app) == []
         palette = {c.title for c in app.get_system_commands(app.main)}
-        assert not any(t.startswith(("Kill", "Restore")) for t in palette) and any(t.startswith("Diff") for t in palette)
+        assert not any(t.startswith(("Kill", "Restore")) for t in palette) and any(
+            t.startswith("Diff") for t in palette
+        )
 
 
 async def test_L_locks_the_console_read_only_for_good(demo_fleet):
@@ -128,5 +159,7 @@ async def test_L_locks_the_console_read_only_for_good(demo_fleet):
         assert "Restore" in app.main.query_one(KeyBar).keys_text().plain
         await pilot.press("L")
         await pilot.pause()
-        assert app.session.read_only and "Restore" not in app.main.query_one(KeyBar).keys_text().plain
+        assert (
+            app.session.read_only and "Restore" not in app.main.query_one(KeyBar).keys_text().plain
+        )
         assert app.main.check_action("lock", ()) is False  # nothing turns it off

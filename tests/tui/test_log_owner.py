@@ -26,7 +26,9 @@ def test_the_real_log_names_each_lifetimes_writer():
 def test_a_fresh_pid_does_not_show_the_last_lines_of_the_one_before():
     fleet = one_server_fleet()
     server = fleet.hosts["h"].servers[30000]
-    for line in LOG[:250]:  # lifetimes 1 and 2: pid 521 served (last decode 552.05 tok/s), 2535 did not
+    for line in LOG[
+        :250
+    ]:  # lifetimes 1 and 2: pid 521 served (last decode 552.05 tok/s), 2535 did not
         take_line(server, line, log_time(250))
     # 2535's start as /proc tells it, an hour off the log's local time (a host in another time zone)
     run(fleet, process(2535, log_time(181) - 3600), log_time(250))
@@ -37,7 +39,9 @@ def test_a_fresh_pid_does_not_show_the_last_lines_of_the_one_before():
     run(fleet, process(3216, log_time(253) - 3600), log_time(282))
     view = server.view
     assert view.pid == 3216 and (view.load.running_req, view.load.accept_len) == (1, 6.75), view
-    assert view.tok_s is None  # its only decode line follows an idle period: SGLang's figure means nothing
+    assert (
+        view.tok_s is None
+    )  # its only decode line follows an idle period: SGLang's figure means nothing
 
 
 def test_a_long_start_shows_sglangs_own_milestones():
@@ -50,4 +54,6 @@ def test_a_long_start_shows_sglangs_own_milestones():
         take_line(server, line, log_time(37))
     fleet.refresh_status("h", log_time(37))
     assert server.status.value == "STARTING"
-    assert server.reason == f"starting for {log_time(37) - started:.0f} s: Capture cuda graph end", server.reason
+    assert (
+        server.reason == f"starting for {log_time(37) - started:.0f} s: Capture cuda graph end"
+    ), server.reason

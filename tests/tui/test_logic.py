@@ -93,9 +93,13 @@ async def test_alert_command_gets_the_event_as_json_on_stdin(tmp_path):
 def test_read_only_hides_what_changes_a_host_and_a_host_selection_greys_server_keys(demo_replay):
     server = demo_replay.fleet.server("ct129", 30000)
     live = gating.Facts(server, read_only=False)
-    assert all(gating.state(a, live) for a in ("kill", "restore", "relaunch", "probe", "diff", "log"))
+    assert all(
+        gating.state(a, live) for a in ("kill", "restore", "relaunch", "probe", "diff", "log")
+    )
     locked = gating.Facts(server, read_only=True)
-    assert [gating.state(a, locked) for a in ("kill", "restore", "rollback", "capture", "lock")] == [False] * 5
+    assert [
+        gating.state(a, locked) for a in ("kill", "restore", "rollback", "capture", "lock")
+    ] == [False] * 5
     assert gating.state("probe", locked) is True and gating.state("diff", locked) is True
     nothing = gating.Facts(None, read_only=False)
     assert gating.state("diff", nothing) is None and gating.state("kill", nothing) is None
@@ -147,7 +151,9 @@ def test_state_survives_a_recording_round_trip(demo_replay, tmp_path):
     for server in demo_replay.fleet.all_servers():
         copy = again.fleet.server(server.host, server.port)
         assert codec.encode_server(copy) == codec.encode_server(server)
-        assert list(copy.history) == list(server.history) and list(copy.log_lines) == list(server.log_lines)
+        assert list(copy.history) == list(server.history) and list(copy.log_lines) == list(
+            server.log_lines
+        )
     for name, host in demo_replay.fleet.hosts.items():
         assert codec.encode_host(again.fleet.hosts[name]) == codec.encode_host(host)
 
@@ -155,8 +161,13 @@ def test_state_survives_a_recording_round_trip(demo_replay, tmp_path):
 def test_recordings_mask_secrets(demo_replay):
     server = demo_replay.fleet.server("ct129", 30000)
     main = server.process.main
-    secret = ProcInfo(**{**codec._proc(main), "argv": (*main.argv, "--api-key", "sk-1"),
-                         "env": {"HF_TOKEN": "hf_x", "CUDA_VISIBLE_DEVICES": "0"}})
+    secret = ProcInfo(
+        **{
+            **codec._proc(main),
+            "argv": (*main.argv, "--api-key", "sk-1"),
+            "env": {"HF_TOKEN": "hf_x", "CUDA_VISIBLE_DEVICES": "0"},
+        }
+    )
     encoded = codec._proc(secret)
     assert "sk-1" not in encoded["argv"] and encoded["env"]["HF_TOKEN"] == "****"
     assert encoded["env"]["CUDA_VISIBLE_DEVICES"] == "0"
@@ -166,15 +177,19 @@ def test_recordings_mask_secrets(demo_replay):
 
 
 def test_host_text_is_cleaned_and_never_read_as_markup():
-    text = log_line("[bold red]boom[/] \x1b[2J\x1b]2;pwned\x07 Traceback (most recent call last)", PALETTE)
+    text = log_line(
+        "[bold red]boom[/] \x1b[2J\x1b]2;pwned\x07 Traceback (most recent call last)", PALETTE
+    )
     assert isinstance(text, Text) and "[bold red]boom[/]" in text.plain
     assert "\x1b" not in text.plain and "\x07" not in text.plain
     assert "\x07" not in osc_title("host\x07name")[:-1]
 
 
 def test_decode_lines_are_condensed_to_their_numbers():
-    raw = ("[2026-12-02 19:42:33 TP0] Decode batch, #running-req: 1, #token: 84, token usage: 0.01, "
-           "accept len: 1.75, accept rate: 0.75, cuda graph: True, gen throughput (token/s): 36.32, #queue-req: 0")
+    raw = (
+        "[2026-12-02 19:42:33 TP0] Decode batch, #running-req: 1, #token: 84, token usage: 0.01, "
+        "accept len: 1.75, accept rate: 0.75, cuda graph: True, gen throughput (token/s): 36.32, #queue-req: 0"
+    )
     assert log_line(raw, PALETTE).plain == "19:42:33 36.3 tok/s accept 1.75  run 1 queue 0"
     assert "gen throughput (token/s): 36.32" in log_line(raw, PALETTE, condensed=False).plain
 
@@ -186,5 +201,7 @@ def test_sparklines_scale_between_min_and_max():
 
 
 def test_the_title_names_the_worst_status(demo_replay):
-    assert fleet_title(demo_replay.fleet) == "sglconsole: LOOPING (3 hosts)"  # old059 loops: worse than a stopped server
+    assert (
+        fleet_title(demo_replay.fleet) == "sglconsole: LOOPING (3 hosts)"
+    )  # old059 loops: worse than a stopped server
     assert fleet_title(FleetState(demo_replay.recording.config)) == "sglconsole: UNKNOWN"

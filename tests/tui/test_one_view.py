@@ -20,17 +20,35 @@ T0 = 1_800_000_000.0
 
 
 def one_server_fleet() -> FleetState:
-    cfg = config.Config(config.HostsFile.model_validate({
-        "hosts": {"h": {"address": "127.0.0.1", "servers": [{"port": 30000, "profile": "p"}]}},
-        "profiles": {"p": {"args": ["--model-path", "m"]}}}), None)
+    cfg = config.Config(
+        config.HostsFile.model_validate(
+            {
+                "hosts": {
+                    "h": {"address": "127.0.0.1", "servers": [{"port": 30000, "profile": "p"}]}
+                },
+                "profiles": {"p": {"args": ["--model-path", "m"]}},
+            }
+        ),
+        None,
+    )
     fleet = FleetState(cfg)
     fleet.hosts["h"].reachable = True
     return fleet
 
 
 def process(pid: int, start: float) -> ServerProcess:
-    main = ProcInfo(pid, 1, pid, pid, "S", "python3", ("python3", "-m", "sglang.launch_server", "--model-path", "m"),
-                    start, 0, main=True)
+    main = ProcInfo(
+        pid,
+        1,
+        pid,
+        pid,
+        "S",
+        "python3",
+        ("python3", "-m", "sglang.launch_server", "--model-path", "m"),
+        start,
+        0,
+        main=True,
+    )
     return ServerProcess(main, 30000, (), (0,), 1000)
 
 
@@ -61,11 +79,21 @@ def test_numbers_belong_to_one_process():
 
     run(fleet, None, T0 + 20)  # killed
     assert server.status == Status.DOWN
-    assert (server.view.tok_s, server.view.load, server.view.throughput, server.view.pid) == (None, None, (), None)
+    assert (server.view.tok_s, server.view.load, server.view.throughput, server.view.pid) == (
+        None,
+        None,
+        (),
+        None,
+    )
     assert fleet_json(fleet, T0 + 20)["hosts"]["h"]["servers"][0]["tok_s"] is None
 
     run(fleet, process(200, T0 + 30), T0 + 31)  # relaunched: the old decode line is not this pid's
-    assert (server.view.pid, server.view.tok_s, server.view.load, server.view.throughput) == (200, None, None, ())
+    assert (server.view.pid, server.view.tok_s, server.view.load, server.view.throughput) == (
+        200,
+        None,
+        None,
+        (),
+    )
     decode(fleet, T0 + 40, 70.5)
     fleet.refresh_status("h", T0 + 41)
     assert (server.view.tok_s, server.view.throughput) == (70.5, (70.5,))
@@ -84,7 +112,11 @@ def test_status_json_has_schema_version_time_generation_and_drift():
     fleet = one_server_fleet()
     run(fleet, process(100, T0), T0 + 5)
     out = json.loads(json.dumps(fleet_json(fleet, T0 + 5)))
-    assert out["schema_version"] and out["generated_at"] == T0 + 5 and out["generation"] == fleet.generation
+    assert (
+        out["schema_version"]
+        and out["generated_at"] == T0 + 5
+        and out["generation"] == fleet.generation
+    )
     server = out["hosts"]["h"]["servers"][0]
     assert {"drift", "drift_count", "generation", "status", "tok_s"} <= set(server)
     assert server["drift"] is None  # not compared yet: not "no drift"
@@ -115,6 +147,10 @@ async def test_tree_pane_and_top_bar_agree_at_every_step_of_a_recording():
             tok = server.view.tok_s
             if tok is not None:
                 number = tok_s(tok)
-                assert number in tree and re.search(rf"\b{re.escape(number)}\b tok/s", header), (step, tree, header)
+                assert number in tree and re.search(rf"\b{re.escape(number)}\b tok/s", header), (
+                    step,
+                    tree,
+                    header,
+                )
                 compared += 1
         assert compared > 5

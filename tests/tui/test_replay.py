@@ -19,7 +19,9 @@ from tests.tui.helpers import log_lines, shown, until
 
 def replay_with_alert_command(argv: list[str]) -> Replay:
     recording = load(DATA / "demo.jsonl")
-    recording.config = Config(recording.config.model.model_copy(update={"alert_command": argv}), None)
+    recording.config = Config(
+        recording.config.model.model_copy(update={"alert_command": argv}), None
+    )
     return Replay(recording, to_end=True)
 
 
@@ -31,8 +33,12 @@ async def test_a_replay_is_read_only_and_cannot_reach_hosts(demo_replay):
         keys = app.main.query_one(KeyBar).keys_text().plain
         assert "Diff" in keys and "Log" in keys
         assert not any(word in keys for word in ("Kill", "Restore", "Probe", "Capture"))
-        assert app.title == "sglconsole" and app.sub_title == "sglconsole: LOOPING (3 hosts)"  # old059 loops: worse than a stopped server
-        assert "up 0m" in shown(app, "#server-header")  # uptime by the recording's clock, not today's
+        assert (
+            app.title == "sglconsole" and app.sub_title == "sglconsole: LOOPING (3 hosts)"
+        )  # old059 loops: worse than a stopped server
+        assert "up 0m" in shown(
+            app, "#server-header"
+        )  # uptime by the recording's clock, not today's
 
 
 async def test_a_problem_on_another_host_notifies_and_runs_the_alert_command(tmp_path):
@@ -64,7 +70,9 @@ async def test_an_unreachable_host_shows_its_error_and_retry_countdown(demo_repl
         body = shown(app, "#host-body")
         assert "UNREACHABLE" in body and "connect timed out" in body and "retry 17s" in body
         label = app.main.tree._by_key[("old059", None)].label
-        assert "UNREACHABLE" in label.plain and "↻17s" in label.plain  # the short form at 80 columns
+        assert (
+            "UNREACHABLE" in label.plain and "↻17s" in label.plain
+        )  # the short form at 80 columns
 
 
 async def test_f_pauses_the_log_and_catches_up_when_following_again():
@@ -84,7 +92,9 @@ async def test_f_pauses_the_log_and_catches_up_when_following_again():
         await pilot.pause(0.5)
         assert len(log_lines(app)) == seen and "paused" in shown(app, "#log-status")
         await pilot.press("f")
-        await until(pilot, lambda: len(log_lines(app)) > seen, 5, "the lines that came while paused")
+        await until(
+            pilot, lambda: len(log_lines(app)) > seen, 5, "the lines that came while paused"
+        )
         assert "following" in shown(app, "#log-status")
 
 
@@ -93,7 +103,9 @@ async def test_quitting_while_an_action_runs_asks_first(demo_replay):
     async with app.run_test(size=(80, 24)) as pilot:
         app.session.busy.add(("ct129", 30000))
         await pilot.press("q")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 5, "the quit confirmation")
+        await until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen), 5, "the quit confirmation"
+        )
         await pilot.press("n")
         await pilot.pause()
         assert app.is_running and app.screen is app.main

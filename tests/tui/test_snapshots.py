@@ -13,17 +13,21 @@ from sglconsole.tui.screens.confirm import ConfirmScreen
 
 SMALL, LARGE = (80, 24), (160, 48)
 
-RESTORE_PLAN = Plan("restore", "ct129:30000", [
-    "host ct129, port 30000, profile qwen27b-tp2-mtp",
-    "stop: pid 9 (/srv/ml-env/bin/python3 -m sglang.launch_server --model-path /srv/models/Qwen3.6-27B "
-    "--tp-size 2 --speculative-algo NEXTN --speculative-num-draft-tokens 2 --speculative-num-steps 1)",
-    "launch (nohup): SGLANG_ENABLE_SPEC_V2=1 CUDA_VISIBLE_DEVICES=0,1 /srv/ml-env/bin/python3 -m "
-    "sglang.launch_server --model-path /srv/models/Qwen3.6-27B --port 30000 --tp-size 2 "
-    "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-num-draft-tokens 4",
-    "log: /srv/logs/sglang-30000.log",
-    "preflight runs first; if it fails nothing is touched",
-    "then: wait for ready, probe, compare with the baseline",
-])
+RESTORE_PLAN = Plan(
+    "restore",
+    "ct129:30000",
+    [
+        "host ct129, port 30000, profile qwen27b-tp2-mtp",
+        "stop: pid 9 (/srv/ml-env/bin/python3 -m sglang.launch_server --model-path /srv/models/Qwen3.6-27B "
+        "--tp-size 2 --speculative-algo NEXTN --speculative-num-draft-tokens 2 --speculative-num-steps 1)",
+        "launch (nohup): SGLANG_ENABLE_SPEC_V2=1 CUDA_VISIBLE_DEVICES=0,1 /srv/ml-env/bin/python3 -m "
+        "sglang.launch_server --model-path /srv/models/Qwen3.6-27B --port 30000 --tp-size 2 "
+        "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-num-draft-tokens 4",
+        "log: /srv/logs/sglang-30000.log",
+        "preflight runs first; if it fails nothing is touched",
+        "then: wait for ready, probe, compare with the baseline",
+    ],
+)
 
 
 def select(key, *keys):
@@ -38,7 +42,9 @@ def select(key, *keys):
 
 @pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
 def test_fleet_overview(snap_compare, demo_replay, size):
-    assert snap_compare(make_app(None, replay=demo_replay), terminal_size=size, run_before=select(("h200x4", None)))
+    assert snap_compare(
+        make_app(None, replay=demo_replay), terminal_size=size, run_before=select(("h200x4", None))
+    )
 
 
 @pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
@@ -58,8 +64,14 @@ def test_confirmation_dialog(snap_compare, demo_replay):
         pilot.app.push_screen(ConfirmScreen(RESTORE_PLAN))
         await pilot.pause(0.2)
 
-    assert snap_compare(make_app(None, replay=demo_replay), terminal_size=SMALL, run_before=run_before)
+    assert snap_compare(
+        make_app(None, replay=demo_replay), terminal_size=SMALL, run_before=run_before
+    )
 
 
 def test_help(snap_compare, demo_replay):
-    assert snap_compare(make_app(None, replay=demo_replay), terminal_size=LARGE, run_before=select(("ct129", None), "question_mark"))
+    assert snap_compare(
+        make_app(None, replay=demo_replay),
+        terminal_size=LARGE,
+        run_before=select(("ct129", None), "question_mark"),
+    )

@@ -32,9 +32,14 @@ def test_metrics_tok_s_is_the_counters_rate():
     server = fleet.hosts["h"].servers[30000]
     run(fleet, process(1, T0), T0 + 1)
     before = page("under-load")
-    after = parse_metrics((REAL / "under-load" / "metrics.txt").read_text().replace(
-        "generation_tokens_total{engine_type=\"unified\",model_name=\"/opt/tiny\"} 536.0",
-        "generation_tokens_total{engine_type=\"unified\",model_name=\"/opt/tiny\"} 1036.0"))
+    after = parse_metrics(
+        (REAL / "under-load" / "metrics.txt")
+        .read_text()
+        .replace(
+            'generation_tokens_total{engine_type="unified",model_name="/opt/tiny"} 536.0',
+            'generation_tokens_total{engine_type="unified",model_name="/opt/tiny"} 1036.0',
+        )
+    )
     server.metrics_before, server.metrics_before_at = before, T0 + 10
     server.metrics, server.metrics_at = after, T0 + 15
     fleet.refresh_status("h", T0 + 16)

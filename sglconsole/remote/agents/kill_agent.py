@@ -29,8 +29,15 @@ def stat(pid):
         return None
     head, _, rest = text.rpartition(")")
     f = rest.split()
-    return {"pid": pid, "state": f[0], "ppid": int(f[1]), "pgid": int(f[2]), "sid": int(f[3]),
-            "start_ticks": int(f[19]), "comm": head.partition("(")[2]}
+    return {
+        "pid": pid,
+        "state": f[0],
+        "ppid": int(f[1]),
+        "pgid": int(f[2]),
+        "sid": int(f[3]),
+        "start_ticks": int(f[19]),
+        "comm": head.partition("(")[2],
+    }
 
 
 def cmdline(pid):
@@ -61,7 +68,9 @@ def members(root, procs):
     while changed:
         changed = False
         for st in procs.values():
-            if st["pid"] not in found and (st["ppid"] in found or (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])):
+            if st["pid"] not in found and (
+                st["ppid"] in found or (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])
+            ):
                 found[st["pid"]] = st["start_ticks"]
                 changed = True
     return found
@@ -91,8 +100,12 @@ def main():
         out(stage="identity", ok=False, detail="process %d is gone" % pid)
         return 4
     if root["start_ticks"] != ticks or (argv is not None and cmdline(pid) != argv):
-        out(stage="identity", ok=False,
-            detail="pid %d is not the server we saw (start time or argv changed: PID reused); nothing signalled" % pid)
+        out(
+            stage="identity",
+            ok=False,
+            detail="pid %d is not the server we saw (start time or argv changed: PID reused); nothing signalled"
+            % pid,
+        )
         return 3
     procs = table()
     group = members(root, procs)

@@ -40,16 +40,30 @@ def main():
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     st = os.fstat(fd)
     try:
-        child = subprocess.Popen(args["argv"], stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
-                                 cwd=args.get("cwd") or None, env=env, start_new_session=True, close_fds=True)
+        child = subprocess.Popen(
+            args["argv"],
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=subprocess.STDOUT,
+            cwd=args.get("cwd") or None,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError as exc:
         print(json.dumps({"ok": False, "error": "cannot start %s: %s" % (args["argv"][0], exc)}))
         return 2
     os.close(fd)
     time.sleep(float(args.get("settle", 0.05)))
     code = child.poll()
-    info = {"ok": code is None, "pid": child.pid, "exit_code": code, "log_ino": st.st_ino, "log_off": st.st_size,
-            "my_sid": os.getsid(0)}
+    info = {
+        "ok": code is None,
+        "pid": child.pid,
+        "exit_code": code,
+        "log_ino": st.st_ino,
+        "log_off": st.st_size,
+        "my_sid": os.getsid(0),
+    }
     try:
         info["sid"] = os.getsid(child.pid)
         with open("/proc/%d/stat" % child.pid) as fh:

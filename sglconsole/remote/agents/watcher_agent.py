@@ -89,8 +89,13 @@ class Procs:
         if len(fields) < 20:
             return None
         return {
-            "pid": int(pid), "comm": head.partition("(")[2], "state": fields[0], "ppid": int(fields[1]),
-            "pgid": int(fields[2]), "sid": int(fields[3]), "start_ticks": int(fields[19]),
+            "pid": int(pid),
+            "comm": head.partition("(")[2],
+            "state": fields[0],
+            "ppid": int(fields[1]),
+            "pgid": int(fields[2]),
+            "sid": int(fields[3]),
+            "start_ticks": int(fields[19]),
         }
 
     def argv(self, st):
@@ -240,16 +245,34 @@ class Follow:
             complete, self.partial = data[: cut + 1], data[cut + 1 :]
             lines = complete.decode("utf-8", "replace").split("\n")[:-1]
             self.off += len(complete)
-            out({"t": "log", "path": self.path, "ino": self.ino, "off": self.off, "lines": [line[:MAX_LINE] for line in lines]})
+            out(
+                {
+                    "t": "log",
+                    "path": self.path,
+                    "ino": self.ino,
+                    "off": self.off,
+                    "lines": [line[:MAX_LINE] for line in lines],
+                }
+            )
 
 
 def compute_apps():
     try:
         proc = subprocess.run(
-            ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory,gpu_uuid", "--format=csv,noheader,nounits"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10,
+            [
+                "nvidia-smi",
+                "--query-compute-apps=pid,process_name,used_memory,gpu_uuid",
+                "--format=csv,noheader,nounits",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            timeout=10,
         )
-        return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")[-500:]
+        return (
+            proc.returncode,
+            proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace")[-500:],
+        )
     except FileNotFoundError:
         return 127, "", "nvidia-smi: command not found"
     except subprocess.TimeoutExpired:
@@ -262,7 +285,9 @@ class Changes(object):
     """inotify on the folders of the followed logs, so a new line wakes us at once and an idle
     host costs nothing; None where inotify is unavailable (then we poll)."""
 
-    MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200  # modify attrib close_write moved create delete
+    MASK = (
+        0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200
+    )  # modify attrib close_write moved create delete
 
     def __init__(self):
         import ctypes
@@ -301,7 +326,9 @@ def commands(follows, lock, args, stop, wake):
         with lock:
             for path, pos in (cmd.get("follow") or {}).items():
                 if path not in follows:
-                    follows[path] = Follow(path, pos.get("ino"), pos.get("off"), args.get("backlog", 65536))
+                    follows[path] = Follow(
+                        path, pos.get("ino"), pos.get("off"), args.get("backlog", 65536)
+                    )
             for path in cmd.get("unfollow") or []:
                 follows.pop(path, None)
         os.write(wake, b"x")
@@ -317,9 +344,18 @@ def main():
     procs = Procs(args.get("env_names") or ())
     if args.get("once"):
         rc, stdout, stderr = compute_apps() if args.get("apps", True) else (None, "", "")
-        gpu_pids = set(int(l.split(",")[0]) for l in stdout.splitlines() if l.split(",")[0].strip().isdigit())
+        gpu_pids = set(
+            int(l.split(",")[0]) for l in stdout.splitlines() if l.split(",")[0].strip().isdigit()
+        )
         out({"t": "apps", "rc": rc, "out": stdout, "err": stderr})
-        out({"t": "procs", "procs": procs.scan(gpu_pids), "ports": listen_ports(), "time": time.time()})
+        out(
+            {
+                "t": "procs",
+                "procs": procs.scan(gpu_pids),
+                "ports": listen_ports(),
+                "time": time.time(),
+            }
+        )
         return
     follows, lock, stop = {}, threading.Lock(), threading.Event()
     for path, pos in (args.get("follow") or {}).items():
@@ -343,14 +379,30 @@ def main():
             if (rc, stdout) != last_apps:
                 last_apps = (rc, stdout)
                 out({"t": "apps", "rc": rc, "out": stdout, "err": stderr})
-            gpu_pids = set(int(l.split(",")[0]) for l in stdout.splitlines() if l.split(",")[0].strip().isdigit())
+            gpu_pids = set(
+                int(l.split(",")[0])
+                for l in stdout.splitlines()
+                if l.split(",")[0].strip().isdigit()
+            )
         if now >= next_scan:
             next_scan = now + interval
             found = procs.scan(gpu_pids)
             # no listening ports here: /proc/net/tcp costs milliseconds on a busy host (the kernel
             # walks every socket); only the one-shot snapshots before an action read it
             snapshot = {"t": "procs", "procs": found}
-            key = json.dumps([[p["pid"], p["start_ticks"], p["state"], p["ppid"], p.get("argv"), p.get("stdout")] for p in found])
+            key = json.dumps(
+                [
+                    [
+                        p["pid"],
+                        p["start_ticks"],
+                        p["state"],
+                        p["ppid"],
+                        p.get("argv"),
+                        p.get("stdout"),
+                    ]
+                    for p in found
+                ]
+            )
             if key != last_procs:
                 if last_procs is not None:
                     next_apps = now  # processes came or went: who holds GPU memory now?
@@ -371,7 +423,9 @@ def main():
         timeout = max(0.0, min(next_scan, next_apps) - time.time())
         if not watched:
             timeout = min(timeout, poll)  # a folder we cannot watch (yet): poll it
-        ready = select.select([fd for fd in (wake_r, changes and changes.fd) if fd], [], [], timeout)[0]
+        ready = select.select(
+            [fd for fd in (wake_r, changes and changes.fd) if fd], [], [], timeout
+        )[0]
         if changes is not None and changes.fd in ready:
             changes.drain()
         if wake_r in ready:

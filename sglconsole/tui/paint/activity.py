@@ -13,15 +13,28 @@ from sglconsole.core.text import clean
 from sglconsole.tui.history import ActionRecord, AlertRecord
 from sglconsole.tui.paint.palette import Palette
 
-ICON = {StageState.RUNNING: "…", StageState.OK: "✓", StageState.FAILED: "✗", StageState.SKIPPED: "-"}
+ICON = {
+    StageState.RUNNING: "…",
+    StageState.OK: "✓",
+    StageState.FAILED: "✗",
+    StageState.SKIPPED: "-",
+}
 EVIDENCE_LINES = 8
 
 
 def stage_row(stage: Stage, palette: Palette) -> tuple[Text, Text, Text, Text]:
-    style = {StageState.OK: palette.good, StageState.FAILED: palette.bad, StageState.RUNNING: palette.accent}
+    style = {
+        StageState.OK: palette.good,
+        StageState.FAILED: palette.bad,
+        StageState.RUNNING: palette.accent,
+    }
     took = f"{stage.duration:.1f}s" if stage.duration is not None else ""
-    return (Text(ICON[stage.state], style=style.get(stage.state, palette.muted)), Text(stage.name, style="bold"),
-            Text(took, style=palette.muted), Text(clean(stage.detail)))
+    return (
+        Text(ICON[stage.state], style=style.get(stage.state, palette.muted)),
+        Text(stage.name, style="bold"),
+        Text(took, style=palette.muted),
+        Text(clean(stage.detail)),
+    )
 
 
 def stages_table(stages: list[Stage], palette: Palette) -> Table:
@@ -39,13 +52,19 @@ def stages_table(stages: list[Stage], palette: Palette) -> Table:
 def outcome(record: ActionRecord, palette: Palette) -> Text:
     if record.running:
         return Text("running…", style=palette.accent)
-    return Text(("done: " if record.ok else "FAILED: ") + clean(record.summary),
-                style=palette.good if record.ok else palette.bad)
+    return Text(
+        ("done: " if record.ok else "FAILED: ") + clean(record.summary),
+        style=palette.good if record.ok else palette.bad,
+    )
 
 
 def progress(record: ActionRecord, palette: Palette) -> Group:
-    head = Text.assemble((f"{record.action} {clean(record.target)}  ", "bold"), outcome(record, palette))
-    evidence = [Text("   " + clean(e), style=palette.muted) for e in record.evidence[-EVIDENCE_LINES:]]
+    head = Text.assemble(
+        (f"{record.action} {clean(record.target)}  ", "bold"), outcome(record, palette)
+    )
+    evidence = [
+        Text("   " + clean(e), style=palette.muted) for e in record.evidence[-EVIDENCE_LINES:]
+    ]
     return Group(head, stages_table(record.stages, palette), *evidence)
 
 
@@ -55,14 +74,23 @@ def clock(when: float) -> str:
 
 def history_line(entry: ActionRecord | AlertRecord, palette: Palette) -> Text:
     if isinstance(entry, AlertRecord):
-        return Text.assemble((f"{clock(entry.time)} alert  {clean(entry.target)} {entry.old} → {entry.new}", palette.warn),
-                             (f"  {clean(entry.reason)}", palette.muted))
+        return Text.assemble(
+            (
+                f"{clock(entry.time)} alert  {clean(entry.target)} {entry.old} → {entry.new}",
+                palette.warn,
+            ),
+            (f"  {clean(entry.reason)}", palette.muted),
+        )
     took = f" ({entry.ended - entry.started:.0f}s)" if entry.ended else ""
-    return Text.assemble((f"{clock(entry.started)} {entry.action:<8} {clean(entry.target)}{took}  ", "bold"),
-                         outcome(entry, palette))
+    return Text.assemble(
+        (f"{clock(entry.started)} {entry.action:<8} {clean(entry.target)}{took}  ", "bold"),
+        outcome(entry, palette),
+    )
 
 
 def history(entries: list, palette: Palette) -> Group | Text:
     if not entries:
-        return Text("nothing done yet this session; actions and alerts appear here", style=palette.muted)
+        return Text(
+            "nothing done yet this session; actions and alerts appear here", style=palette.muted
+        )
     return Group(*(history_line(e, palette) for e in reversed(entries)))

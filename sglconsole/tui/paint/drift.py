@@ -12,17 +12,27 @@ from sglconsole.state.fleet import ServerState
 from sglconsole.tui.paint.palette import Palette
 
 WIDE = 90
-MARK = {State.SAME: " ", State.DIFFERENT: "≠", State.ONLY_PROFILE: "−", State.ONLY_RUNNING: "+",
-        State.DEFAULTED_DIFFERENTLY: "~"}
+MARK = {
+    State.SAME: " ",
+    State.DIFFERENT: "≠",
+    State.ONLY_PROFILE: "−",
+    State.ONLY_RUNNING: "+",
+    State.DEFAULTED_DIFFERENTLY: "~",
+}
 LEGEND = "≠ differs   − only in the profile   + only running   ~ SGLang's default differs from the profile"
 
 
 def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableType:
     report = server.drift
     if server.profile is None:
-        return Text("not in hosts.yaml: no profile to compare with (c captures it as one)", style=palette.muted)
+        return Text(
+            "not in hosts.yaml: no profile to compare with (c captures it as one)",
+            style=palette.muted,
+        )
     if report is None:
-        why = server.drift_error or ("compared once the server answers /server_info" if server.process else "not running")
+        why = server.drift_error or (
+            "compared once the server answers /server_info" if server.process else "not running"
+        )
         return Text(f"no comparison yet: {clean(why)}", style=palette.muted)
     parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
     parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
@@ -37,15 +47,22 @@ def summary(report: Report, palette: Palette) -> Text:
     if not report.differs:
         return Text("running config matches the profile", style=palette.good)
     slow = sum(r.performance for r in diffs)
-    return Text(f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
-                f"the {slow} that affect speed come first, highlighted", style=palette.warn)
+    return Text(
+        f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
+        f"the {slow} that affect speed come first, highlighted",
+        style=palette.warn,
+    )
 
 
 def version_line(report: Report, palette: Palette) -> Text:
     version = clean(report.version or "unknown")
     if report.requires is None:
         return Text(f"sglang {version}", style=palette.muted)
-    ok = {True: ("satisfies", palette.good), False: ("does NOT satisfy", palette.bad), None: ("vs", palette.muted)}
+    ok = {
+        True: ("satisfies", palette.good),
+        False: ("does NOT satisfy", palette.bad),
+        None: ("vs", palette.muted),
+    }
     word, style = ok[report.version_ok]
     return Text(f"sglang {version} {word} the profile's {clean(report.requires)}", style=style)
 
@@ -67,12 +84,16 @@ def rows_table(report: Report, palette: Palette, width: int) -> Table:
 
 
 def cells(row: Row, palette: Palette, wide: bool) -> list[Text]:
-    profile, running, resolved = (value(row.shown(v)) for v in (row.profile, row.running, row.resolved))
+    profile, running, resolved = (
+        value(row.shown(v)) for v in (row.profile, row.running, row.resolved)
+    )
     name = Text(("$" if row.kind == "env" else "") + clean(row.flag))
     if wide:
         return [Text(MARK[row.state]), name, profile, running, resolved]
     if row.resolved != row.running and row.resolved is not None:
-        running = Text.assemble(running, " → ", resolved)  # the value SGLang settled on, when it is not what was given
+        running = Text.assemble(
+            running, " → ", resolved
+        )  # the value SGLang settled on, when it is not what was given
     return [Text(MARK[row.state]), name, profile, running]
 
 

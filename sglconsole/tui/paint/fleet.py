@@ -53,7 +53,13 @@ def host_label(host: HostState, palette: Palette, now: float, width: int) -> Tex
     room = width - len(name) - badge.cell_len - 1
     retry = next((r for r in _retry_forms(host, now) if len(r) <= room), "")
     gpus = gpus if len(gpus) <= room - len(retry) else ""
-    return Text.assemble((name, "bold"), (gpus, palette.muted), " ", badge, (retry, palette.warn if stale_for(host, now) else palette.muted))
+    return Text.assemble(
+        (name, "bold"),
+        (gpus, palette.muted),
+        " ",
+        badge,
+        (retry, palette.warn if stale_for(host, now) else palette.muted),
+    )
 
 
 def server_label(server: ServerState, palette: Palette, width: int) -> Text:

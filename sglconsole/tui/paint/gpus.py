@@ -16,9 +16,14 @@ HOT_C = 83
 WIDE = 70  # below this many cells: no model name, no power column, a shorter bar
 
 
-def gpu_table(host: HostState, palette: Palette, width: int, mine: tuple[int, ...] = ()) -> Table | Text:
+def gpu_table(
+    host: HostState, palette: Palette, width: int, mine: tuple[int, ...] = ()
+) -> Table | Text:
     if not host.gpus:
-        return Text(f"nvidia-smi: {clean(host.gpu_error)}" if host.gpu_error else "no GPU sample yet", style=palette.muted)
+        return Text(
+            f"nvidia-smi: {clean(host.gpu_error)}" if host.gpu_error else "no GPU sample yet",
+            style=palette.muted,
+        )
     wide = width >= WIDE
     table = Table(box=None, pad_edge=False, show_edge=False, expand=False, header_style="bold")
     for column, justify in _columns(wide):
@@ -38,9 +43,17 @@ def _columns(wide: bool) -> list[tuple[str, str]]:
 
 def _row(gpu: GpuSample, holder: str, palette: Palette, wide: bool) -> list:
     row: list = [str(gpu.index)] + ([clean(gpu_model(gpu.name))] if wide else [])
-    row += [fmt_num(gpu.util_gpu, 0, "%"), memory(gpu, palette, 10 if wide else 5), temperature(gpu, palette)]
+    row += [
+        fmt_num(gpu.util_gpu, 0, "%"),
+        memory(gpu, palette, 10 if wide else 5),
+        temperature(gpu, palette),
+    ]
     if wide:
-        row.append("-" if gpu.power_draw_w is None else f"{gpu.power_draw_w:.0f}/{gpu.power_limit_w or 0:.0f}W")
+        row.append(
+            "-"
+            if gpu.power_draw_w is None
+            else f"{gpu.power_draw_w:.0f}/{gpu.power_limit_w or 0:.0f}W"
+        )
     row.append(Text(clean(holder)) if holder else Text("free", style=palette.muted))
     return row
 

@@ -41,8 +41,12 @@ def warnings(host: HostState, palette: Palette, now: float) -> list[Text]:
     lines = []
     stale = stale_for(host, now)
     if stale is not None:
-        lines.append(Text(f"no GPU sample for {fmt_duration(stale)}: the host may be frozen; what follows is old",
-                          style=palette.warn))
+        lines.append(
+            Text(
+                f"no GPU sample for {fmt_duration(stale)}: the host may be frozen; what follows is old",
+                style=palette.warn,
+            )
+        )
     if host.gpu_error and host.gpus:
         lines.append(Text(f"nvidia-smi: {clean(host.gpu_error)}", style=palette.warn))
     return lines
@@ -61,10 +65,18 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
         return Text("no servers configured or found", style=palette.muted)
     wide = width >= WIDE
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    names = ["port", "status", "tok/s", "run/q"] + (["accept", "pid", "uptime", "profile"] if wide else []) + ["why"]
+    names = (
+        ["port", "status", "tok/s", "run/q"]
+        + (["accept", "pid", "uptime", "profile"] if wide else [])
+        + ["why"]
+    )
     for name in names:
-        table.add_column(name, justify="left" if name in ("status", "profile", "why") else "right",
-                         overflow="fold" if name == "why" else "ellipsis", no_wrap=name != "why")
+        table.add_column(
+            name,
+            justify="left" if name in ("status", "profile", "why") else "right",
+            overflow="fold" if name == "why" else "ellipsis",
+            no_wrap=name != "why",
+        )
     for server in sorted(host.servers.values(), key=lambda s: s.port):
         table.add_row(*server_row(server, palette, now, wide))
     return table
@@ -77,8 +89,12 @@ def server_row(server: ServerState, palette: Palette, now: float, wide: bool) ->
     row: list = [str(server.port), palette.badge(view.status), tok_s(view.tok_s), run_q]
     if wide:
         pid = str(view.pid) if view.pid is not None else "-"
-        row += [fmt_num(load.accept_len if load else None, 2), pid, fmt_duration(view.uptime(now)),
-                clean(server.profile_name or "(unmanaged)")]
+        row += [
+            fmt_num(load.accept_len if load else None, 2),
+            pid,
+            fmt_duration(view.uptime(now)),
+            clean(server.profile_name or "(unmanaged)"),
+        ]
     return row + [Text(clean(view.reason), style=palette.muted)]
 
 
@@ -86,11 +102,20 @@ def problems(host: HostState, palette: Palette) -> list[Text]:
     view = host.view
     lines: list[Text] = []
     for orphan in view.orphans if view else ():
-        lines.append(Text(f"ORPHAN pid {orphan.pid} {clean(orphan.title)} (ppid {orphan.ppid}): its server is gone",
-                          style=palette.bad))
+        lines.append(
+            Text(
+                f"ORPHAN pid {orphan.pid} {clean(orphan.title)} (ppid {orphan.ppid}): its server is gone",
+                style=palette.bad,
+            )
+        )
     for app in view.unaccounted if view else ():
-        lines.append(Text(f"GPU memory nobody accounts for: pid {app.pid} {clean(app.process_name)} "
-                          f"holds {app.used_mib or 0} MiB", style=palette.warn))
+        lines.append(
+            Text(
+                f"GPU memory nobody accounts for: pid {app.pid} {clean(app.process_name)} "
+                f"holds {app.used_mib or 0} MiB",
+                style=palette.warn,
+            )
+        )
     for note in view.notes if view else ():
         lines.append(Text("note: " + clean(note), style=palette.muted))
     if host.watcher_error:

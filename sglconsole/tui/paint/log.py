@@ -23,7 +23,11 @@ def log_line(raw: str, palette: Palette, condensed: bool = True) -> Text:
         return decode_summary(record, palette) if condensed else highlighted(line, palette)
     if record is not None and record.kind == "prefill" and condensed:
         return prefill_summary(record, palette)
-    style = getattr(palette, KIND_STYLE[record.kind]) if record is not None and record.kind in KIND_STYLE else None
+    style = (
+        getattr(palette, KIND_STYLE[record.kind])
+        if record is not None and record.kind in KIND_STYLE
+        else None
+    )
     if record is None and ("Traceback" in line or "Error" in line):
         style = palette.bad
     return Text(line, style=style or "")
@@ -43,14 +47,18 @@ def decode_summary(record: LogRecord, palette: Palette) -> Text:
     text.append(f"{record.gen_throughput or 0:.1f} tok/s", style=palette.accent)
     if record.accept_len is not None:
         text.append(f" accept {record.accept_len:.2f}", style=palette.accent)
-    text.append(f"  run {record.running_req or 0} queue {record.queue_req or 0}", style=palette.muted)
+    text.append(
+        f"  run {record.running_req or 0} queue {record.queue_req or 0}", style=palette.muted
+    )
     return text
 
 
 def prefill_summary(record: LogRecord, palette: Palette) -> Text:
     when = record.time.strftime("%H:%M:%S") if record.time else "--:--:--"
     text = Text(f"{when} prefill ", style=palette.muted)
-    text.append(f"{record.new_seq or 0} seq, {record.new_token or 0} new + {record.cached_token or 0} cached tokens")
+    text.append(
+        f"{record.new_seq or 0} seq, {record.new_token or 0} new + {record.cached_token or 0} cached tokens"
+    )
     if record.input_throughput is not None:
         text.append(f", {record.input_throughput:.0f} tok/s in", style=palette.muted)
     return text

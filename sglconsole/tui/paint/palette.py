@@ -18,12 +18,29 @@ from sglconsole.state.fleet import Status
 
 # which theme colour each status borrows
 ROLE = {
-    Status.UP: "success", Status.STARTING: "primary", Status.DOWN: "error", Status.DRIFT: "warning",
-    Status.SLOW: "warning", Status.DEGENERATE: "error", Status.LOOPING: "error", Status.STALLED: "error", Status.UNMANAGED: "secondary",
-    Status.UNREACHABLE: "error", Status.UNKNOWN: "foreground",
+    Status.UP: "success",
+    Status.STARTING: "primary",
+    Status.DOWN: "error",
+    Status.DRIFT: "warning",
+    Status.SLOW: "warning",
+    Status.DEGENERATE: "error",
+    Status.LOOPING: "error",
+    Status.STALLED: "error",
+    Status.UNMANAGED: "secondary",
+    Status.UNREACHABLE: "error",
+    Status.UNKNOWN: "foreground",
 }
-FILLED = {Status.STARTING, Status.DOWN, Status.DRIFT, Status.SLOW, Status.DEGENERATE, Status.LOOPING, Status.STALLED,
-          Status.UNMANAGED, Status.UNREACHABLE}
+FILLED = {
+    Status.STARTING,
+    Status.DOWN,
+    Status.DRIFT,
+    Status.SLOW,
+    Status.DEGENERATE,
+    Status.LOOPING,
+    Status.STALLED,
+    Status.UNMANAGED,
+    Status.UNREACHABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -44,7 +61,16 @@ def _color(theme: Theme, role: str, fallback: str) -> Color:
     return Color.parse(value)
 
 
-LIGHT_ANSI = {2, 3, 6, 7, 10, 11, 14, 15}  # green, yellow, cyan, white (and bright): dark text on them
+LIGHT_ANSI = {
+    2,
+    3,
+    6,
+    7,
+    10,
+    11,
+    14,
+    15,
+}  # green, yellow, cyan, white (and bright): dark text on them
 
 
 def _filled(color: Color) -> Style:
@@ -62,10 +88,18 @@ def _build(theme: Theme) -> Palette:
     fallback = "white" if theme.dark else "black"
     colors = {role: _color(theme, role, fallback) for role in set(ROLE.values())}
     dark = theme.dark
-    status = {s: (_filled(colors[r]) if s in FILLED else _plain(colors[r], dark)) for s, r in ROLE.items()}
+    status = {
+        s: (_filled(colors[r]) if s in FILLED else _plain(colors[r], dark)) for s, r in ROLE.items()
+    }
     status[Status.UNKNOWN] = Style(dim=True)
-    return Palette(status, _plain(colors["success"], dark), _plain(colors["warning"], dark),
-                   _plain(colors["error"], dark), _plain(_color(theme, "accent", fallback), dark), Style(dim=True))
+    return Palette(
+        status,
+        _plain(colors["success"], dark),
+        _plain(colors["warning"], dark),
+        _plain(colors["error"], dark),
+        _plain(_color(theme, "accent", fallback), dark),
+        Style(dim=True),
+    )
 
 
 _BUILT: dict[str, Palette] = {}  # theme name -> palette: themes are not hashable

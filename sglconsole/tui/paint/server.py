@@ -27,19 +27,31 @@ def header(server: ServerState, palette: Palette, now: float) -> Text:
 def identity(server: ServerState, palette: Palette) -> Text:
     text = Text.assemble((target(server), "bold"), " ")
     text.append_text(palette.badge(server.status))
-    text.append(" " + (clean(server.profile_name) if server.profile_name else "(not in hosts.yaml)"), style="bold")
+    text.append(
+        " " + (clean(server.profile_name) if server.profile_name else "(not in hosts.yaml)"),
+        style="bold",
+    )
     if server.version:
         text.append(f"  sglang {clean(server.version)}", style=palette.muted)
     return text
 
 
 def vitals(server: ServerState, palette: Palette, now: float) -> Text:
-    if server.view.pid is None and server.process is not None:  # unreachable: what we last saw is not now
-        return Text(f"pid {server.process.main.pid} when last seen · no numbers while "
-                    f"{server.view.status.value}", style=palette.muted)
+    if (
+        server.view.pid is None and server.process is not None
+    ):  # unreachable: what we last saw is not now
+        return Text(
+            f"pid {server.process.main.pid} when last seen · no numbers while "
+            f"{server.view.status.value}",
+            style=palette.muted,
+        )
     if server.view.pid is None:
-        gpus = ",".join(map(str, server.config.gpus)) if server.config and server.config.gpus else "-"
-        return Text(f"not running · GPUs {gpus} · log {clean(server.log_path or '-')}", style=palette.muted)
+        gpus = (
+            ",".join(map(str, server.config.gpus)) if server.config and server.config.gpus else "-"
+        )
+        return Text(
+            f"not running · GPUs {gpus} · log {clean(server.log_path or '-')}", style=palette.muted
+        )
     view = server.view
     load = view.load
     text = Text(f"pid {view.pid} · up {fmt_duration(view.uptime(now))} · ")

@@ -29,8 +29,14 @@ class RunsActions:
             await self.app.action_quit()
             return
         running = ", ".join(f"{h}:{p}" for h, p in sorted(self.session.busy))
-        plan = Plan("quit", "sglconsole", [f"actions still run on {running}",
-                                           "quitting cancels them midway: a server may be left stopped (u rolls back)"])
+        plan = Plan(
+            "quit",
+            "sglconsole",
+            [
+                f"actions still run on {running}",
+                "quitting cancels them midway: a server may be left stopped (u rolls back)",
+            ],
+        )
         self.app.push_screen(ConfirmScreen(plan), self._quit_anyway)
 
     def _quit_anyway(self, yes: bool | None) -> None:
@@ -58,11 +64,19 @@ class RunsActions:
     def action_capture(self) -> None:
         server = self.server
         if capture("") is None or server is None:
-            self.notify("capture is not available yet in this version of sglconsole", severity="warning")
+            self.notify(
+                "capture is not available yet in this version of sglconsole", severity="warning"
+            )
             return
-        default = f"{server.profile_name}-running" if server.profile_name else f"{server.host}-{server.port}"
-        self.app.push_screen(AskScreen(f"Save what runs on {server.key} as the profile named:", default),
-                             self._capture_as)
+        default = (
+            f"{server.profile_name}-running"
+            if server.profile_name
+            else f"{server.host}-{server.port}"
+        )
+        self.app.push_screen(
+            AskScreen(f"Save what runs on {server.key} as the profile named:", default),
+            self._capture_as,
+        )
 
     def _capture_as(self, name: str | None) -> None:
         server = self.server
@@ -85,7 +99,12 @@ class RunsActions:
         target = (server.host, server.port)
         self.session.busy.add(target)
         self.refresh_bindings()
-        self.run_worker(self._perform(op, *target), group="ops", name=f"{op.name} {server.key}", exit_on_error=False)
+        self.run_worker(
+            self._perform(op, *target),
+            group="ops",
+            name=f"{op.name} {server.key}",
+            exit_on_error=False,
+        )
 
     async def _perform(self, op: Operation, host: str, port: int) -> None:
         try:
@@ -106,7 +125,9 @@ class RunsActions:
     def finished(self, record: ActionRecord) -> None:
         self.progress(record)
         severity = "information" if record.ok else "error"
-        self.notify(f"{record.action} {record.target}: {record.summary}", severity=severity, timeout=10)
+        self.notify(
+            f"{record.action} {record.target}: {record.summary}", severity=severity, timeout=10
+        )
         self.update_detail(self.session.clock())
 
     def refused(self, message: str) -> None:

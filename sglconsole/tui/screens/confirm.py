@@ -38,7 +38,9 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self):
         verb = clean(self.plan.action).capitalize()
         with Vertical(id="dialog"):
-            yield Static(Text(f"{verb} {clean(self.plan.target)}?", style="bold"), id="dialog-title")
+            yield Static(
+                Text(f"{verb} {clean(self.plan.target)}?", style="bold"), id="dialog-title"
+            )
             with VerticalScroll(id="dialog-body"):
                 yield Static(plan_text(self.plan))
             yield Static("y  confirm     n / Esc  cancel", id="dialog-hint")

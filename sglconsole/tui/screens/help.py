@@ -29,8 +29,10 @@ MEANING = {
     Status.UNREACHABLE: "SSH to the host fails; the console retries with backoff",
     Status.UNKNOWN: "connecting",
 }
-FIRST_STEPS = ("n jumps to the next problem · d shows why (the diff) · R restores the proven profile, "
-               "probes it and compares it with its baseline · a shows what was done")
+FIRST_STEPS = (
+    "n jumps to the next problem · d shows why (the diff) · R restores the proven profile, "
+    "probes it and compares it with its baseline · a shows what was done"
+)
 
 
 def keys_table(app) -> Table:
@@ -41,7 +43,9 @@ def keys_table(app) -> Table:
     for group, keys in groupby(KEYS, key=lambda k: k.group):
         table.add_row(Text(group, style="underline"), "", "")
         for key in keys:
-            table.add_row(app.get_key_display(key.binding), key.binding.description, key.binding.tooltip)
+            table.add_row(
+                app.get_key_display(key.binding), key.binding.description, key.binding.tooltip
+            )
     table.add_row("ctrl+p / :", "Commands", "every key above, searchable by name")
     table.add_row("tab", "Next pane", "fleet → tabs → the tab's content")
     return table
@@ -62,11 +66,21 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self):
         with Vertical(id="help"):
-            yield Static(Text("sglconsole: keys and statuses   (↑↓ scroll, Esc closes)", style="bold"),
-                         id="dialog-title")
+            yield Static(
+                Text("sglconsole: keys and statuses   (↑↓ scroll, Esc closes)", style="bold"),
+                id="dialog-title",
+            )
             with VerticalScroll(id="help-body"):
-                yield Static(Group(Text(FIRST_STEPS), Text(""), keys_table(self.app), Text(""),
-                                   Text("Statuses", style="bold underline"), statuses_table(self.app)))
+                yield Static(
+                    Group(
+                        Text(FIRST_STEPS),
+                        Text(""),
+                        keys_table(self.app),
+                        Text(""),
+                        Text("Statuses", style="bold underline"),
+                        statuses_table(self.app),
+                    )
+                )
 
     def on_mount(self) -> None:
         self.query_one("#help-body").focus()

@@ -84,7 +84,9 @@ class MainScreen(RunsActions, Screen):
         self.tree.sync(hosts | unreachable, now)
         self.query_one(TopBar).show(self.session.fleet, self.session.read_only, self.session.bell)
         if not hosts or (self.selected is not None and self.selected[0] in hosts):
-            self.update_detail(now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S)
+            self.update_detail(
+                now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S
+            )
         facts = self.facts().key()
         if facts != self._facts:  # a server that started or stopped changes which keys apply
             self._facts = facts
@@ -128,8 +130,12 @@ class MainScreen(RunsActions, Screen):
         server = self.server
         busy = server is not None and (server.host, server.port) in self.session.busy
         log = self.server_view.log if self.is_mounted else None
-        closable = bool(log and log.filtering) or bool(self.is_mounted and self.query_one(ProgressPanel).display)
-        return gating.Facts(server, self.session.read_only, busy, closable, live=self.session.ssh is not None)
+        closable = bool(log and log.filtering) or bool(
+            self.is_mounted and self.query_one(ProgressPanel).display
+        )
+        return gating.Facts(
+            server, self.session.read_only, busy, closable, live=self.session.ssh is not None
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return gating.state(action, self.facts()) if action in GATED else True
@@ -188,7 +194,9 @@ class MainScreen(RunsActions, Screen):
 
     def action_lock(self) -> None:
         self.session.lock()
-        self.notify("read-only: actions that change a host are hidden until you restart the console")
+        self.notify(
+            "read-only: actions that change a host are hidden until you restart the console"
+        )
         self.redraw(set())
 
     def action_bell(self) -> None:

@@ -30,5 +30,7 @@ def show(static: Static, renderable, cells: int) -> None:
     if key == previous:
         return
     static._sglc_shown = key
-    text = Text("\n").join(Text.assemble(*((segment.text, segment.style) for segment in line)) for line in lines)
+    text = Text("\n").join(
+        Text.assemble(*((segment.text, segment.style) for segment in line)) for line in lines
+    )
     static.update(text, layout=previous is None or len(previous) != len(key))

@@ -54,7 +54,9 @@ class FleetTree(Tree[Key]):
             for port in wanted:
                 self._by_key[(host.name, port)] = node.add_leaf("", data=(host.name, port))
         for port in wanted:
-            label = server_label(host.servers[port], palette(self), width(self) - 3)  # after the guide
+            label = server_label(
+                host.servers[port], palette(self), width(self) - 3
+            )  # after the guide
             _relabel(self._by_key[(host.name, port)], label)
 
     @property
@@ -92,7 +94,9 @@ class FleetTree(Tree[Key]):
     def _status(self, key: Key) -> Status:
         host = self.fleet.hosts[key[0]]
         if key[1] is None:
-            return Status.UP if host.reachable is not False else Status.UNREACHABLE  # a host's own problems
+            return (
+                Status.UP if host.reachable is not False else Status.UNREACHABLE
+            )  # a host's own problems
         server = host.servers.get(key[1])
         return server.status if server is not None else Status.UNKNOWN
 

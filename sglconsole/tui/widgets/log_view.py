@@ -26,7 +26,14 @@ class LogView(Vertical):
 
     def compose(self):
         yield Static(id="log-status")
-        yield RichLog(id="log-lines", max_lines=MAX_LINES, wrap=True, markup=False, highlight=False, min_width=20)
+        yield RichLog(
+            id="log-lines",
+            max_lines=MAX_LINES,
+            wrap=True,
+            markup=False,
+            highlight=False,
+            min_width=20,
+        )
         yield Input(placeholder="filter: text to keep (Enter keeps, Esc clears)", id="log-filter")
 
     @property
@@ -108,7 +115,11 @@ class LogView(Vertical):
 
     def _status(self) -> None:
         pal = palette(self)
-        mode = Text("following", style=pal.good) if self.following else Text("paused (f follows)", style=pal.warn)
+        mode = (
+            Text("following", style=pal.good)
+            if self.following
+            else Text("paused (f follows)", style=pal.warn)
+        )
         text = Text.assemble(("log ", "bold"), mode)
         if self.server is not None:
             text.append(f" · {clean(self.server.log_path or 'no log found')}", style=pal.muted)

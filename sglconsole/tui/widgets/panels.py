@@ -54,5 +54,9 @@ class GpuPanel(_Panel):
     def show(self, server: ServerState) -> None:
         super().show(server)
         host = self.fleet.hosts[server.host]
-        mine = server.process.gpus if server.process else tuple(server.config.gpus if server.config else ())
+        mine = (
+            server.process.gpus
+            if server.process
+            else tuple(server.config.gpus if server.config else ())
+        )
         self.paint(gpu_table(host, palette(self), width(self), mine))

@@ -1,0 +1,60 @@
+"""Reading the log while it moves: the filter matches what is on screen, and scrolling up pauses
+following (like `less +F`) with a count of the lines that came meanwhile."""
+
+from __future__ import annotations
+
+import re
+
+from sglconsole.tui.app import make_app
+from sglconsole.tui.replay import Replay, load
+from tests.tui.conftest import DATA
+from tests.tui.helpers import log_lines, shown, until
+
+
+async def open_log(pilot, app, replay, seconds: float):
+    replay.until(replay.recording.start + seconds)
+    await until(pilot, lambda: replay.fleet.server("ct129", 30000).process, 5, "ct129:30000")
+    app.main.tree.select(("ct129", 30000))
+    await pilot.pause()
+    await pilot.press("l")
+    await until(pilot, lambda: len(log_lines(app)) > 20, 5, "log lines")
+
+
+async def test_the_filter_matches_the_condensed_text_on_screen():
+    replay = Replay(load(DATA / "demo.jsonl"), speed=0.001)
+    app = make_app(None, replay=replay)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_log(pilot, app, replay, 60)
+        condensed = [line for line in log_lines(app) if " accept " in line]
+        assert condensed, log_lines(app)[-5:]
+        needle = re.search(r"accept \d", condensed[-1]).group(
+            0
+        )  # "accept 1": not in SGLang's raw text
+        await pilot.press("slash", *needle)
+        await until(
+            pilot,
+            lambda: log_lines(app) and all(needle in line for line in log_lines(app)),
+            5,
+            needle,
+        )
+        assert len(log_lines(app)) >= 1
+
+
+async def test_scrolling_up_pauses_following_and_counts_new_lines():
+    replay = Replay(load(DATA / "demo.jsonl"), speed=0.001)
+    app = make_app(None, replay=replay)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_log(pilot, app, replay, 120)
+        lines = app.main.server_view.log.lines
+        lines.focus()
+        await pilot.press("pageup")
+        await pilot.pause(0.3)
+        assert "paused" in shown(app, "#log-status")
+        top = lines.scroll_y
+        replay.until(replay.recording.start + 200)
+        await until(
+            pilot, lambda: "new line" in shown(app, "#log-status"), 5, "the count of waiting lines"
+        )
+        assert lines.scroll_y == top  # what the reader looks at did not move
+        await pilot.press("end")
+        await until(pilot, lambda: "following" in shown(app, "#log-status"), 5, "following again")
