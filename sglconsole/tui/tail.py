@@ -26,6 +26,11 @@ class TailCursor(Generic[T]):
         self._mark = tuple(items[-MARK:])
         return new
 
+    def peek(self) -> list[T]:
+        """What take() would return, without moving on."""
+        items = list(self.items)
+        return items[_resume_at(items, self._mark) :]
+
     def skip(self) -> None:
         """Consider everything seen (e.g. after rendering the whole buffer)."""
         self._mark = tuple(list(self.items)[-MARK:])

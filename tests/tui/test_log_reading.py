@@ -27,9 +27,7 @@ async def test_the_filter_matches_the_condensed_text_on_screen():
         await open_log(pilot, app, replay, 60)
         condensed = [line for line in log_lines(app) if " accept " in line]
         assert condensed, log_lines(app)[-5:]
-        needle = re.search(r"accept \d", condensed[-1]).group(
-            0
-        )  # "accept 1": not in SGLang's raw text
+        needle = re.search(r"accept \d", condensed[-1]).group(0)  # not in SGLang's raw text
         await pilot.press("slash", *needle)
         await until(
             pilot,
@@ -44,14 +42,14 @@ async def test_scrolling_up_pauses_following_and_counts_new_lines():
     replay = Replay(load(DATA / "demo.jsonl"), speed=0.001)
     app = make_app(None, replay=replay)
     async with app.run_test(size=(100, 30)) as pilot:
-        await open_log(pilot, app, replay, 120)
+        await open_log(pilot, app, replay, 10)
         lines = app.main.server_view.log.lines
         lines.focus()
         await pilot.press("pageup")
         await pilot.pause(0.3)
         assert "paused" in shown(app, "#log-status")
         top = lines.scroll_y
-        replay.until(replay.recording.start + 200)
+        replay.until(replay.recording.start + 40)  # the recorded log grows until ~30 s
         await until(
             pilot, lambda: "new line" in shown(app, "#log-status"), 5, "the count of waiting lines"
         )

@@ -15,6 +15,20 @@ from sglconsole.tui.widgets.common import palette
 MAX_LINES = 2000
 
 
+class TailLog(RichLog):
+    """A RichLog that notices the reader scrolling up (following only ever scrolls down)."""
+
+    scrolled_up = False
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value - 0.5:
+            self.scrolled_up = True
+            parent = self.parent
+            if isinstance(parent, LogView):
+                parent.call_later(parent.pull)  # say "paused" at once, not at the next refresh
+
+
 class LogView(Vertical):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -23,10 +37,11 @@ class LogView(Vertical):
         self.following = True
         self.condensed = True
         self.needle = ""
+        self.paused_by_scroll = False
 
     def compose(self):
         yield Static(id="log-status")
-        yield RichLog(
+        yield TailLog(
             id="log-lines",
             max_lines=MAX_LINES,
             wrap=True,
@@ -63,22 +78,50 @@ class LogView(Vertical):
         self._status()
 
     def pull(self) -> None:
-        """Append what arrived since the last pull (nothing while paused)."""
+        """Append what arrived since the last pull (nothing while paused).
+
+        Scrolling up pauses following, like `less +F`; scrolling back to the end resumes it."""
+        self._follow_by_scroll()
         if self.following and self.cursor is not None:
             self._write(self.cursor.take())
         self._status()
 
+    def _follow_by_scroll(self) -> None:
+        lines = self.lines
+        if self.following and lines.scrolled_up:
+            self.following, self.paused_by_scroll = False, True
+            lines.auto_scroll = False
+        elif (
+            not self.following
+            and self.paused_by_scroll
+            and lines.scroll_y >= lines.max_scroll_y - 1
+        ):
+            self.following, self.paused_by_scroll = True, False
+            lines.auto_scroll = True
+        lines.scrolled_up = False
+
+    def waiting(self) -> int:
+        """Lines that arrived while paused (not shown yet)."""
+        if self.following or self.cursor is None:
+            return 0
+        return len(self.cursor.peek())
+
     def _write(self, raw_lines: list[str]) -> None:
         pal = palette(self)
         for raw in raw_lines:
-            if matches(raw, self.needle):
-                self.lines.write(log_line(raw, pal, self.condensed), scroll_end=self.following)
+            shown = log_line(raw, pal, self.condensed)
+            # what is on screen ("accept 4" in a condensed line) or what SGLang wrote
+            if matches(shown.plain, self.needle) or matches(raw, self.needle):
+                self.lines.write(shown, scroll_end=self.following)
 
     # ------------------------------------------------------------ controls
 
     def toggle_follow(self) -> bool:
         self.following = not self.following
+        self.paused_by_scroll = False
         self.lines.auto_scroll = self.following
+        if self.following:
+            self.lines.scroll_end(animate=False)
         self.pull()
         return self.following
 
@@ -115,11 +158,12 @@ class LogView(Vertical):
 
     def _status(self) -> None:
         pal = palette(self)
-        mode = (
-            Text("following", style=pal.good)
-            if self.following
-            else Text("paused (f follows)", style=pal.warn)
-        )
+        if self.following:
+            mode = Text("following", style=pal.good)
+        else:
+            waiting = self.waiting()
+            more = f", {waiting} new line{'s' if waiting != 1 else ''}" if waiting else ""
+            mode = Text(f"paused{more} (f or End follows)", style=pal.warn)
         text = Text.assemble(("log ", "bold"), mode)
         if self.server is not None:
             text.append(f" · {clean(self.server.log_path or 'no log found')}", style=pal.muted)
