@@ -51,7 +51,10 @@ def theme_name(name: str | None) -> str:
 class ConsoleApp(App[int]):
     CSS_PATH = "console.tcss"
     TITLE = "sglconsole"
-    BINDINGS = [Binding("colon", "command_palette", "Commands", show=False, id="command-palette")]
+    # Textual binds ctrl+p only when no binding opens the palette: ours must name both keys
+    BINDINGS = [
+        Binding("ctrl+p,colon", "command_palette", "Commands", show=False, id="command-palette")
+    ]
 
     def __init__(
         self,
