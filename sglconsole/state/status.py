@@ -50,13 +50,27 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
             Status.LOOPING,
             "accept rate pinned at its ceiling while requests run (repeating output)",
         )
+    drift = server.drift
+    differs = drift is not None and getattr(drift, "differs", False)
     slow = slowness(server, now)
     if slow:
-        return Status.SLOW, slow
-    drift = server.drift
-    if drift is not None and getattr(drift, "differs", False):
+        # the likeliest cause of a slow server is a relaunch with other flags: say so in one line
+        return Status.SLOW, slow + (f"; {config_differs(drift)}" if differs else "")
+    if differs:
         return Status.DRIFT, getattr(drift, "summary", "argv differs from the profile")
     return Status.UP, "serving"
+
+
+def config_differs(drift) -> str:
+    """'config differs (3 flags)', or the version when that is what differs."""
+    kinds = [row.kind for row in getattr(drift, "differences", None) or []]
+    flags, env = kinds.count("flag"), kinds.count("env")
+    parts = [f"{flags} flag{'s' if flags != 1 else ''}"] if flags else []
+    if env:
+        parts.append(f"{env} env")
+    if parts:
+        return f"config differs ({', '.join(parts)}; d shows how)"
+    return "sglang version differs from the profile (d shows how)"
 
 
 def process_samples(
@@ -153,7 +167,7 @@ def slowness(server: ServerState, now: float) -> str | None:
         return None
     limit = baseline * profile.baseline.slow_fraction
     if median < limit:
-        return f"{median:.1f} tok/s, baseline {baseline:g} (under {profile.baseline.slow_fraction:.0%})"
+        return f"{median:.1f} tok/s vs {baseline:g} baseline ({median / baseline:.0%})"
     return None
 
 

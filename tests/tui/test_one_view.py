@@ -154,3 +154,37 @@ async def test_tree_pane_and_top_bar_agree_at_every_step_of_a_recording():
                 )
                 compared += 1
         assert compared > 5
+
+
+def test_slow_says_what_differs_from_the_profile_in_one_line():
+    """SLOW used to hide DRIFT (a relaunch with other flags is the likeliest cause): the one-line
+    reason says both, and compares like with like (per request here: 2 requests ran)."""
+    from sglconsole.core.drift import Report, Row, State
+
+    fleet = one_server_fleet()
+    server = fleet.hosts["h"].servers[30000]
+    server.profile = server.profile.model_copy(
+        update={"baseline": config.Baseline(gen_throughput=64, concurrency=2)}
+    )
+    run(fleet, process(100, T0), T0 + 5)
+    for second in (10, 12, 14, 16):
+        decode(fleet, T0 + second, 34.7)
+    fleet.refresh_status("h", T0 + 17)
+    assert server.status == Status.SLOW
+    assert server.reason == "34.7 tok/s vs 64 baseline (54%)"
+
+    def row(kind, name, running):
+        return Row(kind, name, name, "3", running, "3", State.DIFFERENT, True)
+
+    server.drift = Report(
+        rows=[
+            row("flag", "--speculative-num-steps", "1"),
+            row("flag", "--speculative-num-draft-tokens", "2"),
+            row("env", "SGLANG_ENABLE_SPEC_V2", None),
+        ]
+    )
+    fleet.refresh_status("h", T0 + 18)
+    assert server.status == Status.SLOW
+    assert server.reason == (
+        "34.7 tok/s vs 64 baseline (54%); config differs (2 flags, 1 env; d shows how)"
+    )
