@@ -194,9 +194,12 @@ def test_decode_lines_are_condensed_to_their_numbers():
     assert "gen throughput (token/s): 36.32" in log_line(raw, PALETTE, condensed=False).plain
 
 
-def test_sparklines_scale_between_min_and_max():
+def test_sparklines_scale_from_zero():
     assert sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█"
-    assert sparkline([5, 5, 5], width=2) == "▄▄"
+    assert sparkline([5, 5, 5], width=2) == "██"
+    assert sparkline([45, 51, 45, 51]) == "████"  # zero-based: a small wobble is not an outage
+    assert sparkline([20, 51]) == "▄█"
+    assert sparkline([32, 64], top=64) == "▄█"  # against the baseline
     assert sparkline([]) == ""
 
 

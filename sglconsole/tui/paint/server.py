@@ -6,6 +6,7 @@ from rich.text import Text
 
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import ServerState, Status
+from sglconsole.state.status import baseline_for
 from sglconsole.tui.paint.labels import target, tok_s
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.spark import sparkline
@@ -56,7 +57,9 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
     load = view.load
     text = Text(f"pid {view.pid} · up {fmt_duration(view.uptime(now))} · ")
     text.append(f"{tok_s(view.tok_s)} tok/s", style="bold")
-    spark = sparkline(list(view.throughput), SPARK_WIDTH)
+    running = (load.running_req if load else None) or 1
+    baseline = baseline_for(server.profile, running) if server.profile else None
+    spark = sparkline(list(view.throughput), SPARK_WIDTH, top=baseline)
     if spark:
         text.append(f" {spark}", style=palette.accent)
     text.append(f" · accept {fmt_num(load.accept_len if load else None, 2)}")

@@ -7,16 +7,17 @@ from collections.abc import Sequence
 BLOCKS = "▁▂▃▄▅▆▇█"
 
 
-def sparkline(values: Sequence[float], width: int = 16) -> str:
-    """The last `width` values scaled between their min and max (flat when they are equal)."""
+def sparkline(values: Sequence[float], width: int = 16, top: float | None = None) -> str:
+    """The last `width` values on a zero-based scale up to `top` (e.g. the baseline) or their max.
+
+    Zero-based on purpose: scaled between min and max, 45 <-> 51 tok/s looked like an outage."""
     tail = [v for v in values if v is not None][-width:]
     if not tail:
         return ""
-    low, high = min(tail), max(tail)
-    span = high - low
-    if span <= 0:
-        return BLOCKS[3] * len(tail)
-    return "".join(BLOCKS[min(7, int((v - low) / span * 7.999))] for v in tail)
+    high = max(max(tail), top or 0.0)
+    if high <= 0:
+        return BLOCKS[0] * len(tail)
+    return "".join(BLOCKS[min(7, int(max(0.0, v) / high * 7.999))] for v in tail)
 
 
 def bar(fraction: float | None, width: int = 10) -> tuple[str, str]:

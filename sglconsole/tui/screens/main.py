@@ -7,7 +7,7 @@ import time
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Tree
+from textual.widgets import ContentSwitcher, Static, Tree
 
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui import gating, keys
@@ -40,7 +40,10 @@ class MainScreen(RunsActions, Screen):
     def compose(self):
         yield TopBar(id="top-bar")
         with Horizontal(id="body"):
-            yield FleetTree(self.session.fleet, id="fleet")
+            with Vertical(id="fleet-pane"):
+                # the tree's number has no room for a unit: say once what it is
+                yield Static("decode tok/s, all requests", id="fleet-header")
+                yield FleetTree(self.session.fleet, id="fleet")
             with Vertical(id="detail"):
                 with ContentSwitcher(id="views", initial="host-view"):
                     yield HostView(id="host-view")
