@@ -24,5 +24,8 @@ def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
     elif record.kind == "milestone":
         server.milestones.append((now, record.message or record.milestone or ""))
     elif record.kind == "error":
-        server.errors.append((now, record.message or ""))
+        # when SGLang wrote it, if the line says (a tail read at connect holds old errors)
+        server.errors.append(
+            (record.time.timestamp() if record.time else now, record.message or "")
+        )
     return record

@@ -11,6 +11,7 @@ import statistics
 
 from sglconsole.config import Profile
 from sglconsole.core.processes import flag
+from sglconsole.core.text import fmt_duration
 from sglconsole.state.model import (
     LOOP_SAMPLES,
     SLOW_MIN_SAMPLES,
@@ -31,7 +32,7 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if server.process is None:
         if server.action:
             return Status.STARTING, server.action
-        return Status.DOWN, "configured but not running"
+        return Status.DOWN, "configured but not running" + last_error(server, now)
     if not server.managed:
         return Status.UNMANAGED, "running but not in hosts.yaml"
     started = server.process.main.start
@@ -59,6 +60,16 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if differs:
         return Status.DRIFT, getattr(drift, "summary", "argv differs from the profile")
     return Status.UP, "serving"
+
+
+def last_error(server: ServerState, now: float) -> str:
+    """'; its log's last error 40 s ago: ...' for a server that is not running: a relaunch that
+    died at start says why in its log while nobody is looking."""
+    if not server.errors:
+        return ""
+    when, message = server.errors[-1]
+    first_line = message.strip().splitlines()[0] if message.strip() else "?"
+    return f"; its log's last error {fmt_duration(max(0.0, now - when))} ago: {first_line[:120]}"
 
 
 def config_differs(drift) -> str:

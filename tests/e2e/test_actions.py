@@ -196,6 +196,8 @@ def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(
     assert result.returncode == 1, result.stdout
     assert "torch.OutOfMemoryError: CUDA out of memory" in result.stdout
     assert "sglconsole rollback ct129:30000" in result.stdout
+    down = wait_status(str(path), "DOWN")  # the status says why, from the log, without opening it
+    assert down["status"] == "DOWN" and "CUDA out of memory" in down["reason"], down
     back = cli("rollback", "-c", str(path), "ct129:30000", "--yes")
     assert back.returncode == 0, back.stdout + back.stderr
     now = cmdline_of_port(fleet.config_path)
