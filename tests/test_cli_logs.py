@@ -52,3 +52,29 @@ def test_log_stats_json_and_table():
 def test_log_stats_of_a_missing_file_is_a_clear_error():
     result = cli("log-stats", "/nonexistent/sglang.log")
     assert result.returncode == 2 and "/nonexistent/sglang.log" in result.stderr
+
+
+REAL_0512 = Path(__file__).parent / "fixtures" / "real-sglang-0.5.12-h200" / "sglang-30000.log"
+
+
+def test_log_stats_keeps_each_server_run_apart_with_editor_line_numbers():
+    """The real H200 log holds three launches appended to one file; its progress bars write \\r."""
+    data = json.loads(cli("log-stats", str(REAL_0512), "--json").stdout)
+    runs = data["runs"]
+    assert [(r["first_line"], r["pid"]) for r in runs] == [(1, 521), (138, 2535), (210, 3216)]
+    assert runs[-1]["last_line"] == data["lines"] == len(REAL_0512.read_bytes().split(b"\n")) - 1
+    lines = REAL_0512.read_bytes().decode().split("\n")
+    for error in data["errors"]:  # a line number is the one an editor shows
+        assert error["message"].split("\n")[0][:40] in lines[error["line"] - 1]
+    assert runs[0]["gen_throughput"]["n"] == 6 and runs[1]["gen_throughput"] is None
+    table = cli("log-stats", str(REAL_0512)).stdout
+    assert "3 server runs" in table and "run 2: lines 138-209, pid 2535" in table
+    assert "line None" not in table and "line 55: ModuleNotFoundError" in table
+
+
+def test_log_stats_of_a_file_that_is_not_an_sglang_log_fails(tmp_path):
+    other = tmp_path / "syslog"
+    other.write_text("Dec  4 06:00:01 host CRON[1]: (root) CMD (true)\n" * 3)
+    result = cli("log-stats", str(other))
+    assert result.returncode == 1 and "not an SGLang log" in result.stderr
+    assert result.stdout == ""

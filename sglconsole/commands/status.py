@@ -96,6 +96,13 @@ def _log_stats(parser: argparse.ArgumentParser):
 
         with _open(args.file) as fh:
             stats = summarize(fh)
+        if stats.records == 0:
+            print(
+                f"{args.file}: not an SGLang log (in {stats.lines} lines, not one that SGLang "
+                "writes: no decode, prefill, start-up or error line)",
+                file=sys.stderr,
+            )
+            return 1
         if args.json:
             print(json.dumps(stats.to_dict(), indent=2))
         else:
@@ -111,24 +118,35 @@ def _print_stats(data: dict) -> None:
     from sglconsole.core.text import safe
 
     out = stdout()
-    counts = ", ".join(f"{k}: {v}" for k, v in (data.get("counts") or {}).items())
-    out.print(f"lines by kind: {counts}")
-    table = Table("metric", "median", "p5", "p95", "n")
-    for key in ("gen_throughput", "accept_len"):
-        stat = data.get(key) or {}
-        table.add_row(
-            key,
-            *(
-                f"{stat.get(k):.2f}" if stat.get(k) is not None else "-"
-                for k in ("median", "p5", "p95")
-            ),
-            str(stat.get("n", 0)),
-        )
-    out.print(table)
-    if data.get("time_to_ready_s") is not None:
-        out.print(f"time to ready: {data['time_to_ready_s']:.1f} s")
-    for error in data.get("errors") or []:
-        out.print(safe(f"line {error.get('lineno')}: {error.get('message')}", "red"))
+    runs = data.get("runs") or []
+    # a relaunch appends to the same log: each server lifetime is summarised on its own
+    parts = runs if len(runs) > 1 else [data]
+    if len(runs) > 1:
+        out.print(f"{len(runs)} server runs in {data['lines']} lines")
+    for number, part in enumerate(parts, 1):
+        if len(runs) > 1:
+            pid = f", pid {part['pid']}" if part.get("pid") else ""
+            out.print(
+                f"\n[bold]run {number}[/]: lines {part['first_line']}-{part['last_line']}{pid}"
+            )
+        counts = ", ".join(f"{k}: {v}" for k, v in (part.get("counts") or {}).items())
+        out.print(f"lines by kind: {counts}")
+        table = Table("metric", "median", "p5", "p95", "n")
+        for key in ("gen_throughput", "accept_len"):
+            stat = part.get(key) or {}
+            table.add_row(
+                key,
+                *(
+                    f"{stat.get(k):.2f}" if stat.get(k) is not None else "-"
+                    for k in ("median", "p5", "p95")
+                ),
+                str(stat.get("n", 0)),
+            )
+        out.print(table)
+        if part.get("time_to_ready_s") is not None:
+            out.print(f"time to ready: {part['time_to_ready_s']:.1f} s")
+        for error in part.get("errors") or []:
+            out.print(safe(f"line {error['line']}: {error['message']}", "red"))
 
 
 @command(
@@ -155,7 +173,8 @@ def _open(path: str):
     if path == "-":
         return _Stdin()
     try:
-        return open(path, encoding="utf-8", errors="replace")
+        # lines end at \n only: progress bars write \r, and line numbers must match an editor's
+        return open(path, encoding="utf-8", errors="replace", newline="\n")
     except OSError as exc:
         from sglconsole.errors import UsageError
 

@@ -10,6 +10,9 @@ about the GPU. Idle means: no earlier decode line of the same rank, the previous
 one had ``#running-req: 0``, or it is more than ``IDLE_GAP_S`` seconds older.
 Ranks are told apart by their (DP, TP, PP, EP) tags, since with DP attention
 every DP rank logs its own decode lines.
+
+A relaunch appends to the same log: ``runs`` holds one summary per server
+lifetime (see ``_RunSplitter``), so one run's numbers never blur another's.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sglconsole.core.log_owner import started_pid
 from sglconsole.core.sglang_log import parse_line, parse_time_prefix
 from sglconsole.core.sglang_log_record import KINDS, LogRecord
 
@@ -109,11 +113,25 @@ class LogStats:
     ready_time: datetime | None = None
     time_to_ready_s: float | None = None
     last_time: datetime | None = None
+    first_line: int = 1
+    pid: int | None = None
+    """The server process that wrote this part (its `Started server process [PID]` line)."""
+    runs: list[LogStats] = field(default_factory=list)
+    """One summary per server lifetime in the file (the whole file's is this one)."""
 
     def to_dict(self) -> dict[str, Any]:
         def iso(t: datetime | None) -> str | None:
             return t.isoformat() if t else None
 
+        data = self._own_dict(iso)
+        data["runs"] = [
+            {"first_line": run.first_line, "last_line": run.lines, "pid": run.pid}
+            | run._own_dict(iso)
+            for run in self.runs
+        ]
+        return data
+
+    def _own_dict(self, iso) -> dict[str, Any]:
         return {
             "lines": self.lines,
             "records": self.records,
@@ -194,22 +212,65 @@ def _gap(prev: tuple[str, float] | None, cur: tuple[str, float] | None) -> float
     return cur[1] - prev[1]
 
 
-def summarize(lines: Iterable[str]) -> LogStats:
-    """Counts, decode distributions, errors and time-to-ready of a log. Never raises on content."""
-    st = LogStats()
-    throughput: list[float] = []
-    accept: list[float] = []
-    last_decode: dict[tuple[Any, ...], tuple[int | None, tuple[str, float] | None]] = {}
-    for lineno, line in enumerate(lines, 1):
-        st.lines = lineno
+_LAUNCH_WARNING = "sglang.launch_server' is still supported"
+_SERVER_ARGS = "server_args=ServerArgs("
+
+
+class _Summary:
+    """One LogStats being filled, with the running lists its distributions come from."""
+
+    def __init__(self, first_line: int = 1):
+        self.stats = LogStats(first_line=first_line)
+        self.throughput: list[float] = []
+        self.accept: list[float] = []
+        self.last_decode: dict[tuple[Any, ...], tuple[int | None, tuple[str, float] | None]] = {}
+        self.saw_server_args = False
+
+    def feed(self, lineno: int, line: str) -> None:
+        self.stats.lines = lineno
         try:
-            _feed(st, lineno, line, throughput, accept, last_decode)
+            _feed(self.stats, lineno, line, self.throughput, self.accept, self.last_decode)
         except Exception:  # pragma: no cover - parse_line never raises; belt and braces
-            continue
-    st.gen_throughput = Distribution.of(throughput)
-    st.accept_len = Distribution.of(accept)
-    if st.first_time is not None and st.ready_time is not None:
-        st.time_to_ready_s = max(0.0, (st.ready_time - st.first_time).total_seconds())
+            pass
+
+    def finish(self) -> LogStats:
+        st = self.stats
+        st.gen_throughput = Distribution.of(self.throughput)
+        st.accept_len = Distribution.of(self.accept)
+        if st.first_time is not None and st.ready_time is not None:
+            st.time_to_ready_s = max(0.0, (st.ready_time - st.first_time).total_seconds())
+        return st
+
+
+def _opens_a_run(run: _Summary, line: str) -> bool:
+    """Whether this line is the first of another server lifetime than `run`'s.
+
+    A launch prints the launcher's warning (recent versions), then `server_args=...`, then, once
+    loaded, `Started server process [PID]`; a tail may hold only the last of these."""
+    if _LAUNCH_WARNING in line:
+        return run.saw_server_args or run.stats.records > 0
+    if _SERVER_ARGS in line:
+        return run.saw_server_args
+    return run.stats.pid is not None and started_pid(line) is not None
+
+
+def summarize(lines: Iterable[str]) -> LogStats:
+    """Counts, decode distributions, errors and time-to-ready of a log, for the whole file and for
+    each server lifetime in it. Never raises on content."""
+    whole = _Summary()
+    runs = [_Summary()]
+    for lineno, line in enumerate(lines, 1):
+        if isinstance(line, str) and lineno > 1 and _opens_a_run(runs[-1], line):
+            runs.append(_Summary(first_line=lineno))
+        run = runs[-1]
+        run.saw_server_args |= isinstance(line, str) and _SERVER_ARGS in line
+        if isinstance(line, str) and run.stats.pid is None:
+            run.stats.pid = started_pid(line)
+        whole.feed(lineno, line)
+        run.feed(lineno, line)
+    st = whole.finish()
+    st.runs = [run.finish() for run in runs if run.stats.lines >= run.stats.first_line]
+    st.pid = st.runs[-1].pid if len(st.runs) == 1 else None
     return st
 
 
