@@ -134,6 +134,10 @@ class ActionContext:
         """Under --dry-run: note the exact remote command, with secrets masked (JSON arguments too)."""
         self.commands.append(ssh.command(masked_argv(argv)))
 
+    def fail(self, stage: Stage, detail: str) -> None:
+        """End a stage as failed without raising: a wrong answer is a verdict, not an error."""
+        self._end(stage, StageState.FAILED, detail)
+
     def skip(self, name: str, detail: str) -> None:
         stage = Stage(name, StageState.SKIPPED, detail, duration=0.0)
         self.stages.append(stage)

@@ -24,6 +24,10 @@ THROUGHPUT_PROMPT = (
     "Write a Python module with small, well-named functions for parsing and summing numbers."
 )
 THROUGHPUT_TOKENS = 512
+"""At most; the measurement stops as soon as its estimate is steady (see `steady`)."""
+STEADY_MIN_TOKENS = 48
+STEADY_MIN_S = 1.0
+STEADY_TOLERANCE = 0.05
 
 
 @dataclass
@@ -60,7 +64,23 @@ class ProbeError(Exception):
         self.status = status
 
 
-async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float = 120) -> Generation:
+def steady(marks: list[tuple[float, int]]) -> bool:
+    """Whether a decode rate measured from (time, tokens so far) marks has settled: enough tokens
+    and time, and the rate of the second half of the span within 5% of the first half's."""
+    (t0, n0), (t1, n1) = marks[0], marks[-1]
+    if n1 - n0 < STEADY_MIN_TOKENS or t1 - t0 < STEADY_MIN_S:
+        return False
+    middle = t0 + (t1 - t0) / 2
+    tm, nm = next((t, n) for t, n in marks if t >= middle)
+    if tm <= t0 or t1 <= tm:
+        return False
+    first, second = (nm - n0) / (tm - t0), (n1 - nm) / (t1 - tm)
+    return abs(second - first) <= STEADY_TOLERANCE * max(first, second)
+
+
+async def generate(
+    base_url: str, prompt: str, max_tokens: int, timeout: float = 120, until_steady: bool = False
+) -> Generation:
     body = {
         "text": prompt,
         "sampling_params": {"max_new_tokens": max_tokens, "temperature": 0},
@@ -69,6 +89,7 @@ async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float =
     started = time.monotonic()
     first = None
     last: dict = {}
+    marks: list[tuple[float, int]] = []  # (when, completion tokens so far), for until_steady
     async with httpx.AsyncClient(
         timeout=httpx.Timeout(timeout, connect=10), trust_env=False
     ) as client:
@@ -89,6 +110,11 @@ async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float =
                     if first is None and (chunk.get("text") or chunk.get("output_ids")):
                         first = time.monotonic()
                     last = chunk
+                    tokens_so_far = (chunk.get("meta_info") or {}).get("completion_tokens")
+                    if until_steady and first is not None and tokens_so_far:
+                        marks.append((time.monotonic(), int(tokens_so_far)))
+                        if steady(marks):
+                            break  # closing the stream aborts the request on the server
         except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError) as exc:
             raise ProbeError(
                 f"no HTTP answer through the SSH forward (is the server listening?): {type(exc).__name__} {exc}".strip()
@@ -100,6 +126,8 @@ async def generate(base_url: str, prompt: str, max_tokens: int, timeout: float =
     tokens = int(meta.get("completion_tokens") or 0)
     decode_time = ended - first if first is not None else None
     tok_s = (tokens - 1) / decode_time if decode_time and tokens > 1 else None
+    if len(marks) >= 2 and marks[-1][0] > marks[0][0]:  # from the marks: no first-chunk skew
+        tok_s = (marks[-1][1] - marks[0][1]) / (marks[-1][0] - marks[0][0])
     accept = meta.get("spec_accept_length")
     if accept is None and meta.get("spec_verify_ct"):
         accept = tokens / float(meta["spec_verify_ct"])
@@ -124,6 +152,16 @@ async def concurrency(base_url: str) -> int:
         return 0
 
 
+def answer_verdict(answer: Generation, expect: str | None) -> tuple[str, str] | None:
+    """('DEGENERATE' | 'WRONG', why, with the expected answer next to the one given), or None."""
+    verdict = degeneracy.check(answer.text)
+    if verdict.degenerate:
+        return "DEGENERATE", verdict.reason
+    if expect and expect.strip().lower() not in answer.text.strip().lower():
+        return "WRONG", f"expected {expect!r}, got {answer.text.strip()[:80]!r}"
+    return None
+
+
 def judge(
     answer: Generation,
     throughput: Generation | None,
@@ -145,16 +183,10 @@ def judge(
         result.throughput_tok_s = throughput.tok_s
         result.accept_len = throughput.accept_len or result.accept_len
     for generation in filter(None, (answer, throughput)):
-        verdict = degeneracy.check(generation.text)
-        if verdict.degenerate:
-            result.verdict, result.reason = "DEGENERATE", verdict.reason
+        wrong = answer_verdict(generation, expect if generation is answer else None)
+        if wrong is not None:
+            result.verdict, result.reason = wrong
             return result
-    if expect and expect.strip().lower() not in answer.text.strip().lower():
-        result.verdict, result.reason = (
-            "WRONG",
-            f"expected {expect!r} in the answer, got {answer.text.strip()[:80]!r}",
-        )
-        return result
     speed = result.throughput_tok_s or answer.tok_s
     expected = per_request_baseline(profile, running + 1) if profile is not None else None
     if expected and speed is not None:
@@ -194,12 +226,18 @@ async def probe(
             running = await concurrency(base)
             answer = await generate(base, prompt, max_tokens)
             stage.detail = f"{answer.text.strip()[:60]!r} in {answer.e2e_s:.2f}s"
+            wrong = answer_verdict(answer, expect)
+            if wrong is not None:  # the operator sees the verdict first, in red, not a tick
+                ctx.fail(stage, f"{wrong[0]}: {wrong[1]}")
         long = None
-        if throughput:
-            async with ctx.stage("throughput", f"{THROUGHPUT_TOKENS} tokens of code") as stage:
-                long = await generate(base, THROUGHPUT_PROMPT, THROUGHPUT_TOKENS)
+        if throughput and wrong is not None:
+            ctx.skip("throughput", "not measured: the answer is wrong")
+        elif throughput:
+            async with ctx.stage("throughput", "decode tok/s until steady") as stage:
+                long = await generate(base, THROUGHPUT_PROMPT, THROUGHPUT_TOKENS, until_steady=True)
                 accept = f", accept len {long.accept_len:.2f}" if long.accept_len else ""
-                stage.detail = f"{long.tok_s or 0:.1f} tok/s{accept}"
+                tokens = f" over {long.completion_tokens} tokens"
+                stage.detail = f"{long.tok_s or 0:.1f} tok/s{tokens}{accept}"
     except ProbeError as exc:
         result = ProbeResult("ERROR", str(exc), time=time.time())
         return ctx.result("probe", target, False, f"ERROR: {exc}", probe=result)

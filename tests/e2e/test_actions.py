@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -308,6 +309,34 @@ def test_probe_verdicts_on_the_demo_fleet(demo_fleet, state_dir):
     assert bad.returncode == 1
     probe = json.loads(bad.stdout)["probe"]
     assert probe["verdict"] == "DEGENERATE" and "repeat" in probe["reason"]
+
+
+def test_a_wrong_answer_fails_its_stage_shows_what_was_expected_and_is_not_timed(
+    demo_fleet, state_dir
+):
+    """A wrong answer used to get a tick ('answer' stage OK) and a 512-token throughput run."""
+    data = yaml.safe_load(demo_fleet.config_path.read_text())
+    data["profiles"]["qwen8b-tp1"]["probe"] = {"prompt": "What is 2+2?", "expect": "five"}
+    path = demo_fleet.config_path.with_name("hosts-wrong.yaml")
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    wrong = cli("probe", "-c", str(path), "h200x4:30001", "--json")
+    assert wrong.returncode == 1
+    result = json.loads(wrong.stdout)
+    stages = {stage["name"]: stage for stage in result["stages"]}
+    assert result["probe"]["verdict"] == "WRONG"
+    assert stages["answer"]["state"] == "failed"
+    assert "expected 'five', got '4'" in stages["answer"]["detail"]
+    assert stages["throughput"]["state"] == "skipped"
+    text = cli("probe", "-c", str(path), "h200x4:30001")
+    assert "FAILED  answer" in text.stdout and "expected 'five'" in text.stdout, text.stdout
+
+
+def test_the_throughput_step_stops_once_its_estimate_is_steady(demo_fleet, state_dir):
+    result = cli("probe", "-c", str(demo_fleet.config_path), "h200x4:30002", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    stages = {stage["name"]: stage for stage in json.loads(result.stdout)["stages"]}
+    tokens = int(re.search(r"over (\d+) tokens", stages["throughput"]["detail"]).group(1))
+    assert 48 <= tokens < 512, stages["throughput"]
 
 
 def test_actions_refuse_without_yes_when_not_a_terminal(demo_fleet, state_dir):
