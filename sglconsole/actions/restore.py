@@ -108,12 +108,12 @@ async def restore(
     async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
         after = await decode_stats(ssh, spec.log, started.log_off)
         problems = compare(profile, after, verdict)
-        stage.detail = describe(before, after, profile)
+        stage.detail = describe(before, after, profile, verdict)
         if problems:
             raise StageFailed("; ".join(problems))
     if verdict.verdict != "OK":
         raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
-    summary = f"UP as pid {started.pid}: {describe(before, after, profile)}"
+    summary = f"UP as pid {started.pid}: {describe(before, after, profile, verdict)}"
     return ctx.result(
         "restore",
         target,
@@ -135,11 +135,11 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
     if baseline is None:
         return []
     problems = []
-    expected = per_request_baseline(profile, round(after.running or 1))
-    speed = after.per_request or verdict.throughput_tok_s
+    speed, expected = speed_and_expected(profile, after, verdict)
     if expected and speed is not None and speed < baseline.slow_fraction * expected:
         problems.append(
-            f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} of the baseline's {expected:.1f}"
+            f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} "
+            f"of the baseline's {expected:.1f}"
         )
     accept = after.accept_len or verdict.accept_len
     if (
@@ -157,7 +157,7 @@ def describe_one(stats: DecodeStats) -> str:
     return f"{stats.per_request:.1f} tok/s per request ({stats.tok_s:.1f} in all at {stats.running:g} running)"
 
 
-def describe(before: DecodeStats, after: DecodeStats, profile) -> str:
+def describe(before: DecodeStats, after: DecodeStats, profile, verdict=None) -> str:
     parts = []
     if after.per_request:
         parts.append(describe_one(after))
@@ -167,6 +167,34 @@ def describe(before: DecodeStats, after: DecodeStats, profile) -> str:
             )
     if after.accept_len:
         parts.append(f"accept len {after.accept_len:.2f}")
-    if profile.baseline and profile.baseline.gen_throughput:
-        parts.append(f"baseline {profile.baseline.gen_throughput:g} tok/s")
+    standing = against_baseline(after, profile, verdict)
+    if standing:
+        parts.append(standing)
     return ", ".join(parts) or "no decode lines yet"
+
+
+def speed_and_expected(profile, after: DecodeStats, verdict) -> tuple[float | None, float | None]:
+    """The restore's one speed figure, per request, and the baseline's for the same concurrency:
+    the probe's steady measurement when it ran, else the new server's busy decode lines."""
+    if verdict is not None and verdict.throughput_tok_s and verdict.expected_tok_s:
+        return verdict.throughput_tok_s, verdict.expected_tok_s
+    return after.per_request, per_request_baseline(profile, round(after.running or 1))
+
+
+def against_baseline(after: DecodeStats, profile, verdict=None) -> str | None:
+    """'at baseline (103% of 47.5 per request)': like with like, per request at the concurrency
+    that ran (an aggregate baseline next to a per-request figure read as half speed)."""
+    baseline = profile.baseline
+    if baseline is None:
+        return None
+    speed, expected = speed_and_expected(profile, after, verdict)
+    if not expected or not speed:
+        return f"baseline {baseline.gen_throughput:g} tok/s" if baseline.gen_throughput else None
+    ratio = speed / expected
+    if ratio >= 0.95:
+        word = "at baseline"
+    elif ratio >= baseline.slow_fraction:
+        word = "near baseline"
+    else:
+        word = "below baseline"
+    return f"{word} ({ratio:.0%} of its {expected:.1f} per request)"

@@ -62,6 +62,9 @@ class _Track:
     since: float = 0.0
     alerted_at: float | None = None
     alerted: Status | None = None
+    """The last problem alerted."""
+    recovery_told: bool = False
+    """Whether the recovery from `alerted` was alerted (once per quiet period)."""
 
 
 @dataclass
@@ -98,16 +101,20 @@ class AlertTracker:
             return None
         if self._quiet(track, status, now):
             return None
-        track.alerted_at, track.alerted = now, status
+        if status in PROBLEMS:
+            track.alerted_at, track.alerted, track.recovery_told = now, status, False
+        else:
+            track.recovery_told = True
         return Alert(*key, old, status, reason, now)
 
     def _quiet(self, track: _Track, status: Status, now: float) -> bool:
-        """Within the quiet period only a worse problem than the one alerted gets through."""
+        """Within the quiet period only a worse problem than the one alerted gets through, and
+        the first recovery from it (whoever was told of a problem is told when it is over)."""
         if track.alerted_at is None or now - track.alerted_at >= self.quiet_s:
             return False
-        return not (
-            status in PROBLEMS and track.alerted is not None and rank(status) > rank(track.alerted)
-        )
+        if status not in PROBLEMS:
+            return track.recovery_told
+        return not (track.alerted is not None and rank(status) > rank(track.alerted))
 
 
 def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
@@ -117,8 +124,11 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
         reach = {False: Status.UNREACHABLE, None: Status.UNKNOWN}.get(host.reachable, Status.UP)
         found.append(tracker.observe(host.name, None, reach, host.error or "", now))
         if host.reachable:
+            # while an action works on a server, its passing states are not news: the alert
+            # ("recovered", "DOWN") waits for the state the action ends in, after its checks
             found += [
                 tracker.observe(host.name, s.port, s.status, s.reason, now)
                 for s in host.servers.values()
+                if not s.action
             ]
     return [alert for alert in found if alert is not None]

@@ -6,7 +6,9 @@ from sglconsole import config
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
 from sglconsole.state.fleet import Status
+from sglconsole.tui.alerts import HOLD_S
 from sglconsole.tui.app import make_app
+from sglconsole.tui.history import AlertRecord
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from tests.tui.helpers import actions_done, plain, until
 
@@ -23,6 +25,10 @@ def drifted_ct129() -> HostSpec:
         sglang=settings,
         servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)],
     )
+
+
+def alerts_for(app, target: str) -> list[AlertRecord]:
+    return [r for r in app.session.history if isinstance(r, AlertRecord) and r.target == target]
 
 
 def server_of(app):
@@ -70,6 +76,7 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
             pilot, lambda: server_of(app) and server_of(app).status == Status.SLOW, 40, "SLOW"
         )
         old_pid = server_of(app).process.main.pid
+        await pilot.pause(HOLD_S + 1)  # SLOW holds: the status a recovery is news against
         app.main.tree.select(("ct129", 30000))
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the confirmation")
@@ -82,12 +89,21 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
         await pilot.press("y")
         await until(pilot, lambda: actions_done(app), 120, "restore")
         record = actions_done(app)[-1]
-        assert record.ok, (record.summary, [s.line() for s in record.stages], record.evidence)
+        assert record.ok, "\n".join([record.summary, *[s.line() for s in record.stages]])
         assert "launch" in [s.name for s in record.stages] and "restore ct129:30000" in plain(
             app.main.query_one("#progress").content
         )
         await until(pilot, lambda: server_of(app).status == Status.UP, 90, "ct129:30000 UP")
+        await until(pilot, lambda: server_of(app).drift is not None, 30, "the new pid's drift")
         assert server_of(app).process.main.pid != old_pid and not server_of(app).drift.differs
+
+        # "recovered" is news only once the restore's own checks have passed, never before
+        def recovered():
+            return [a for a in alerts_for(app, "ct129:30000") if a.new != "SLOW"]
+
+        await until(pilot, recovered, HOLD_S + 15, "the recovered alert")
+        assert [(a.old, a.new) for a in recovered()] == [("SLOW", "UP")], recovered()
+        assert recovered()[0].time >= record.ended
 
 
 async def test_b_sweeps_the_selected_server_and_charts_tok_s(fleet_factory):

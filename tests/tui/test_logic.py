@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
+from dataclasses import replace
 
 from rich.text import Text
 from textual.theme import BUILTIN_THEMES
@@ -29,7 +30,7 @@ PALETTE = palette_of(BUILTIN_THEMES["textual-dark"])
 # ------------------------------------------------------------------ alerts
 
 
-def test_a_flapping_server_alerts_once():
+def test_a_flapping_server_alerts_once_and_says_once_that_it_recovered():
     tracker = AlertTracker()
     alerts = [tracker.observe("h", 1, Status.UP, "", 0)]
     now = 0.0
@@ -38,7 +39,7 @@ def test_a_flapping_server_alerts_once():
             alerts += [tracker.observe("h", 1, status, "", now + dt) for dt in (0, HOLD_S + 0.1)]
             now += HOLD_S + 1
     fired = [a for a in alerts if a]
-    assert [(a.old, a.new) for a in fired] == [(Status.UP, Status.SLOW)]
+    assert [(a.old, a.new) for a in fired] == [(Status.UP, Status.SLOW), (Status.SLOW, Status.UP)]
 
 
 def test_a_blip_shorter_than_the_hold_time_does_not_alert():
@@ -65,6 +66,23 @@ def test_the_first_status_after_connecting_is_not_news():
     tracker.observe("h", 1, Status.UNKNOWN, "", 0)
     tracker.observe("h", 1, Status.SLOW, "", 1)
     assert tracker.observe("h", 1, Status.SLOW, "", 1 + HOLD_S) is None
+
+
+def test_no_alert_while_an_action_works_on_a_server_only_for_where_it_ends(demo_replay):
+    """A restore passes STARTING and UP before its probe and baseline checks ran: 'recovered'
+    must wait for the verdict (the state the server is in when the action ends)."""
+    fleet, tracker = demo_replay.fleet, AlertTracker()
+    server = fleet.hosts["ct129"].servers[30000]
+    sweep(fleet, tracker, 0)
+    assert server.status == Status.SLOW
+    server.action = "restoring the proven profile"
+    for now, status in ((1, Status.STARTING), (1 + HOLD_S, Status.STARTING), (20, Status.UP)):
+        server.view = replace(server.view, status=status)
+        assert sweep(fleet, tracker, now) == [] and sweep(fleet, tracker, now + HOLD_S) == []
+    server.action = None
+    assert sweep(fleet, tracker, 40) == []
+    alerts = sweep(fleet, tracker, 40 + HOLD_S)
+    assert [(a.target, a.old, a.new) for a in alerts] == [("ct129:30000", Status.SLOW, Status.UP)]
 
 
 def test_an_unreachable_host_alerts_once_not_once_per_server(demo_replay):
