@@ -10,7 +10,6 @@ locally when the `sglang` extra is installed (``canonicalize_local``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -174,9 +173,3 @@ def canonicalize_local(
             False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang"
         )
     return parse_output(proc.stdout, proc.stderr, python)
-
-
-async def canonicalize_local_async(
-    python: str | None, argvs: dict[str, list[str]], timeout: float = 120
-) -> Verdict:
-    return await asyncio.to_thread(canonicalize_local, python, argvs, timeout)

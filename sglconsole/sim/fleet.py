@@ -56,10 +56,6 @@ class HostSpec:
     """Lines added to the host's sshd_config (tests: a setting that stops sshd from starting)."""
 
 
-class NamespacesUnavailable(RuntimeError):
-    pass
-
-
 @dataclass
 class SimHost:
     spec: HostSpec
