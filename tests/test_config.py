@@ -219,3 +219,33 @@ def test_cli_version_help_and_hosts():
         assert sub in helptext
     hosts = run_cli("hosts", "-c", "hosts.yaml")
     assert hosts.returncode == 0 and "ct129" in hosts.stdout and "qwen27b-tp2-mtp" in hosts.stdout
+
+
+def test_launch_spec_is_what_a_server_launches_resolved_once():
+    import dataclasses
+
+    from sglconsole.config.launch_spec import launch_spec
+
+    cfg = config.load(REPO / "hosts.yaml")
+    server = cfg.hosts["gpu4"].servers[1]
+    profile = cfg.profiles[server.profile].model_copy(
+        update={
+            "args": ["--model-path", "${MODELS}/m", "--api-key", "${KEY}"],
+            "env": {"T": "${T}"},
+        }
+    )
+    cfg.profiles[server.profile] = profile
+    environ = {"MODELS": "/srv", "T": "x"}
+    spec = launch_spec(cfg, "gpu4", server.port, environ=environ)
+    environ["MODELS"] = "/changed"  # read once, when the spec was built
+    assert spec.argv[:3] == (profile.python, "-m", "sglang.launch_server")
+    # ${KEY} is unset: visible in the argument, named as unresolved; --port from the server entry
+    assert spec.args == ["--model-path", "/srv/m", "--api-key", "${KEY}", "--port", "30001"]
+    assert dict(spec.env) == {"T": "x", "CUDA_VISIBLE_DEVICES": "1"}
+    assert spec.unresolved == ("KEY",)
+    assert (spec.host, spec.port, spec.profile, spec.gpus) == ("gpu4", 30001, server.profile, (1,))
+    assert spec.log == (server.log or "/tmp/sglang-30001.log")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.argv = ()
+    with pytest.raises(TypeError):
+        spec.env["T"] = "y"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sglconsole.config import Config
+from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.errors import ActionError
 from sglconsole.remote.ssh import Fleet
@@ -67,6 +68,8 @@ class Plan:
     lines: list[str]
     argv: list[str] | None = None
     destructive: bool = True
+    spec: LaunchSpec | None = None
+    """What a launching action will start: the run is given this same spec."""
 
 
 def masked_argv(argv: list[str]) -> list[str]:

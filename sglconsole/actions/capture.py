@@ -97,7 +97,7 @@ async def capture(
         if process is None:
             raise StageFailed(f"nothing runs on {host}:{port} to capture")
         stage.detail = f"pid {process.main.pid}"
-    configured = next((s for s in ctx.config.host(host).servers if s.port == port), None)
+    configured = ctx.config.find_server(host, port)
     log = (configured.log if configured else None) or process.main.stdout
     async with ctx.stage("measure", "baseline from its recent decode lines") as stage:
         speed, accept = await decode_tok_s(ssh, log) if log else (None, None)

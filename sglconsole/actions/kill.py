@@ -26,10 +26,6 @@ GRACE_S = 20.0
 VOLATILE_ENV = ("SSH_", "PWD", "OLDPWD", "SHLVL", "_", "TERM", "MAIL", "LS_COLORS")
 
 
-def configured(ctx: ActionContext, host: str, port: int) -> Server | None:
-    return next((s for s in ctx.config.host(host).servers if s.port == port), None)
-
-
 async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
@@ -38,7 +34,7 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
         return Plan(
             "kill", target, [f"nothing runs on {target}: nothing to kill"], destructive=False
         )
-    server = configured(ctx, host, port)
+    server = ctx.config.find_server(host, port)
     how = (
         f"systemctl stop {server.systemd_unit}"
         if server and server.systemd_unit
@@ -85,7 +81,7 @@ async def kill(
         )
     async with host_lock(ctx, host, port, "kill"):
         saved = await save_for_rollback(
-            ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks
+            ctx, ssh, host, port, process, ctx.config.find_server(host, port), rollbacks
         )
         audit = audit or AuditLog()
         record = (
@@ -126,7 +122,7 @@ async def sweep_orphans(
     the GPUs configured for it — and always by an SGLang child title, never by name alone.
     """
     saved = (rollbacks or RollbackStore()).latest(host, port) or {}
-    server = configured(ctx, host, port)
+    server = ctx.config.find_server(host, port)
     uuid_of = {g.index: g.uuid for g in snap.gpus}
     mine = {uuid_of.get(i) for i in (server.gpus if server else [])} - {None}
     holders = {a.pid for a in snap.apps if a.gpu_uuid in mine}
@@ -196,7 +192,7 @@ async def read_environ(ssh: SshHost, pid: int) -> dict[str, str]:
 async def stop(
     ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess, snap: Snapshot
 ) -> str:
-    server = configured(ctx, host, port)
+    server = ctx.config.find_server(host, port)
     if server is not None and server.systemd_unit:
         async with ctx.stage("stop", f"systemctl stop {server.systemd_unit}"):
             await remote(

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
-from sglconsole.actions.launch import replace, spec_for
+from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
+from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import SshHost
@@ -76,12 +77,14 @@ async def restore(
     *,
     audit: AuditLog | None = None,
     rollbacks: RollbackStore | None = None,
+    spec: LaunchSpec | None = None,
 ) -> ActionResult:
+    """SPEC: the one the plan showed; else the server's own profile, built here."""
     target = f"{host}:{port}"
     server = ctx.config.server(host, port)
-    profile = ctx.config.profiles[server.profile]
+    spec = spec or launch_spec(ctx.config, host, port)
+    profile = ctx.config.profiles[spec.profile]
     ssh = ctx.ssh[host]
-    spec = spec_for(server, profile)
     before = DecodeStats(None, None, None, None)
     snap = await snapshot(ssh, ctx.config.host(host).python)
     running = snap.server(port)
@@ -91,15 +94,7 @@ async def restore(
             before = await decode_stats(ssh, log) if log else before
             stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
     started = await replace(
-        ctx,
-        host,
-        port,
-        spec,
-        profile,
-        audit=audit,
-        rollbacks=rollbacks,
-        action="restore",
-        snap=snap,
+        ctx, spec, audit=audit, rollbacks=rollbacks, action="restore", snap=snap
     )
     if ctx.dry_run:
         return ctx.result("restore", target, True, "dry run: nothing was changed")

@@ -42,6 +42,7 @@ def _check(parser: argparse.ArgumentParser):
 
 async def _preflight_host(cfg: config.Config, host: str) -> int:
     from sglconsole.actions.preflight import run_preflight
+    from sglconsole.config.launch_spec import launch_spec
     from sglconsole.remote.inspect import snapshot
 
     fleet = Fleet(cfg.hosts)
@@ -50,9 +51,8 @@ async def _preflight_host(cfg: config.Config, host: str) -> int:
     try:
         snap = await snapshot(fleet[host], cfg.host(host).python)
         for server in cfg.host(host).servers:
-            result = await run_preflight(
-                fleet[host], cfg.host(host), server, cfg.profiles[server.profile], snap
-            )
+            spec = launch_spec(cfg, host, server.port)
+            result = await run_preflight(fleet[host], spec, snap)
             failed += not result.ok
             out.print(
                 f"[bold]{escape(host)}:{server.port}[/bold] profile {escape(server.profile)}: "
