@@ -42,7 +42,8 @@ class Stage:
 
     def line(self) -> str:
         took = f" ({self.duration:.1f}s)" if self.duration is not None else ""
-        return f"{self.state.value.upper():7} {self.name}{took}{': ' + self.detail if self.detail else ''}"
+        detail = ": " + self.detail if self.detail else ""
+        return f"{self.state.value.upper():7} {self.name}{took}{detail}"
 
 
 Progress = Callable[[Stage], None]
@@ -134,7 +135,7 @@ class ActionContext:
                 self._end(current, StageState.OK, current.detail)
 
     def would_run(self, ssh, argv: list[str]) -> None:
-        """Under --dry-run: note the exact remote command, with secrets masked (JSON arguments too)."""
+        """Under --dry-run: note the exact remote command, secrets masked (JSON arguments too)."""
         self.commands.append(ssh.command(masked_argv(argv)))
 
     def skip(self, name: str, detail: str) -> None:

@@ -104,7 +104,8 @@ async def capture(
         info = await server_info(ssh, configured.http_address if configured else "127.0.0.1", port)
         stage.detail = f"{speed:.1f} tok/s" if speed else "no busy decode lines: no baseline"
     profile: dict = {
-        "description": f"captured from {host}:{port} (pid {process.main.pid}) on {time.strftime('%Y-%m-%d')}",
+        "description": f"captured from {host}:{port} (pid {process.main.pid})"
+        f" on {time.strftime('%Y-%m-%d')}",
         "python": process.python,
         "args": _without_secret_args(list(launch_args(process.main.argv))),
     }
@@ -133,7 +134,8 @@ async def capture(
     hint = (
         ""
         if configured
-        else f"; add a server entry (port: {port}, profile: {name}, gpus: {list(process.gpus)}) to hosts.{host}.servers"
+        else f"; add a server entry (port: {port}, profile: {name}, gpus: {list(process.gpus)})"
+        f" to hosts.{host}.servers"
     )
     return ctx.result(
         "capture",

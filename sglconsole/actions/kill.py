@@ -39,7 +39,8 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
         f"systemctl stop {server.systemd_unit}"
         if server and server.systemd_unit
         else (
-            f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes), SIGKILL after {GRACE_S:g}s"
+            f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes),"
+            f" SIGKILL after {GRACE_S:g}s"
         )
     )
     return Plan(
@@ -77,7 +78,8 @@ async def kill(
         return ctx.result("kill", target, True, swept or f"nothing runs on {target}")
     if expected_pid is not None and process.main.pid != expected_pid:
         raise StageFailed(
-            f"{target} is now pid {process.main.pid}, not {expected_pid}: it changed since you looked; nothing killed"
+            f"{target} is now pid {process.main.pid}, not {expected_pid}:"
+            " it changed since you looked; nothing killed"
         )
     async with host_lock(ctx, host, port, "kill"):
         saved = await save_for_rollback(
@@ -228,7 +230,8 @@ async def signal_tree(
         done = next((e for e in events if e.get("stage") == "done"), None)
         if done is None:
             raise StageFailed(
-                f"the kill did not finish (exit {result.exit_status}): {result.stderr.strip()[-200:]}"
+                f"the kill did not finish (exit {result.exit_status}):"
+                f" {result.stderr.strip()[-200:]}"
             )
         escalated = " (needed SIGKILL)" if done.get("escalated") else ""
         stage.detail = f"{len(first.get('members', []))} processes stopped{escalated}"
@@ -262,7 +265,8 @@ async def verify_stopped(
             lingering = [p for p in snap.procs if p.pid in members and not p.zombie]
             if not busy_port and not holders and not lingering:
                 stage.detail = f"port {port} free; no process of the server holds GPU memory"
-                return f"stopped pid {process.main.pid}; port {port} free; GPUs {list(process.gpus)} released"
+                gpus = list(process.gpus)
+                return f"stopped pid {process.main.pid}; port {port} free; GPUs {gpus} released"
             if asyncio.get_running_loop().time() > deadline:
                 problems = []
                 if busy_port:

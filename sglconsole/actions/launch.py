@@ -57,7 +57,7 @@ async def relaunch(
     action: str = "relaunch",
     spec: LaunchSpec | None = None,
 ) -> ActionResult:
-    """SPEC: the one the plan showed (the confirmed command is the one launched); else built here."""
+    """SPEC: the one the plan showed (what was confirmed is what launches); else built here."""
     spec = spec or launch_spec(ctx.config, host, port, profile_name)
     started = await replace(ctx, spec, audit=audit, rollbacks=rollbacks, action=action)
     if ctx.dry_run:

@@ -184,7 +184,8 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                     Check(
                         f"gpu {index}",
                         False,
-                        f"GPU {index} has {gpu.mem_used_mib} MiB in use by processes this host cannot see",
+                        f"GPU {index} has {gpu.mem_used_mib} MiB in use"
+                        " by processes this host cannot see",
                     )
                 )
                 continue

@@ -40,7 +40,7 @@ class Action:
     key: str | None = None
     """Its key in the console."""
     command: bool = True
-    """The CLI's generic `NAME HOST:PORT` runs it (bench and capture have subcommands of their own)."""
+    """The CLI's generic `NAME HOST:PORT` runs it (bench and capture have their own subcommands)."""
 
 
 ACTIONS: dict[str, Action] = {}

@@ -65,7 +65,7 @@ async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) 
 async def decode_tok_s(
     ssh: SshHost, log: str, since_offset: int | None = None
 ) -> tuple[float | None, float | None]:
-    """(median aggregate tok/s, median accept length) of the busy decode lines at the end of a log."""
+    """(median aggregate tok/s, median accept length) of the busy decode lines ending a log."""
     stats = await decode_stats(ssh, log, since_offset)
     return stats.tok_s, stats.accept_len
 
@@ -134,7 +134,8 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
     speed = after.per_request or verdict.throughput_tok_s
     if expected and speed is not None and speed < baseline.slow_fraction * expected:
         problems.append(
-            f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} of the baseline's {expected:.1f}"
+            f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%}"
+            f" of the baseline's {expected:.1f}"
         )
     accept = after.accept_len or verdict.accept_len
     if (
@@ -143,13 +144,17 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
         and accept < ACCEPT_TOLERANCE * baseline.accept_len
     ):
         problems.append(
-            f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%} of the baseline {baseline.accept_len:g}"
+            f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%}"
+            f" of the baseline {baseline.accept_len:g}"
         )
     return problems
 
 
 def describe_one(stats: DecodeStats) -> str:
-    return f"{stats.per_request:.1f} tok/s per request ({stats.tok_s:.1f} in all at {stats.running:g} running)"
+    return (
+        f"{stats.per_request:.1f} tok/s per request"
+        f" ({stats.tok_s:.1f} in all at {stats.running:g} running)"
+    )
 
 
 def describe(before: DecodeStats, after: DecodeStats, profile) -> str:
@@ -158,7 +163,8 @@ def describe(before: DecodeStats, after: DecodeStats, profile) -> str:
         parts.append(describe_one(after))
         if before.per_request:
             parts.append(
-                f"{after.per_request / before.per_request:.2f}x the {before.per_request:.1f} per request before"
+                f"{after.per_request / before.per_request:.2f}x"
+                f" the {before.per_request:.1f} per request before"
             )
     if after.accept_len:
         parts.append(f"accept len {after.accept_len:.2f}")

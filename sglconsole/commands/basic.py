@@ -28,12 +28,14 @@ def _check(parser: argparse.ArgumentParser):
             return run_async(_preflight_host(cfg, args.against))
         servers = sum(len(h.servers) for h in cfg.hosts.values())
         stdout().print(
-            f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers, {len(cfg.profiles)} profiles)"
+            f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers,"
+            f" {len(cfg.profiles)} profiles)"
         )
         for name, host in cfg.hosts.items():
             if host.known_hosts == "none":
                 stderr().print(
-                    f"[yellow]warning:[/yellow] {escape(name)}: host key checking is disabled (known_hosts: none)"
+                    f"[yellow]warning:[/yellow] {escape(name)}:"
+                    " host key checking is disabled (known_hosts: none)"
                 )
         return 0
 

@@ -124,7 +124,7 @@ def spec_for_profile(
 
 
 def spec_from_rollback(host: str, saved: dict, server: Server | None) -> LaunchSpec:
-    """Exactly what ran before (saved by a kill, relaunch or restore): argv, env and cwd as they were."""
+    """Exactly what ran before (saved by a kill, relaunch or restore): its argv, env and cwd."""
     return LaunchSpec(
         host=host,
         port=int(saved["port"]),

@@ -1,5 +1,5 @@
 """The drift feed: each managed server's running argv compared with its profile's LaunchSpec,
-once per server process (the host's SGLang judges; asking it is not free, so verdicts are cached)."""
+once per server process (the host's SGLang judges; asking is not free: verdicts are cached)."""
 
 from __future__ import annotations
 

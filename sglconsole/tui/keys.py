@@ -19,7 +19,8 @@ class Key:
     group: str
     binding: Binding
     footer: int | None = None
-    """Rank in the footer (1 = the last to go when the terminal is narrow); None: help and palette only."""
+    """Rank in the footer (1 = the last to go when the terminal is narrow);
+    None: help and palette only."""
 
     @property
     def id(self) -> str:

@@ -21,6 +21,7 @@ from sglconsole.tui.session import Session
 
 log = logging.getLogger(__name__)
 
+
 def replace_profile_plan(name: str, target: str, path: object) -> Plan:
     return Plan(
         "replace profile",
