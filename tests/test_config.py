@@ -97,12 +97,14 @@ BROKEN = {
     "bad launcher": (
         variant("launcher: nohup}", "launcher: screen}"),
         "launcher: screen",
-        "hosts.gpu4.servers[2].launcher: expected 'nohup', 'systemd-run' or 'systemd:UNIT', got 'screen'",
+        "hosts.gpu4.servers[2].launcher: expected 'nohup', 'systemd-run' or 'systemd:UNIT',"
+        " got 'screen'",
     ),
     "bad version specifier": (
         variant('requires_sglang: ">=0.5.10"', 'requires_sglang: "at least 0.5"'),
         "requires_sglang",
-        "profiles.qwen27b-tp2-mtp.requires_sglang: expected a version specifier such as '>=0.5.10', got 'at least 0.5'",
+        "profiles.qwen27b-tp2-mtp.requires_sglang: expected a version specifier such as"
+        " '>=0.5.10', got 'at least 0.5'",
     ),
     "boolean env value": (
         variant('SGLANG_ENABLE_SPEC_V2: "1"', "SGLANG_ENABLE_SPEC_V2: yes"),
@@ -127,7 +129,8 @@ BROKEN = {
     "profile port disagrees": (
         variant("--tp-size 1\n", "--tp-size 1 --port 31000\n"),
         "{port: 30000, profile: qwen8b-tp1",
-        "hosts.gpu4.servers[0].port: profile 'qwen8b-tp1' sets --port 31000, which disagrees with this server's port 30000",
+        "hosts.gpu4.servers[0].port: profile 'qwen8b-tp1' sets --port 31000,"
+        " which disagrees with this server's port 30000",
     ),
     "negative gpu index": (
         variant("gpus: [3]", "gpus: [-3]"),
@@ -219,3 +222,33 @@ def test_cli_version_help_and_hosts():
         assert sub in helptext
     hosts = run_cli("hosts", "-c", "hosts.yaml")
     assert hosts.returncode == 0 and "ct129" in hosts.stdout and "qwen27b-tp2-mtp" in hosts.stdout
+
+
+def test_launch_spec_is_what_a_server_launches_resolved_once():
+    import dataclasses
+
+    from sglconsole.config.launch_spec import launch_spec
+
+    cfg = config.load(REPO / "hosts.yaml")
+    server = cfg.hosts["gpu4"].servers[1]
+    profile = cfg.profiles[server.profile].model_copy(
+        update={
+            "args": ["--model-path", "${MODELS}/m", "--api-key", "${KEY}"],
+            "env": {"T": "${T}"},
+        }
+    )
+    cfg.profiles[server.profile] = profile
+    environ = {"MODELS": "/srv", "T": "x"}
+    spec = launch_spec(cfg, "gpu4", server.port, environ=environ)
+    environ["MODELS"] = "/changed"  # read once, when the spec was built
+    assert spec.argv[:3] == (profile.python, "-m", "sglang.launch_server")
+    # ${KEY} is unset: visible in the argument, named as unresolved; --port from the server entry
+    assert spec.args == ["--model-path", "/srv/m", "--api-key", "${KEY}", "--port", "30001"]
+    assert dict(spec.env) == {"T": "x", "CUDA_VISIBLE_DEVICES": "1"}
+    assert spec.unresolved == ("KEY",)
+    assert (spec.host, spec.port, spec.profile, spec.gpus) == ("gpu4", 30001, server.profile, (1,))
+    assert spec.log == (server.log or "/tmp/sglang-30001.log")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.argv = ()
+    with pytest.raises(TypeError):
+        spec.env["T"] = "y"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sglconsole.config import Config
+from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.errors import ActionError
 from sglconsole.remote.ssh import Fleet
@@ -41,7 +42,8 @@ class Stage:
 
     def line(self) -> str:
         took = f" ({self.duration:.1f}s)" if self.duration is not None else ""
-        return f"{self.state.value.upper():7} {self.name}{took}{': ' + self.detail if self.detail else ''}"
+        detail = ": " + self.detail if self.detail else ""
+        return f"{self.state.value.upper():7} {self.name}{took}{detail}"
 
 
 Progress = Callable[[Stage], None]
@@ -67,6 +69,8 @@ class Plan:
     lines: list[str]
     argv: list[str] | None = None
     destructive: bool = True
+    spec: LaunchSpec | None = None
+    """What a launching action will start: the run is given this same spec."""
 
 
 def masked_argv(argv: list[str]) -> list[str]:
@@ -131,7 +135,7 @@ class ActionContext:
                 self._end(current, StageState.OK, current.detail)
 
     def would_run(self, ssh, argv: list[str]) -> None:
-        """Under --dry-run: note the exact remote command, with secrets masked (JSON arguments too)."""
+        """Under --dry-run: note the exact remote command, secrets masked (JSON arguments too)."""
         self.commands.append(ssh.command(masked_argv(argv)))
 
     def fail(self, stage: Stage, detail: str) -> None:

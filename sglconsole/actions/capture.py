@@ -97,14 +97,15 @@ async def capture(
         if process is None:
             raise StageFailed(f"nothing runs on {host}:{port} to capture")
         stage.detail = f"pid {process.main.pid}"
-    configured = next((s for s in ctx.config.host(host).servers if s.port == port), None)
+    configured = ctx.config.find_server(host, port)
     log = (configured.log if configured else None) or process.main.stdout
     async with ctx.stage("measure", "baseline from its recent decode lines") as stage:
         speed, accept = await decode_tok_s(ssh, log) if log else (None, None)
         info = await server_info(ssh, configured.http_address if configured else "127.0.0.1", port)
         stage.detail = f"{speed:.1f} tok/s" if speed else "no busy decode lines: no baseline"
     profile: dict = {
-        "description": f"captured from {host}:{port} (pid {process.main.pid}) on {time.strftime('%Y-%m-%d')}",
+        "description": f"captured from {host}:{port} (pid {process.main.pid})"
+        f" on {time.strftime('%Y-%m-%d')}",
         "python": process.python,
         "args": _without_secret_args(list(launch_args(process.main.argv))),
     }
@@ -133,7 +134,8 @@ async def capture(
     hint = (
         ""
         if configured
-        else f"; add a server entry (port: {port}, profile: {name}, gpus: {list(process.gpus)}) to hosts.{host}.servers"
+        else f"; add a server entry (port: {port}, profile: {name}, gpus: {list(process.gpus)})"
+        f" to hosts.{host}.servers"
     )
     return ctx.result(
         "capture",

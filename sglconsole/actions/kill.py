@@ -26,10 +26,6 @@ GRACE_S = 20.0
 VOLATILE_ENV = ("SSH_", "PWD", "OLDPWD", "SHLVL", "_", "TERM", "MAIL", "LS_COLORS")
 
 
-def configured(ctx: ActionContext, host: str, port: int) -> Server | None:
-    return next((s for s in ctx.config.host(host).servers if s.port == port), None)
-
-
 async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
@@ -38,12 +34,13 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
         return Plan(
             "kill", target, [f"nothing runs on {target}: nothing to kill"], destructive=False
         )
-    server = configured(ctx, host, port)
+    server = ctx.config.find_server(host, port)
     how = (
         f"systemctl stop {server.systemd_unit}"
         if server and server.systemd_unit
         else (
-            f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes), SIGKILL after {GRACE_S:g}s"
+            f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes),"
+            f" SIGKILL after {GRACE_S:g}s"
         )
     )
     return Plan(
@@ -81,11 +78,12 @@ async def kill(
         return ctx.result("kill", target, True, swept or f"nothing runs on {target}")
     if expected_pid is not None and process.main.pid != expected_pid:
         raise StageFailed(
-            f"{target} is now pid {process.main.pid}, not {expected_pid}: it changed since you looked; nothing killed"
+            f"{target} is now pid {process.main.pid}, not {expected_pid}:"
+            " it changed since you looked; nothing killed"
         )
     async with host_lock(ctx, host, port, "kill"):
         saved = await save_for_rollback(
-            ctx, ssh, host, port, process, configured(ctx, host, port), rollbacks
+            ctx, ssh, host, port, process, ctx.config.find_server(host, port), rollbacks
         )
         audit = audit or AuditLog()
         record = (
@@ -126,7 +124,7 @@ async def sweep_orphans(
     the GPUs configured for it — and always by an SGLang child title, never by name alone.
     """
     saved = (rollbacks or RollbackStore()).latest(host, port) or {}
-    server = configured(ctx, host, port)
+    server = ctx.config.find_server(host, port)
     uuid_of = {g.index: g.uuid for g in snap.gpus}
     mine = {uuid_of.get(i) for i in (server.gpus if server else [])} - {None}
     holders = {a.pid for a in snap.apps if a.gpu_uuid in mine}
@@ -196,7 +194,7 @@ async def read_environ(ssh: SshHost, pid: int) -> dict[str, str]:
 async def stop(
     ctx: ActionContext, ssh: SshHost, host: str, port: int, process: ServerProcess, snap: Snapshot
 ) -> str:
-    server = configured(ctx, host, port)
+    server = ctx.config.find_server(host, port)
     if server is not None and server.systemd_unit:
         async with ctx.stage("stop", f"systemctl stop {server.systemd_unit}"):
             await remote(
@@ -232,7 +230,8 @@ async def signal_tree(
         done = next((e for e in events if e.get("stage") == "done"), None)
         if done is None:
             raise StageFailed(
-                f"the kill did not finish (exit {result.exit_status}): {result.stderr.strip()[-200:]}"
+                f"the kill did not finish (exit {result.exit_status}):"
+                f" {result.stderr.strip()[-200:]}"
             )
         escalated = " (needed SIGKILL)" if done.get("escalated") else ""
         stage.detail = f"{len(first.get('members', []))} processes stopped{escalated}"
@@ -266,7 +265,8 @@ async def verify_stopped(
             lingering = [p for p in snap.procs if p.pid in members and not p.zombie]
             if not busy_port and not holders and not lingering:
                 stage.detail = f"port {port} free; no process of the server holds GPU memory"
-                return f"stopped pid {process.main.pid}; port {port} free; GPUs {list(process.gpus)} released"
+                gpus = list(process.gpus)
+                return f"stopped pid {process.main.pid}; port {port} free; GPUs {gpus} released"
             if asyncio.get_running_loop().time() > deadline:
                 problems = []
                 if busy_port:

@@ -14,83 +14,27 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-import time
-from dataclasses import dataclass, field
-
-import httpx
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
-from sglconsole.actions.kill import configured, remote, save_for_rollback, stop
+from sglconsole.actions.kill import remote, save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import run_preflight
-from sglconsole.config import Profile, Server
-from sglconsole.config.launch_spec import profile_argv, resolve_env
-from sglconsole.core.secrets import mask_argv, mask_env
-from sglconsole.core.sglang_log import parse_line
+from sglconsole.actions.startup import LOG_TAIL, Started, wait_ready
+from sglconsole.config.launch_spec import LaunchSpec, launch_spec
+from sglconsole.core.secrets import mask_argv
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh import SshHost
-
-LOG_TAIL = 30
-
-
-@dataclass
-class LaunchSpec:
-    """Exactly what will be started."""
-
-    argv: list[str]
-    env: dict[str, str]
-    cwd: str | None
-    log: str
-    launcher: str
-    exact_env: bool = False
-
-    def shown(self) -> str:
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in mask_env(self.env).items())
-        return f"{env} {shlex.join(mask_argv(self.argv))}".strip()
-
-
-@dataclass
-class Started:
-    pid: int
-    log: str
-    log_ino: int | None
-    log_off: int | None
-    lines: list[str] = field(default_factory=list)
-
-
-def spec_for(server: Server, profile: Profile) -> LaunchSpec:
-    env = resolve_env(profile.env)
-    if server.gpus:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, server.gpus))
-    argv = [profile.python, "-m", "sglang.launch_server", *profile_argv(profile, server)]
-    log = server.log or f"/tmp/sglang-{server.port}.log"
-    return LaunchSpec(argv, env, profile.workdir, log, server.launcher)
-
-
-def spec_from_rollback(saved: dict, server: Server | None) -> LaunchSpec:
-    log = saved.get("log") or (server.log if server else None) or f"/tmp/sglang-{saved['port']}.log"
-    launcher = server.launcher if server else "nohup"
-    return LaunchSpec(
-        list(saved["argv"]),
-        dict(saved.get("env") or {}),
-        saved.get("cwd"),
-        log,
-        launcher,
-        exact_env=True,
-    )
 
 
 async def plan_relaunch(
     ctx: ActionContext, host: str, port: int, profile_name: str | None = None
 ) -> Plan:
-    server = ctx.config.server(host, port)
-    profile = ctx.config.profiles[profile_name or server.profile]
-    spec = spec_for(server, profile)
+    spec = launch_spec(ctx.config, host, port, profile_name)
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
-    lines = [f"host {host}, port {port}, profile {profile_name or server.profile}"]
+    lines = [f"host {host}, port {port}, profile {spec.profile}"]
     lines.append(
         f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})"
         if process
@@ -99,7 +43,7 @@ async def plan_relaunch(
     lines.append(f"launch ({spec.launcher}): {spec.shown()}")
     lines.append(f"log: {spec.log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
     lines.append("preflight runs first; if it fails nothing is touched")
-    return Plan("relaunch", f"{host}:{port}", lines, argv=spec.argv)
+    return Plan("relaunch", f"{host}:{port}", lines, argv=list(spec.argv), spec=spec)
 
 
 async def relaunch(
@@ -111,13 +55,11 @@ async def relaunch(
     audit: AuditLog | None = None,
     rollbacks: RollbackStore | None = None,
     action: str = "relaunch",
+    spec: LaunchSpec | None = None,
 ) -> ActionResult:
-    server = ctx.config.server(host, port)
-    profile = ctx.config.profiles[profile_name or server.profile]
-    spec = spec_for(server, profile)
-    started = await replace(
-        ctx, host, port, spec, profile, audit=audit, rollbacks=rollbacks, action=action
-    )
+    """SPEC: the one the plan showed (what was confirmed is what launches); else built here."""
+    spec = spec or launch_spec(ctx.config, host, port, profile_name)
+    started = await replace(ctx, spec, audit=audit, rollbacks=rollbacks, action=action)
     if ctx.dry_run:
         return ctx.result(action, f"{host}:{port}", True, "dry run: nothing was changed")
     return ctx.result(
@@ -127,10 +69,7 @@ async def relaunch(
 
 async def replace(
     ctx: ActionContext,
-    host: str,
-    port: int,
     spec: LaunchSpec,
-    profile: Profile | None,
     *,
     audit: AuditLog | None,
     rollbacks: RollbackStore | None,
@@ -138,15 +77,13 @@ async def replace(
     preflight: bool = True,
     snap: Snapshot | None = None,
 ) -> Started:
-    """preflight -> stop what runs -> launch -> ready. The shared body of relaunch, restore and rollback."""
-    async with host_lock(ctx, host, port, action):
+    """preflight -> stop what runs -> launch -> ready, all of the one SPEC.
+    The shared body of relaunch, restore, rollback and bench compare."""
+    async with host_lock(ctx, spec.host, spec.port, action):
         return await _replace(
             ctx,
-            host,
-            port,
             spec,
-            profile,
-            audit=audit,
+            audit=audit or AuditLog(),
             rollbacks=rollbacks,
             action=action,
             preflight=preflight,
@@ -156,41 +93,26 @@ async def replace(
 
 async def _replace(
     ctx: ActionContext,
-    host: str,
-    port: int,
     spec: LaunchSpec,
-    profile: Profile | None,
     *,
-    audit: AuditLog | None,
+    audit: AuditLog,
     rollbacks: RollbackStore | None,
     action: str,
     preflight: bool,
     snap: Snapshot | None,
 ) -> Started:
+    host, port = spec.host, spec.port
     ssh = ctx.ssh[host]
-    hostcfg = ctx.config.host(host)
-    server = configured(ctx, host, port)
     async with ctx.stage("inspect", f"what runs on {host}:{port}") as stage:
-        snap = snap or await snapshot(
-            ssh, hostcfg.python
-        )  # the kill re-checks the process on the host anyway
+        # the kill re-checks the process on the host anyway
+        snap = snap or await snapshot(ssh, ctx.config.host(host).python)
         process = snap.server(port)
         stage.detail = f"pid {process.main.pid}" if process else "nothing running"
-    if preflight and profile is not None and server is not None:
-        async with ctx.stage("preflight", f"check the profile against {host}'s SGLang") as stage:
-            checked = await run_preflight(ssh, hostcfg, server, profile, snap)
-            if not checked.ok:
-                raise StageFailed(
-                    "; ".join(c.detail for c in checked.failures()) + " (nothing was touched)",
-                    checked.lines(),
-                )
-            stage.detail = (
-                f"SGLang {checked.verdict.version}: all {len(checked.checks)} checks passed"
-            )
-            stage.evidence = checked.lines()
-    audit = audit or AuditLog()
+    if preflight and spec.profile is not None:  # a rollback's saved command is not re-judged
+        await _preflight(ctx, ssh, spec, snap)
     saved = {}
     if process is not None:
+        server = ctx.config.find_server(host, port)
         saved = await save_for_rollback(ctx, ssh, host, port, process, server, rollbacks)
     record = (
         None
@@ -202,8 +124,8 @@ async def _replace(
             stopping_pid=process.main.pid if process else None,
             stopping_argv=list(process.main.argv) if process else None,
             stopping_env=saved.get("env"),
-            starting_argv=spec.argv,
-            starting_env=spec.env,
+            starting_argv=list(spec.argv),
+            starting_env=dict(spec.env),
             starting_cwd=spec.cwd,
             log=spec.log,
         )
@@ -211,17 +133,9 @@ async def _replace(
     try:
         if process is not None:
             await stop(ctx, ssh, host, port, process, snap)
-        started = await launch(ctx, ssh, host, port, spec)
+        started = await launch(ctx, ssh, spec)
         if not ctx.dry_run:
-            await wait_ready(
-                ctx,
-                ssh,
-                host,
-                port,
-                started,
-                server,
-                timeout=profile.startup_timeout if profile else 900,
-            )
+            await wait_ready(ctx, ssh, spec, started)
     except Exception as exc:
         if record:
             hint = (
@@ -236,21 +150,31 @@ async def _replace(
     return started
 
 
-async def launch(
-    ctx: ActionContext, ssh: SshHost, host: str, port: int, spec: LaunchSpec
-) -> Started:
-    python = ctx.config.host(host).python
-    unit = spec.launcher.split(":", 1)[1] if spec.launcher.startswith("systemd:") else None
+async def _preflight(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> None:
+    async with ctx.stage("preflight", f"check the profile against {spec.host}'s SGLang") as stage:
+        checked = await run_preflight(ssh, spec, snap)
+        if not checked.ok:
+            raise StageFailed(
+                "; ".join(c.detail for c in checked.failures()) + " (nothing was touched)",
+                checked.lines(),
+            )
+        stage.detail = f"SGLang {checked.verdict.version}: all {len(checked.checks)} checks passed"
+        stage.evidence = checked.lines()
+
+
+async def launch(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec) -> Started:
+    python = ctx.config.host(spec.host).python
+    unit = spec.systemd_unit
     async with ctx.stage("launch", spec.shown()[:160]) as stage:
         if unit:
             offset = await log_offset(ssh, python, spec.log)
             await remote(ctx, ssh, ["systemctl", "restart", unit], timeout=120, check=True)
-            return await _started_by_unit(ctx, ssh, python, port, spec, offset, stage)
-        argv = spec.argv
+            return await _started_by_unit(ssh, python, spec, offset, stage)
+        argv = list(spec.argv)
         if spec.launcher == "systemd-run":
             argv = [
                 "systemd-run",
-                f"--unit=sglang-{port}",
+                f"--unit=sglang-{spec.port}",
                 "--collect",
                 "--quiet",
                 "--property=KillMode=control-group",
@@ -261,7 +185,7 @@ async def launch(
             ]
         request = {
             "argv": argv,
-            "env": spec.env,
+            "env": dict(spec.env),
             "cwd": spec.cwd,
             "log": spec.log,
             "exact_env": spec.exact_env,
@@ -276,7 +200,8 @@ async def launch(
             info = json.loads(result.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
             raise StageFailed(
-                f"the launcher printed nothing useful (exit {result.exit_status}): {result.stderr.strip()[-300:]}"
+                f"the launcher printed nothing useful (exit {result.exit_status}): "
+                f"{result.stderr.strip()[-300:]}"
             ) from None
         if not info.get("ok"):
             evidence = info.get("log_tail") or []
@@ -289,7 +214,10 @@ async def launch(
 
 
 async def log_offset(ssh: SshHost, python: str, path: str) -> tuple[int | None, int | None]:
-    script = "import os,sys\ntry:\n st=os.stat(sys.argv[1]); print(st.st_ino, st.st_size)\nexcept OSError:\n print('- -')"
+    script = (
+        "import os,sys\ntry:\n st=os.stat(sys.argv[1]); print(st.st_ino, st.st_size)\n"
+        "except OSError:\n print('- -')"
+    )
     result = await ssh.run([python, "-c", script, path], timeout=15)
     parts = result.stdout.split()
     return (
@@ -297,123 +225,12 @@ async def log_offset(ssh: SshHost, python: str, path: str) -> tuple[int | None, 
     )
 
 
-async def _started_by_unit(ctx, ssh, python, port, spec, offset, stage) -> Started:
+async def _started_by_unit(ssh, python, spec: LaunchSpec, offset, stage) -> Started:
     for _ in range(60):
         snap = await snapshot(ssh, python)
-        process = snap.server(port)
+        process = snap.server(spec.port)
         if process is not None:
             stage.detail = f"pid {process.main.pid} (unit restarted)"
             return Started(process.main.pid, spec.log, offset[0], offset[1])
         await asyncio.sleep(0.5)
     raise StageFailed("the unit restarted but no server appeared on the port within 30 s")
-
-
-async def wait_ready(
-    ctx: ActionContext,
-    ssh: SshHost,
-    host: str,
-    port: int,
-    started: Started,
-    server: Server | None,
-    timeout: float,
-) -> None:
-    """Follow the new server's log and /health until it generates, or it dies, or time runs out."""
-    python = ctx.config.host(host).python
-    address = server.http_address if server else "127.0.0.1"
-    follow = {started.log: {"ino": started.log_ino, "off": started.log_off}}
-    args = {"interval": 0.5, "log_poll": 0.05, "apps_interval": 3600, "follow": follow}
-    stream = await ssh.stream([python, "-c", source("watcher_agent"), json.dumps(args)])
-    lines: list[str] = started.lines
-    state = {"alive": True, "ready_line": False}
-    async with ctx.stage("startup", f"following {started.log}") as stage:
-        reader = asyncio.create_task(_follow(ctx, stream, started.pid, lines, state, stage))
-        try:
-            await _until_healthy(ssh, port, address, state, timeout, started, lines)
-        finally:
-            reader.cancel()
-            await stream.close()
-        stage.detail = "ready line seen" if state["ready_line"] else "/health answered 200"
-    async with ctx.stage("generate", "confirm readiness with a real generation (/health_generate)"):
-        local = await ssh.forward(port, address)
-        async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
-            try:
-                response = await client.get(f"http://127.0.0.1:{local}/health_generate")
-            except httpx.HTTPError as exc:
-                raise StageFailed(f"/health_generate failed: {exc}", lines[-LOG_TAIL:]) from None
-        if response.status_code != 200:
-            raise StageFailed(
-                f"/health_generate answered {response.status_code}", lines[-LOG_TAIL:]
-            )
-
-
-async def _follow(ctx, stream, pid: int, lines: list[str], state: dict, stage) -> None:
-    seen = present = False
-    async for raw in stream:
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            continue
-        kind = message.get("t")
-        if kind == "log":
-            for text in message.get("lines") or []:
-                lines.append(text)
-                _startup_line(ctx, text, state, stage)
-        elif kind == "procs":
-            present = any(
-                p.get("pid") == pid and p.get("state") != "Z" for p in message.get("procs") or []
-            )
-            seen = seen or present
-        if kind in ("procs", "hb"):
-            # a process that died before the first scan is never seen: give it a few seconds
-            state["alive"] = present or (not seen and time.monotonic() - stage.started < 3)
-
-
-def _startup_line(ctx, text: str, state: dict, stage) -> None:
-    record = parse_line(text)
-    if record is None:
-        return
-    if record.kind == "milestone":
-        stage.detail = (record.message or "")[:120]
-        ctx.progress(stage)
-    elif record.kind == "ready":
-        state["ready_line"] = True
-    elif record.kind == "error":
-        stage.evidence.append(text)
-
-
-async def _until_healthy(
-    ssh: SshHost,
-    port: int,
-    address: str,
-    state: dict,
-    timeout: float,
-    started: Started,
-    lines: list[str],
-) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    local = await ssh.forward(port, address)
-    path = "/ready"
-    async with httpx.AsyncClient(timeout=5, trust_env=False) as client:
-        while True:
-            if not state["alive"]:
-                await asyncio.sleep(0.3)  # the last lines it wrote
-                raise StageFailed(
-                    f"pid {started.pid} exited during startup; last log lines below",
-                    lines[-LOG_TAIL:],
-                )
-            if state["ready_line"]:
-                return
-            try:
-                status = (await client.get(f"http://127.0.0.1:{local}{path}")).status_code
-                if status == 200:
-                    return
-                if status == 404 and path == "/ready":
-                    path = "/health"  # before 0.5.23
-            except httpx.HTTPError:
-                pass
-            if loop.time() > deadline:
-                raise StageFailed(
-                    f"not ready after {timeout:g}s; last log lines below", lines[-LOG_TAIL:]
-                )
-            await asyncio.sleep(0.2)

@@ -1,8 +1,9 @@
-"""Preflight: check a profile against a host without touching anything.
+"""Preflight: check a launch spec against a host without touching anything.
 
-The host's own SGLang (the profile's interpreter) parses the argv; then the
-version requirement, the model path, the interpreter, the log folder, the
-port and the GPUs are checked. Every problem is reported, not just the first.
+The host's own SGLang (the spec's interpreter) parses the very argv that will
+launch; then the version requirement, the model path, the interpreter, the log
+folder, the port and the GPUs are checked. Every problem is reported, not just
+the first.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sglconsole.config import Host, Profile, Server
-from sglconsole.config.launch_spec import profile_argv, unresolved
+from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.drift import check_version, did_you_mean
 from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.sglang_args import Verdict, canonicalize_remote
@@ -49,6 +49,8 @@ class Check:
 class Preflight:
     checks: list[Check] = field(default_factory=list)
     verdict: Verdict | None = None
+    spec: LaunchSpec | None = None
+    """What was checked: the spec the launch is then given."""
 
     @property
     def ok(self) -> bool:
@@ -61,11 +63,9 @@ class Preflight:
         return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
 
 
-async def run_preflight(
-    ssh: SshHost, host: Host, server: Server, profile: Profile, snap: Snapshot
-) -> Preflight:
-    result = Preflight()
-    missing = unresolved(profile)
+async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Preflight:
+    result = Preflight(spec=spec)
+    missing = spec.unresolved
     if missing:
         result.checks.append(
             Check(
@@ -76,13 +76,13 @@ async def run_preflight(
                 + " but your environment does not set it",
             )
         )
-    argv = profile_argv(profile, server)
-    verdict = await canonicalize_remote(ssh, profile.python, {"profile": argv})
+    argv = spec.args
+    verdict = await canonicalize_remote(ssh, spec.python, {"profile": argv})
     result.verdict = verdict
     if not verdict.ok:
         result.checks.append(Check("sglang", False, verdict.error or "SGLang could not be asked"))
         return result
-    result.checks.append(Check("interpreter", True, f"{profile.python}: SGLang {verdict.version}"))
+    result.checks.append(Check("interpreter", True, f"{spec.python}: SGLang {verdict.version}"))
     canonical = verdict.results["profile"]
     if canonical.error:
         hint = did_you_mean(canonical.error, verdict.all_flags())
@@ -92,28 +92,26 @@ async def run_preflight(
         result.checks.append(
             Check("arguments", True, f"{len(argv)} arguments valid for SGLang {verdict.version}")
         )
-    version_ok = check_version(verdict.version, profile.requires_sglang)
+    version_ok = check_version(verdict.version, spec.requires_sglang)
     if version_ok is not None:
+        verb = "satisfies" if version_ok else "does not satisfy"
         result.checks.append(
-            Check(
-                "version",
-                version_ok,
-                f"SGLang {verdict.version} {'satisfies' if version_ok else 'does not satisfy'} {profile.requires_sglang}",
-            )
+            Check("version", version_ok, f"SGLang {verdict.version} {verb} {spec.requires_sglang}")
         )
-    result.checks += await _paths(ssh, profile, server, canonical.values.get("model_path"))
-    result.checks += _port(server, snap)
-    result.checks += _gpus(server, snap)
+    result.checks += await _paths(ssh, spec, canonical.values.get("model_path"))
+    result.checks += _port(spec.port, snap)
+    result.checks += _gpus(spec, snap)
     return result
 
 
-async def _paths(ssh: SshHost, profile: Profile, server: Server, model: object) -> list[Check]:
+async def _paths(ssh: SshHost, spec: LaunchSpec, model: object) -> list[Check]:
     request = {
         "model": model if isinstance(model, str) else None,
-        "workdir": profile.workdir,
-        "log": server.log,
+        "workdir": spec.cwd,
+        # only a configured log: the default one's folder is /tmp
+        "log": spec.log_setting,
     }
-    run = await ssh.run([profile.python, "-c", PATHS_SNIPPET, json.dumps(request)], timeout=30)
+    run = await ssh.run([spec.python, "-c", PATHS_SNIPPET, json.dumps(request)], timeout=30)
     try:
         found = json.loads(run.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -132,7 +130,7 @@ async def _paths(ssh: SshHost, profile: Profile, server: Server, model: object) 
             Check(
                 "workdir",
                 found["workdir"],
-                f"{profile.workdir} {'exists' if found['workdir'] else 'is missing'}",
+                f"{spec.cwd} {'exists' if found['workdir'] else 'is missing'}",
             )
         )
     if "log" in found:
@@ -140,37 +138,33 @@ async def _paths(ssh: SshHost, profile: Profile, server: Server, model: object) 
             Check(
                 "log",
                 found["log"],
-                f"{server.log}: folder {'writable' if found['log'] else 'not writable'}",
+                f"{spec.log}: folder {'writable' if found['log'] else 'not writable'}",
             )
         )
     return checks
 
 
-def _port(server: Server, snap: Snapshot) -> list[Check]:
-    mine = snap.server(server.port)
-    if server.port not in snap.ports:
-        return [Check("port", True, f"{server.port} is free")]
+def _port(port: int, snap: Snapshot) -> list[Check]:
+    mine = snap.server(port)
+    if port not in snap.ports:
+        return [Check("port", True, f"{port} is free")]
     if mine is not None:
         return [
             Check(
-                "port",
-                True,
-                f"{server.port} is held by the server being replaced (pid {mine.main.pid})",
+                "port", True, f"{port} is held by the server being replaced (pid {mine.main.pid})"
             )
         ]
-    return [
-        Check("port", False, f"{server.port} is in use by a process that is not an SGLang server")
-    ]
+    return [Check("port", False, f"{port} is in use by a process that is not an SGLang server")]
 
 
-def _gpus(server: Server, snap: Snapshot) -> list[Check]:
-    if not server.gpus:
+def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
+    if not spec.gpus:
         return []
-    mine = snap.server(server.port)
+    mine = snap.server(spec.port)
     members = {mine.main.pid, *(c.pid for c in mine.children)} if mine else set()
     by_index = {g.index: g for g in snap.gpus}
     checks = []
-    for index in server.gpus:
+    for index in spec.gpus:
         gpu = by_index.get(index)
         if gpu is None:
             checks.append(
@@ -190,7 +184,8 @@ def _gpus(server: Server, snap: Snapshot) -> list[Check]:
                     Check(
                         f"gpu {index}",
                         False,
-                        f"GPU {index} has {gpu.mem_used_mib} MiB in use by processes this host cannot see",
+                        f"GPU {index} has {gpu.mem_used_mib} MiB in use"
+                        " by processes this host cannot see",
                     )
                 )
                 continue

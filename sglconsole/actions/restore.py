@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
-from sglconsole.actions.launch import replace, spec_for
+from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
+from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import SshHost
@@ -64,7 +65,7 @@ async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) 
 async def decode_tok_s(
     ssh: SshHost, log: str, since_offset: int | None = None
 ) -> tuple[float | None, float | None]:
-    """(median aggregate tok/s, median accept length) of the busy decode lines at the end of a log."""
+    """(median aggregate tok/s, median accept length) of the busy decode lines ending a log."""
     stats = await decode_stats(ssh, log, since_offset)
     return stats.tok_s, stats.accept_len
 
@@ -76,12 +77,14 @@ async def restore(
     *,
     audit: AuditLog | None = None,
     rollbacks: RollbackStore | None = None,
+    spec: LaunchSpec | None = None,
 ) -> ActionResult:
+    """SPEC: the one the plan showed; else the server's own profile, built here."""
     target = f"{host}:{port}"
     server = ctx.config.server(host, port)
-    profile = ctx.config.profiles[server.profile]
+    spec = spec or launch_spec(ctx.config, host, port)
+    profile = ctx.config.profiles[spec.profile]
     ssh = ctx.ssh[host]
-    spec = spec_for(server, profile)
     before = DecodeStats(None, None, None, None)
     snap = await snapshot(ssh, ctx.config.host(host).python)
     running = snap.server(port)
@@ -91,15 +94,7 @@ async def restore(
             before = await decode_stats(ssh, log) if log else before
             stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
     started = await replace(
-        ctx,
-        host,
-        port,
-        spec,
-        profile,
-        audit=audit,
-        rollbacks=rollbacks,
-        action="restore",
-        snap=snap,
+        ctx, spec, audit=audit, rollbacks=rollbacks, action="restore", snap=snap
     )
     if ctx.dry_run:
         return ctx.result("restore", target, True, "dry run: nothing was changed")
@@ -148,13 +143,17 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
         and accept < ACCEPT_TOLERANCE * baseline.accept_len
     ):
         problems.append(
-            f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%} of the baseline {baseline.accept_len:g}"
+            f"accept length {accept:.2f} is under {ACCEPT_TOLERANCE:.0%}"
+            f" of the baseline {baseline.accept_len:g}"
         )
     return problems
 
 
 def describe_one(stats: DecodeStats) -> str:
-    return f"{stats.per_request:.1f} tok/s per request ({stats.tok_s:.1f} in all at {stats.running:g} running)"
+    return (
+        f"{stats.per_request:.1f} tok/s per request"
+        f" ({stats.tok_s:.1f} in all at {stats.running:g} running)"
+    )
 
 
 def describe(before: DecodeStats, after: DecodeStats, profile, verdict=None) -> str:
@@ -163,7 +162,8 @@ def describe(before: DecodeStats, after: DecodeStats, profile, verdict=None) -> 
         parts.append(describe_one(after))
         if before.per_request:
             parts.append(
-                f"{after.per_request / before.per_request:.2f}x the {before.per_request:.1f} per request before"
+                f"{after.per_request / before.per_request:.2f}x"
+                f" the {before.per_request:.1f} per request before"
             )
     if after.accept_len:
         parts.append(f"accept len {after.accept_len:.2f}")

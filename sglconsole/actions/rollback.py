@@ -6,8 +6,8 @@ import shlex
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
-from sglconsole.actions.kill import configured
-from sglconsole.actions.launch import replace, spec_from_rollback
+from sglconsole.actions.launch import replace
+from sglconsole.config.launch_spec import LaunchSpec, spec_from_rollback
 
 
 def saved_for(host: str, port: int, rollbacks: RollbackStore | None) -> dict:
@@ -23,17 +23,19 @@ def plan_rollback(
     ctx: ActionContext, host: str, port: int, rollbacks: RollbackStore | None = None
 ) -> Plan:
     saved = saved_for(host, port, rollbacks)
-    spec = spec_from_rollback(saved, configured(ctx, host, port))
+    spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
     return Plan(
         "rollback",
         f"{host}:{port}",
         [
-            f"host {host}, port {port}: bring back what pid {saved.get('pid')} ran (saved {saved.get('saved_at')})",
+            f"host {host}, port {port}: bring back what pid {saved.get('pid')} ran"
+            f" (saved {saved.get('saved_at')})",
             f"launch: {spec.shown()}",
             f"workdir: {spec.cwd}   log: {spec.log}",
             "whatever runs on the port now is stopped first (and saved too)",
         ],
-        argv=spec.argv,
+        argv=list(spec.argv),
+        spec=spec,
     )
 
 
@@ -44,20 +46,15 @@ async def rollback(
     *,
     audit: AuditLog | None = None,
     rollbacks: RollbackStore | None = None,
+    spec: LaunchSpec | None = None,
 ) -> ActionResult:
+    """SPEC: the one the plan showed; else read from the rollback store here."""
     rollbacks = rollbacks or RollbackStore()
-    saved = saved_for(host, port, rollbacks)
-    spec = spec_from_rollback(saved, configured(ctx, host, port))
+    if spec is None:
+        saved = saved_for(host, port, rollbacks)
+        spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
     started = await replace(
-        ctx,
-        host,
-        port,
-        spec,
-        None,
-        audit=audit,
-        rollbacks=rollbacks,
-        action="rollback",
-        preflight=False,
+        ctx, spec, audit=audit, rollbacks=rollbacks, action="rollback", preflight=False
     )
     if ctx.dry_run:
         return ctx.result("rollback", f"{host}:{port}", True, "dry run: nothing was changed")

@@ -12,11 +12,11 @@ import asyncio
 from dataclasses import dataclass, field
 
 from sglconsole.actions.base import ActionContext, StageFailed
-from sglconsole.actions.kill import configured, kill, save_for_rollback
-from sglconsole.actions.launch import relaunch, replace, spec_from_rollback
+from sglconsole.actions.kill import kill, save_for_rollback
+from sglconsole.actions.launch import relaunch, replace
 from sglconsole.bench.model import ProgressCallback, SweepResult, SweepSettings, no_progress
 from sglconsole.bench.sweep import run_sweep
-from sglconsole.config.launch_spec import profile_argv, resolve_env
+from sglconsole.config.launch_spec import LaunchSpec, launch_spec, spec_from_rollback
 from sglconsole.core import drift
 from sglconsole.errors import ConsoleError, UsageError
 from sglconsole.remote.inspect import snapshot
@@ -76,11 +76,13 @@ async def run_compare(
 ) -> CompareResult:
     check_profiles(ctx, profiles)
     result = CompareResult(f"{host}:{port}", list(profiles))
+    # one spec per profile: the differences shown are between what is then launched
+    specs = {name: launch_spec(ctx.config, host, port, name) for name in profiles}
     saved = await _save_original(ctx, host, port)
     try:
-        result.differences = await profile_differences(ctx, host, port, profiles)
-        for name in profiles:
-            result.runs.append(await _run_one(ctx, host, port, name, settings, progress))
+        result.differences = await profile_differences(ctx, specs)
+        for spec in specs.values():
+            result.runs.append(await _run_one(ctx, spec, settings, progress))
     finally:
         # also on Ctrl-C (CancelledError) or a failure: the server must be left as it was found
         result.restored, result.restored_ok = await put_back(ctx, host, port, saved)
@@ -102,14 +104,15 @@ async def _save_original(ctx: ActionContext, host: str, port: int) -> dict | Non
     if process is None:
         return None
     return await save_for_rollback(
-        ctx, ctx.ssh[host], host, port, process, configured(ctx, host, port), None
+        ctx, ctx.ssh[host], host, port, process, ctx.config.find_server(host, port), None
     )
 
 
-async def _run_one(ctx, host, port, name, settings, progress) -> ProfileRun:
+async def _run_one(ctx, spec: LaunchSpec, settings, progress) -> ProfileRun:
     """One profile: relaunch, sweep. A failure is recorded and the next profile still runs."""
+    host, port, name = spec.host, spec.port, spec.profile
     try:
-        await relaunch(ctx, host, port, name, action="bench-compare")
+        await relaunch(ctx, host, port, name, action="bench-compare", spec=spec)
         return ProfileRun(
             name,
             await run_sweep(ctx, host, port, settings=settings, profile=name, progress=progress),
@@ -119,15 +122,17 @@ async def _run_one(ctx, host, port, name, settings, progress) -> ProfileRun:
 
 
 async def profile_differences(
-    ctx: ActionContext, host: str, port: int, profiles: list[str]
+    ctx: ActionContext, specs: dict[str, LaunchSpec]
 ) -> dict[str, drift.Report]:
-    server = ctx.config.server(host, port)
-    chosen = {name: ctx.config.profiles[name] for name in profiles}
+    """Each profile's spec against the first one's, as the host's SGLang reads them."""
+    profiles = list(specs)
+    first_spec = specs[profiles[0]]
+    host, port = first_spec.host, first_spec.port
     async with ctx.stage(
         "differences", f"{', '.join(profiles)} as {host}'s SGLang reads them"
     ) as stage:
-        argvs = {name: profile_argv(p, server) for name, p in chosen.items()}
-        verdict = await canonicalize_remote(ctx.ssh[host], chosen[profiles[0]].python, argvs)
+        argvs = {name: spec.args for name, spec in specs.items()}
+        verdict = await canonicalize_remote(ctx.ssh[host], first_spec.python, argvs)
         if not verdict.ok:
             stage.detail = f"not compared: {verdict.error}"
             return {}
@@ -141,8 +146,8 @@ async def profile_differences(
                 running_values=other.values,
                 running_given=other.given,
                 flag_of=verdict.flag_of,
-                profile_env=resolve_env(chosen[profiles[0]].env),
-                running_env=resolve_env(chosen[name].env),
+                profile_env=dict(first_spec.env),
+                running_env=dict(specs[name].env),
                 version=verdict.version,
                 server_port=port,
             )
@@ -177,13 +182,10 @@ async def _put_back(
         return "nothing ran before: the port is free again", True
     if process is not None and process.main.pid == saved["pid"]:
         return f"pid {saved['pid']} was never stopped", True
-    spec = spec_from_rollback(saved, configured(ctx, host, port))
+    spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
     await replace(
         ctx,
-        host,
-        port,
         spec,
-        None,
         audit=None,
         rollbacks=None,
         action="bench-restore",

@@ -1,8 +1,10 @@
-"""kill, relaunch, restore, probe, rollback: the actions from the command line.
+"""kill, relaunch, restore, rollback, probe: the registry's actions from the command line.
 
-Destructive ones show exactly what will happen and ask first (unless --yes);
---dry-run prints the remote commands that would change the host instead.
-Exit 0 on success, 1 when the action ran and failed, 2 when it was refused.
+Each is a `NAME HOST:PORT` subcommand of sglconsole.actions.registry (bench and
+capture have subcommands of their own). Those that need confirmation show exactly
+what will happen and ask first (unless --yes); --dry-run prints the remote commands
+that would change the host instead. Exit 0 on success, 1 when the action ran and
+failed, 2 when it was refused.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import sys
 
 from rich.text import Text
 
-from sglconsole import actions, config
+from sglconsole import config
 from sglconsole.actions.base import ActionContext, Plan, Stage, StageFailed, StageState
+from sglconsole.actions.registry import ACTIONS, Action
 from sglconsole.commands.drift import parse_target
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.core.text import safe
@@ -73,7 +76,11 @@ def _common(parser: argparse.ArgumentParser, destructive: bool = True) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-async def _run(cfg: config.Config, args: argparse.Namespace, name: str, planner, runner) -> int:
+async def _run(
+    cfg: config.Config, args: argparse.Namespace, action: Action, host: str, port: int
+) -> int:
+    name = action.name
+    options = {k: v(args) for k, v in OPTIONS.get(name, {}).items()}
     fleet = Fleet(cfg.hosts)
     ctx = ActionContext(
         cfg,
@@ -82,13 +89,14 @@ async def _run(cfg: config.Config, args: argparse.Namespace, name: str, planner,
         dry_run=getattr(args, "dry_run", False) or getattr(args, "global_dry_run", False),
     )
     try:
-        if planner is not None:
-            plan = await planner(ctx)
+        plan = None
+        if action.confirm:
+            plan = await action.plan(ctx, host, port, **options)
             if not args.json and not confirm(plan, getattr(args, "yes", False) or ctx.dry_run):
                 stderr().print("cancelled; nothing was changed")
                 return 2
         try:
-            result = await runner(ctx)
+            result = await action.run(ctx, host, port, plan, **options)
         except StageFailed as exc:
             return _report_failure(ctx, name, args, str(exc))
         except RemoteError as exc:
@@ -152,129 +160,69 @@ def _result_json(result) -> dict:
     }
 
 
-def _handler(name: str, planner_of, runner_of, destructive: bool = True):
+# the CLI's own flags of an action: each adds its arguments, and names the option it becomes
+def _profile_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help="launch this profile instead of the server's own")
+
+
+def _probe_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--prompt", help="ask this instead of the profile's probe prompt")
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument(
+        "--no-throughput", action="store_true", help="skip the 512-token throughput request"
+    )
+
+
+def _all_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="HOST (no port): restore every server of the host, one after another",
+    )
+
+
+FLAGS = {"relaunch": _profile_flag, "restore": _all_flag, "probe": _probe_flags}
+OPTIONS = {
+    "relaunch": {"profile_name": lambda a: a.profile},
+    "probe": {
+        "prompt": lambda a: a.prompt,
+        "max_tokens": lambda a: a.max_tokens,
+        "throughput": lambda a: not a.no_throughput,
+    },
+}
+
+
+def _builder(action: Action):
     def build(parser: argparse.ArgumentParser):
-        _common(parser, destructive)
-        extra = getattr(build, "extra", None)
-        if extra:
-            extra(parser)
+        if action.name in FLAGS:
+            FLAGS[action.name](parser)
+        _common(parser, action.confirm)
 
         def handle(args: argparse.Namespace) -> int:
+            if getattr(args, "all", False):
+                return _restore_all(args, action)
             cfg = config.load(config_path(args))
             host, port = target(args, cfg)
-            planner = planner_of(host, port, args) if planner_of else None
-            return run_async(_run(cfg, args, name, planner, runner_of(host, port, args)))
+            return run_async(_run(cfg, args, action, host, port))
 
         return handle
 
     return build
 
 
-def _kill_build(parser):
-    return _handler(
-        "kill",
-        lambda h, p, a: lambda ctx: actions.plan_kill(ctx, h, p),
-        lambda h, p, a: lambda ctx: actions.kill(ctx, h, p),
-    )(parser)
+def _restore_all(args: argparse.Namespace, action: Action) -> int:
+    cfg = config.load(config_path(args))
+    host, port = parse_target(args.target)
+    if port is not None:
+        raise UsageError("--all takes a HOST, not HOST:PORT")
+    worst = 0
+    for server in cfg.host(host).servers:  # one at a time: never two starting on the same GPU
+        args.target = f"{host}:{server.port}"
+        stdout().print(Text(f"== {args.target}", style="bold"))
+        worst = max(worst, run_async(_run(cfg, args, action, host, server.port)))
+    return worst
 
 
-def _relaunch_build(parser):
-    parser.add_argument("--profile", help="launch this profile instead of the server's own")
-    return _handler(
-        "relaunch",
-        lambda h, p, a: lambda ctx: actions.plan_relaunch(ctx, h, p, a.profile),
-        lambda h, p, a: lambda ctx: actions.relaunch(ctx, h, p, a.profile),
-    )(parser)
-
-
-def _restore_build(parser):
-    parser.add_argument(
-        "--all",
-        action="store_true",
-        help="HOST (no port): restore every server of the host, one after another",
-    )
-    single = _handler(
-        "restore",
-        lambda h, p, a: lambda ctx: _restore_plan(ctx, h, p),
-        lambda h, p, a: lambda ctx: actions.restore(ctx, h, p),
-    )(parser)
-
-    def handle(args: argparse.Namespace) -> int:
-        if not args.all:
-            return single(args)
-        cfg = config.load(config_path(args))
-        host, port = parse_target(args.target)
-        if port is not None:
-            raise UsageError("--all takes a HOST, not HOST:PORT")
-        worst = 0
-        for server in cfg.host(host).servers:  # one at a time: never two starting on the same GPU
-            args.target = f"{host}:{server.port}"
-            stdout().print(Text(f"== {args.target}", style="bold"))
-            code = run_async(
-                _run(
-                    cfg,
-                    args,
-                    "restore",
-                    lambda ctx, p=server.port: _restore_plan(ctx, host, p),
-                    lambda ctx, p=server.port: actions.restore(ctx, host, p),
-                )
-            )
-            worst = max(worst, code)
-        return worst
-
-    return handle
-
-
-async def _restore_plan(ctx, host, port) -> Plan:
-    plan = await actions.plan_relaunch(ctx, host, port)
-    plan.action = "restore"
-    plan.lines.append(
-        "then: wait for ready, probe, compare tok/s and accept length with the baseline"
-    )
-    return plan
-
-
-def _rollback_build(parser):
-    async def planner(ctx, h, p):
-        return actions.plan_rollback(ctx, h, p)
-
-    return _handler(
-        "rollback",
-        lambda h, p, a: lambda ctx: planner(ctx, h, p),
-        lambda h, p, a: lambda ctx: actions.rollback(ctx, h, p),
-    )(parser)
-
-
-def _probe_build(parser):
-    parser.add_argument("--prompt", help="ask this instead of the profile's probe prompt")
-    parser.add_argument("--max-tokens", type=int)
-    parser.add_argument(
-        "--no-throughput", action="store_true", help="skip the 512-token throughput request"
-    )
-    return _handler(
-        "probe",
-        None,
-        lambda h, p, a: (
-            lambda ctx: actions.probe(
-                ctx, h, p, a.prompt, a.max_tokens, throughput=not a.no_throughput
-            )
-        ),
-        destructive=False,
-    )(parser)
-
-
-command("kill", "stop a server and everything it started (asks first; saved for rollback)")(
-    _kill_build
-)
-command("relaunch", "preflight, stop, and start the proven profile; follow it to ready")(
-    _relaunch_build
-)
-command("restore", "relaunch the proven profile, probe it, and compare with its baseline")(
-    _restore_build
-)
-command("rollback", "relaunch exactly what ran before the last kill/relaunch/restore")(
-    _rollback_build
-)
-command("probe", "ask a server a question with a known answer; time it; detect degenerate output")(
-    _probe_build
-)
+for _action in ACTIONS.values():
+    if _action.command:
+        command(_action.name, _action.help)(_builder(_action))

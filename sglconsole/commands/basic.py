@@ -28,12 +28,14 @@ def _check(parser: argparse.ArgumentParser):
             return run_async(_preflight_host(cfg, args.against))
         servers = sum(len(h.servers) for h in cfg.hosts.values())
         stdout().print(
-            f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers, {len(cfg.profiles)} profiles)"
+            f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers,"
+            f" {len(cfg.profiles)} profiles)"
         )
         for name, host in cfg.hosts.items():
             if host.known_hosts == "none":
                 stderr().print(
-                    f"[yellow]warning:[/yellow] {escape(name)}: host key checking is disabled (known_hosts: none)"
+                    f"[yellow]warning:[/yellow] {escape(name)}:"
+                    " host key checking is disabled (known_hosts: none)"
                 )
         return 0
 
@@ -42,6 +44,7 @@ def _check(parser: argparse.ArgumentParser):
 
 async def _preflight_host(cfg: config.Config, host: str) -> int:
     from sglconsole.actions.preflight import run_preflight
+    from sglconsole.config.launch_spec import launch_spec
     from sglconsole.remote.inspect import snapshot
 
     fleet = Fleet(cfg.hosts)
@@ -50,9 +53,8 @@ async def _preflight_host(cfg: config.Config, host: str) -> int:
     try:
         snap = await snapshot(fleet[host], cfg.host(host).python)
         for server in cfg.host(host).servers:
-            result = await run_preflight(
-                fleet[host], cfg.host(host), server, cfg.profiles[server.profile], snap
-            )
+            spec = launch_spec(cfg, host, server.port)
+            result = await run_preflight(fleet[host], spec, snap)
             failed += not result.ok
             out.print(
                 f"[bold]{escape(host)}:{server.port}[/bold] profile {escape(server.profile)}: "

@@ -1,34 +1,146 @@
-"""What a (profile, server) pair launches: argv with the server's port, env with ${VAR} resolved."""
+"""The one answer to "what does this server launch?": a LaunchSpec, built once per action.
+
+Preflight checks it, the plan and --dry-run show it, the launch starts it, drift and
+bench compare take it as the profile's side. ${VAR} is resolved from the operator's
+environment once, when the spec is built, so every step sees the same values.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
-from sglconsole.config.schema import Profile, Server
+from sglconsole.config.schema import Config, Profile, Server
+from sglconsole.core.processes import launch_args
+from sglconsole.core.secrets import mask_argv, mask_env
 
 _VAR = re.compile(r"\$\{(\w+)\}")
+MODULE = "sglang.launch_server"
 
 
-def resolve_env(env: dict[str, str], environ: dict[str, str] | None = None) -> dict[str, str]:
-    """${VAR} in profile values, from the operator's environment (at launch, never stored)."""
-    environ = os.environ if environ is None else environ
-    return {k: _VAR.sub(lambda m: environ.get(m.group(1), ""), v) for k, v in env.items()}
+def default_log(port: int) -> str:
+    """Where a server without a configured log writes (the launcher redirects its output here)."""
+    return f"/tmp/sglang-{port}.log"
 
 
-def unresolved(profile: Profile, environ: dict[str, str] | None = None) -> list[str]:
-    """${VAR} references in the profile that the operator's environment does not set."""
-    environ = os.environ if environ is None else environ
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Exactly what one launch starts, and where."""
+
+    host: str
+    port: int
+    argv: tuple[str, ...]
+    """The whole command: interpreter, -m sglang.launch_server, the arguments, --port."""
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Set on top of the launcher's environment (or, with exact_env, the whole environment)."""
+    cwd: str | None = None
+    log_setting: str | None = None
+    """The server entry's `log:`; None when the launch writes to default_log(port)."""
+    launcher: str = "nohup"
+    gpus: tuple[int, ...] = ()
+    profile: str | None = None
+    """The profile's name; None for a rollback's saved command."""
+    requires_sglang: str | None = None
+    startup_timeout: float = 900
+    http_address: str = "127.0.0.1"
+    unresolved: tuple[str, ...] = ()
+    """${VAR} references the operator's environment did not set when the spec was built."""
+    exact_env: bool = False
+    """A rollback restores the saved environment as it was, not on top of the launcher's."""
+
+    @property
+    def python(self) -> str:
+        return self.argv[0]
+
+    @property
+    def args(self) -> list[str]:
+        """The SGLang arguments alone: what the host's argument parser is asked about."""
+        return list(launch_args(self.argv))
+
+    @property
+    def log(self) -> str:
+        return self.log_setting or default_log(self.port)
+
+    @property
+    def systemd_unit(self) -> str | None:
+        return self.launcher.split(":", 1)[1] if self.launcher.startswith("systemd:") else None
+
+    def shown(self) -> str:
+        """The command as a shell would read it, secrets masked."""
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in mask_env(dict(self.env)).items())
+        return f"{env} {shlex.join(mask_argv(list(self.argv)))}".strip()
+
+
+def launch_spec(
+    config: Config,
+    host: str,
+    port: int,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LaunchSpec:
+    """The spec of HOST:PORT's server launched with PROFILE (default: its own profile)."""
+    server = config.server(host, port)
+    name = profile or server.profile
+    return spec_for_profile(host, server, name, config.profiles[name], environ)
+
+
+def spec_for_profile(
+    host: str,
+    server: Server,
+    name: str,
+    profile: Profile,
+    environ: Mapping[str, str] | None = None,
+) -> LaunchSpec:
+    """What this server entry launches with this profile: --port from the server entry unless the
+    profile sets it, CUDA_VISIBLE_DEVICES from its gpus, ${VAR} from the operator's environment
+    (secrets stay out of hosts.yaml)."""
+    environ = dict(os.environ if environ is None else environ)  # read once: one answer
+    # an unset ${VAR} stays visible in an argument (the parser names it) and is empty in env
+    args = [_VAR.sub(lambda m: environ.get(m.group(1), m.group(0)), a) for a in profile.args]
+    if "--port" not in args and not any(a.startswith("--port=") for a in args):
+        args += ["--port", str(server.port)]
+    env = {k: _VAR.sub(lambda m: environ.get(m.group(1), ""), v) for k, v in profile.env.items()}
+    if server.gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, server.gpus))
+    return LaunchSpec(
+        host=host,
+        port=server.port,
+        argv=(profile.python, "-m", MODULE, *args),
+        env=MappingProxyType(env),
+        cwd=profile.workdir,
+        log_setting=server.log,
+        launcher=server.launcher,
+        gpus=tuple(server.gpus),
+        profile=name,
+        requires_sglang=profile.requires_sglang,
+        startup_timeout=profile.startup_timeout,
+        http_address=server.http_address,
+        unresolved=_unresolved(profile, environ),
+    )
+
+
+def spec_from_rollback(host: str, saved: dict, server: Server | None) -> LaunchSpec:
+    """Exactly what ran before (saved by a kill, relaunch or restore): its argv, env and cwd."""
+    return LaunchSpec(
+        host=host,
+        port=int(saved["port"]),
+        argv=tuple(saved["argv"]),
+        env=MappingProxyType(dict(saved.get("env") or {})),
+        cwd=saved.get("cwd"),
+        log_setting=saved.get("log") or (server.log if server else None),
+        launcher=server.launcher if server else "nohup",
+        gpus=tuple(saved.get("gpus") or (server.gpus if server else ())),
+        http_address=server.http_address if server else "127.0.0.1",
+        exact_env=True,
+    )
+
+
+def _unresolved(profile: Profile, environ: Mapping[str, str]) -> tuple[str, ...]:
     names = {
         m.group(1) for text in [*profile.args, *profile.env.values()] for m in _VAR.finditer(text)
     }
-    return sorted(n for n in names if n not in environ)
-
-
-def profile_argv(profile: Profile, server: Server) -> list[str]:
-    """The profile's arguments as this server launches them: --port comes from the server entry,
-    ${VAR} from the operator's environment (secrets stay out of hosts.yaml)."""
-    args = [_VAR.sub(lambda m: os.environ.get(m.group(1), m.group(0)), a) for a in profile.args]
-    if "--port" not in args and not any(a.startswith("--port=") for a in args):
-        args += ["--port", str(server.port)]
-    return args
+    return tuple(sorted(n for n in names if n not in environ))

@@ -203,9 +203,13 @@ class Config:
             known = ", ".join(self.model.hosts) or "none"
             raise ConfigError(f"unknown host {name!r} (hosts: {known})") from None
 
+    def find_server(self, host: str, port: int) -> Server | None:
+        """The server entry on HOST:PORT, or None where hosts.yaml configures none."""
+        return next((s for s in self.host(host).servers if s.port == port), None)
+
     def server(self, host: str, port: int) -> Server:
-        for server in self.host(host).servers:
-            if server.port == port:
-                return server
+        server = self.find_server(host, port)
+        if server is not None:
+            return server
         ports = ", ".join(str(s.port) for s in self.host(host).servers) or "none"
         raise ConfigError(f"{host} has no server on port {port} (configured: {ports})")

@@ -187,8 +187,8 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
     notes = ()
     if foreign:
         notes = (
-            "nvidia-smi reports PIDs that this host's /proc does not have (a container sees host PIDs): "
-            "GPUs are attributed by CUDA_VISIBLE_DEVICES instead",
+            "nvidia-smi reports PIDs that this host's /proc does not have"
+            " (a container sees host PIDs): GPUs are attributed by CUDA_VISIBLE_DEVICES instead",
         )
         servers = [_with_visible(s) for s in servers]
     return ProcessView(
@@ -221,12 +221,3 @@ def _with_visible(server: ServerProcess) -> ServerProcess:
     return ServerProcess(
         server.main, server.port, server.children, _visible_gpus(server.main), server.gpu_mem_mib
     )
-
-
-def orphans_of(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
-    """SGLang children of a (now gone) server: same session and process group, reparented away."""
-    return [
-        p
-        for p in procs
-        if p.pid != main.pid and p.sid == main.sid and p.pgid == main.pgid and p.sglang_child
-    ]

@@ -1,9 +1,11 @@
-"""Build drift reports: fetch what is running, canonicalise both sides on the host, compare."""
+"""Build drift reports: fetch what is running, canonicalise both sides on the host, compare.
+
+The profile's side is its LaunchSpec: the very argv and env a relaunch would start."""
 
 from __future__ import annotations
 
-from sglconsole.config import Config, Profile, Server
-from sglconsole.config.launch_spec import profile_argv, resolve_env
+from sglconsole.config import Config
+from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core import drift
 from sglconsole.core.processes import ServerProcess
 from sglconsole.errors import ActionError
@@ -15,35 +17,38 @@ from sglconsole.remote.ssh import SshHost
 async def diff_server(
     cfg: Config, host: str, port: int, ssh: SshHost
 ) -> tuple[drift.Report, ServerProcess | None, Verdict]:
-    server = cfg.server(host, port)
-    profile = cfg.profiles[server.profile]
+    spec = launch_spec(cfg, host, port)
+    profile = cfg.profiles[spec.profile]
     snap = await snapshot(ssh, cfg.host(host).python, env_names=list(profile.env))
     process = snap.server(port)
     if process is None:
         raise ActionError(
-            f"{host}:{port} is not running (nothing to compare; `sglconsole relaunch {host}:{port}` starts it)"
+            f"{host}:{port} is not running (nothing to compare; "
+            f"`sglconsole relaunch {host}:{port}` starts it)"
         )
-    report, verdict = await compare_running(ssh, server, profile, process)
+    report, verdict = await compare_running(ssh, spec, process)
     return report, process, verdict
 
 
+def drift_argvs(spec: LaunchSpec, process: ServerProcess) -> dict[str, list[str]]:
+    """What the host's SGLang is asked to parse: the spec's arguments and the running ones."""
+    return {"profile": spec.args, "running": list(process.args)}
+
+
 async def compare_running(
-    ssh: SshHost, server: Server, profile: Profile, process: ServerProcess
+    ssh: SshHost, spec: LaunchSpec, process: ServerProcess
 ) -> tuple[drift.Report, Verdict]:
-    python = process.python or profile.python
-    verdict = await canonicalize_remote(
-        ssh, python, {"profile": profile_argv(profile, server), "running": list(process.args)}
-    )
+    python = process.python or spec.python
+    verdict = await canonicalize_remote(ssh, python, drift_argvs(spec, process))
     if not verdict.ok:
         raise ActionError(f"{ssh.name}: {verdict.error}")
-    info = await server_info(ssh, server.http_address, server.port)
-    return report_from(verdict, profile, server, process, info), verdict
+    info = await server_info(ssh, spec.http_address, spec.port)
+    return report_from(verdict, spec, process, info), verdict
 
 
 def report_from(
     verdict: Verdict,
-    profile: Profile,
-    server: Server,
+    spec: LaunchSpec,
     process: ServerProcess | None,
     info: dict | None,
 ) -> drift.Report:
@@ -55,12 +60,12 @@ def report_from(
         running_given=r.given,
         flag_of=verdict.flag_of,
         resolved=info,
-        profile_env=resolve_env(profile.env),
+        profile_env=dict(spec.env),
         running_env=(process.main.env or {}) if process else None,
-        gpus=list(server.gpus),
+        gpus=list(spec.gpus),
         version=(info or {}).get("version") or verdict.version,
-        requires=profile.requires_sglang,
-        server_port=server.port,
+        requires=spec.requires_sglang,
+        server_port=spec.port,
     )
     report.errors = {k: v.error for k, v in verdict.results.items() if v.error}
     return report

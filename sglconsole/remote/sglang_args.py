@@ -10,7 +10,6 @@ locally when the `sglang` extra is installed (``canonicalize_local``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -36,8 +35,9 @@ def main():
         import sglang
         from sglang.srt.server_args import ServerArgs
     except Exception as exc:
-        print(MARKER + json.dumps({"ok": False, "python": sys.executable,
-              "error": "SGLang is not importable by %s: %s: %s" % (sys.executable, type(exc).__name__, exc)}))
+        error = "SGLang is not importable by %s: %s: %s" % (
+            sys.executable, type(exc).__name__, exc)
+        print(MARKER + json.dumps({"ok": False, "python": sys.executable, "error": error}))
         return
     version = getattr(sglang, "__version__", None)
     if version is None:
@@ -51,7 +51,8 @@ def main():
         numbers = tuple(int(x) for x in str(version).split(".")[:3])
     except ValueError:
         numbers = (0,)
-    prog = "sglang serve" if numbers >= (0, 5, 10) else "launch_server.py"  # what the version itself prints
+    # what the version itself prints
+    prog = "sglang serve" if numbers >= (0, 5, 10) else "launch_server.py"
 
     def build():
         parser = argparse.ArgumentParser(prog=prog)
@@ -62,7 +63,8 @@ def main():
     actions = {}
     for action in parser._actions:
         if action.option_strings and action.dest != "help":
-            actions[action.dest] = {"flags": list(action.option_strings), "default": jsonable(action.default),
+            actions[action.dest] = {"flags": list(action.option_strings),
+                                    "default": jsonable(action.default),
                                     "takes_value": action.nargs != 0}
     results = {}
     for key, argv in request["argvs"].items():
@@ -74,9 +76,11 @@ def main():
                 for action in quiet._actions:
                     action.default = argparse.SUPPRESS
                 given = sorted(vars(quiet.parse_args(argv)))
-            results[key] = {"values": dict((k, jsonable(v)) for k, v in values.items()), "given": given, "error": None}
+            results[key] = {"values": dict((k, jsonable(v)) for k, v in values.items()),
+                            "given": given, "error": None}
         except SystemExit:
-            results[key] = {"values": {}, "given": [], "error": err.getvalue().strip() or "argparse rejected the arguments"}
+            error = err.getvalue().strip() or "argparse rejected the arguments"
+            results[key] = {"values": {}, "given": [], "error": error}
     print(MARKER + json.dumps({"ok": True, "version": str(version), "python": sys.executable,
                                "actions": actions, "results": results}))
 
@@ -174,9 +178,3 @@ def canonicalize_local(
             False, None, python, {}, {}, f"{python} timed out after {timeout:g}s importing SGLang"
         )
     return parse_output(proc.stdout, proc.stderr, python)
-
-
-async def canonicalize_local_async(
-    python: str | None, argvs: dict[str, list[str]], timeout: float = 120
-) -> Verdict:
-    return await asyncio.to_thread(canonicalize_local, python, argvs, timeout)

@@ -34,11 +34,12 @@ class ServerSpec:
     profile: str
     gpus: list[int]
     running: list[str] | None = None
-    """argv after `python -m sglang.launch_server` of the server left running at boot (None: DOWN)."""
+    """argv after `python -m sglang.launch_server` of the server running at boot (None: DOWN)."""
     running_env: dict[str, str] = field(default_factory=dict)
     launcher: str = "nohup"
     entry: str = "launch_server"
-    """How the running server was started: `python -m sglang.launch_server` or "serve" (`sglang serve`)."""
+    """How the running server was started: `python -m sglang.launch_server`, or "serve"
+    (`sglang serve`)."""
 
 
 @dataclass
@@ -54,10 +55,6 @@ class HostSpec:
     servers: list[ServerSpec] = field(default_factory=list)
     sshd_config_extra: str = ""
     """Lines added to the host's sshd_config (tests: a setting that stops sshd from starting)."""
-
-
-class NamespacesUnavailable(RuntimeError):
-    pass
 
 
 @dataclass
@@ -123,7 +120,7 @@ class SimHost:
             return None
 
     def signal_ssh(self, sig: int) -> list[int]:
-        """Signal this host's SSH server: its sshd processes and the daemon accepting connections."""
+        """Signal this host's SSH server: its sshd processes and the daemon accepting logins."""
         targets = self.pids("sshd") + [
             p for p in self.pids() if b"sglconsole.sim.hostd" in _cmdline(p)
         ]
@@ -173,8 +170,9 @@ class SimFleet:
         specs = self.specs
         if not self.namespaces:
             self.warning = (
-                "Linux user namespaces are not available here, so the demo runs one simulated host without "
-                "isolation. Enable them with: sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 "
+                "Linux user namespaces are not available here, so the demo runs one simulated host"
+                " without isolation. Enable them with:"
+                " sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 "
                 "(Ubuntu 24.04) or kernel.unprivileged_userns_clone=1"
             )
             specs = specs[:1]
@@ -292,7 +290,8 @@ class SimFleet:
             fh.write(f"[{host.address}]:{host.port} {public}\n")
         shutil.copy(client_key.with_suffix(".pub"), ssh / "authorized_keys")
         (ssh / "sshd_config").write_text(
-            f"HostKey {key_path}\nAuthorizedKeysFile {ssh / 'authorized_keys'}\nUsePAM no\nStrictModes no\n"
+            f"HostKey {key_path}\nAuthorizedKeysFile {ssh / 'authorized_keys'}\n"
+            "UsePAM no\nStrictModes no\n"
             "PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             "AllowTcpForwarding yes\nMaxSessions 200\nLogLevel ERROR\nClientAliveInterval 5\n"
             f"SetEnv PATH={path_env(host.root)} HOME={host.root}\n{host.spec.sshd_config_extra}"
@@ -344,8 +343,8 @@ class SimFleet:
             host.ssh_mode,
         ]
         if host.namespaced:
-            # --kill-child: should unshare die (its owner was SIGKILLed), the host's PID 1 dies with it,
-            # and with PID 1 every process of the host
+            # --kill-child: should unshare die (its owner was SIGKILLed), the host's PID 1 dies
+            # with it, and with PID 1 every process of the host
             prefix = [
                 "unshare",
                 "--pid",
@@ -439,7 +438,7 @@ def _read(path: Path) -> str:
 
 
 def _layout_dir(workdir: Path) -> str | None:
-    """A folder the private mount namespace may cover with a tmpfs (it must hide nothing we need)."""
+    """A folder the private mount namespace may cover with a tmpfs (hiding nothing we need)."""
     needed = [PROJECT_ROOT, Path(sys.executable).resolve(), Path(sys.prefix), workdir, Path.home()]
     needed += [Path(getattr(sys, "_base_executable", sys.executable)).resolve()]
     for candidate in LAYOUT_CANDIDATES:

@@ -52,9 +52,6 @@ class PerfModel:
     def uses_cuda_graph(self, batch: int) -> bool:
         return self.cuda_graph and batch <= self.cuda_graph_max_bs
 
-    def tokens_per_s(self, batch: int = 1) -> float:
-        return batch * self.accept_len / self.step_time(batch)
-
 
 def tp_size(args: dict) -> int:
     """--tp-size: dest tp_size in 0.5.23, tensor_parallel_size in 0.5.9/0.5.11."""

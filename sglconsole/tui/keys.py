@@ -10,13 +10,17 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+import sglconsole.bench  # noqa: F401 - registers the quick bench action
+from sglconsole.actions.registry import ACTIONS
+
 
 @dataclass(frozen=True)
 class Key:
     group: str
     binding: Binding
     footer: int | None = None
-    """Rank in the footer (1 = the last to go when the terminal is narrow); None: help and palette only."""
+    """Rank in the footer (1 = the last to go when the terminal is narrow);
+    None: help and palette only."""
 
     @property
     def id(self) -> str:
@@ -40,13 +44,17 @@ def _b(
     return Binding(keys, action, label, id=id or action, tooltip=tip, key_display=key_display)
 
 
+def _act(name: str, label: str, tip: str) -> Binding:
+    """An action's key, as the registry gives it."""
+    return _b(ACTIONS[name].key, name, label, tip)
+
+
 FIX, LOOK, MOVE, CONSOLE = "Fix a server", "Look closer", "Move", "Console"
 
 KEYS: list[Key] = [
     Key(
         FIX,
-        _b(
-            "R",
+        _act(
             "restore",
             "Restore",
             "relaunch the proven profile, probe it, compare with its baseline",
@@ -55,8 +63,7 @@ KEYS: list[Key] = [
     ),
     Key(
         FIX,
-        _b(
-            "r",
+        _act(
             "relaunch",
             "Relaunch",
             "stop the server and start its proven profile (no baseline check)",
@@ -65,15 +72,12 @@ KEYS: list[Key] = [
     ),
     Key(
         FIX,
-        _b(
-            "k", "kill", "Kill", "stop the server and every process it started (saved for rollback)"
-        ),
+        _act("kill", "Kill", "stop the server and every process it started (saved for rollback)"),
         6,
     ),
     Key(
         FIX,
-        _b(
-            "u",
+        _act(
             "rollback",
             "Rollback",
             "bring back exactly what ran before the last kill/relaunch/restore",
@@ -82,18 +86,13 @@ KEYS: list[Key] = [
     ),
     Key(
         FIX,
-        _b(
-            "c", "capture", "Capture", "save the running server's config as a profile in hosts.yaml"
-        ),
+        _act("capture", "Capture", "save the running server's config as a profile in hosts.yaml"),
         14,
     ),
-    Key(
-        LOOK, _b("p", "probe", "Probe", "ask the server a question with a known answer; time it"), 7
-    ),
+    Key(LOOK, _act("probe", "Probe", "ask the server a question with a known answer; time it"), 7),
     Key(
         LOOK,
-        _b(
-            "b",
+        _act(
             "bench",
             "Bench",
             "sweep the server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length",

@@ -181,7 +181,10 @@ def test_argv_helpers():
 
 
 def test_set_entry_keeps_comments_and_replaces_blocks():
-    text = "# top\nhosts: {}\nprofiles:\n  # first\n  a:\n    args: [x]  # inline\n\n  # second\n  b:\n    args: [y]\n"
+    text = (
+        "# top\nhosts: {}\nprofiles:\n  # first\n  a:\n    args: [x]  # inline\n\n"
+        "  # second\n  b:\n    args: [y]\n"
+    )
     added = set_entry(text, ("profiles",), "c", {"args": ["z"]})
     assert added.startswith(text.rstrip("\n")) and added.endswith("  c:\n    args:\n    - z\n")
     replaced = set_entry(text, ("profiles",), "a", {"args": ["new"]})
@@ -194,7 +197,7 @@ def test_set_entry_keeps_comments_and_replaces_blocks():
 
 
 def test_journal_entries_text_bytes_and_garbage():
-    from sglconsole.remote.session import journal_entry
+    from sglconsole.remote.journal_feed import journal_entry
 
     assert journal_entry('{"MESSAGE": "Decode batch, #running-req: 1", "__CURSOR": "s=1;i=2"}') == (
         "Decode batch, #running-req: 1",

@@ -151,7 +151,7 @@ async def test_metrics_page_is_read_where_the_server_has_one(demo_fleet):
         )  # no --enable-metrics: a 404, remembered, never parsed
         await wait_for(lambda: without.health == "ok", timeout=30, state=state)
         session = monitor.monitors["ct129"]
-        await wait_for(lambda: 30000 in session._no_metrics, timeout=15, state=state)
+        await wait_for(lambda: 30000 in session.http.no_metrics, timeout=15, state=state)
         assert without.metrics is None
 
 

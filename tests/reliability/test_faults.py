@@ -1,4 +1,5 @@
-"""Faults survived, end to end: real sshd, simulated hosts in their own namespaces, the live monitor."""
+"""Faults survived, end to end: real sshd, simulated hosts in their own namespaces, the live
+monitor."""
 
 from __future__ import annotations
 
@@ -220,9 +221,8 @@ def test_http_faults_never_crash_the_monitor(fleet_factory, fault, expect):
                 6
             )  # a poll that began before the fault has ended (it may set server_info)
             server.server_info = None
-            monitor.monitors[
-                "h200"
-            ]._info_at.clear()  # the next poll asks again, and meets the fault
+            # the next poll asks again, and meets the fault
+            monitor.monitors["h200"].http.info_at.clear()
             await asyncio.sleep(6)
             await until(
                 lambda: server.health == expect, 20, f"health {expect!r} (got {server.health!r})"

@@ -1,4 +1,5 @@
-"""Hostile input: nothing a file, a host or a process can say crashes the console or drives the terminal."""
+"""Hostile input: nothing a file, a host or a process can say crashes the console or drives the
+terminal."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rich.console import Console
 from sglconsole import config
 from sglconsole.commands.tables import fleet_view
 from sglconsole.config import Host, Server
+from sglconsole.config.launch_spec import spec_for_profile
 from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.core.text import clean
 from sglconsole.errors import ConfigError
@@ -213,7 +215,7 @@ class _Sink:
     )
 )
 def test_anything_the_watcher_prints_never_raises(line):
-    monitor()._handle(line, _Sink())
+    monitor().watcher.handle(line, _Sink())
 
 
 @settings(max_examples=100, deadline=None)
@@ -230,13 +232,8 @@ def test_any_server_info_json_never_breaks_the_drift_report(info):
         },
     )
     profile = config.Profile(args=["--tp-size", "2"])
-    report = report_from(
-        verdict,
-        profile,
-        Server(port=30000, profile="p"),
-        None,
-        info if isinstance(info, dict) else None,
-    )
+    spec = spec_for_profile("h", Server(port=30000, profile="p"), "p", profile)
+    report = report_from(verdict, spec, None, info if isinstance(info, dict) else None)
     # whatever the server says of itself, the difference in the command lines is still reported
     (tp,) = [row for row in report.to_dict()["rows"] if row["dest"] == "tp_size"]
     assert (tp["profile"], tp["running"], tp["state"]) == (2, 1, "DIFFERENT"), tp

@@ -1,4 +1,4 @@
-"""The keys that act on a server (kill, relaunch, restore, rollback, probe, capture), for MainScreen.
+"""The keys that act on a server (the actions of sglconsole.actions.registry), for MainScreen.
 
 Each runs `operations.perform` in a worker; this mixin is the `Ui` it talks
 back to: the confirmation dialog, the progress panel, notifications.
@@ -9,9 +9,10 @@ from __future__ import annotations
 from functools import partial
 
 from sglconsole.actions import Plan
+from sglconsole.actions.registry import ACTIONS, Action
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui.history import ActionRecord
-from sglconsole.tui.operations import OPERATIONS, Operation, capture, perform, replace_profile_plan
+from sglconsole.tui.operations import perform, replace_profile_plan
 from sglconsole.tui.screens.ask import AskScreen
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.session import Session
@@ -44,29 +45,27 @@ class RunsActions:
             self.app.exit()
 
     def action_kill(self) -> None:
-        self.operate(OPERATIONS["kill"])
+        self.operate(ACTIONS["kill"])
 
     def action_relaunch(self) -> None:
-        self.operate(OPERATIONS["relaunch"])
+        self.operate(ACTIONS["relaunch"])
 
     def action_restore(self) -> None:
-        self.operate(OPERATIONS["restore"])
+        self.operate(ACTIONS["restore"])
 
     def action_rollback(self) -> None:
-        self.operate(OPERATIONS["rollback"])
+        self.operate(ACTIONS["rollback"])
 
     def action_probe(self) -> None:
-        self.operate(OPERATIONS["probe"])
+        self.operate(ACTIONS["probe"])
 
     def action_bench(self) -> None:
-        self.operate(OPERATIONS["bench"])
+        self.operate(ACTIONS["bench"])
 
     def action_capture(self) -> None:
+        """Asks the new profile's name first (and whether to replace one of that name)."""
         server = self.server
-        if capture("") is None or server is None:
-            self.notify(
-                "capture is not available yet in this version of sglconsole", severity="warning"
-            )
+        if server is None:
             return
         default = (
             f"{server.profile_name}-running"
@@ -83,16 +82,16 @@ class RunsActions:
         if not name or server is None:
             return
         if name not in self.session.config.profiles:
-            self.operate(capture(name))
+            self.operate(ACTIONS["capture"], name=name)
             return
         plan = replace_profile_plan(name, server.key, self.session.config.path)
         self.app.push_screen(ConfirmScreen(plan), partial(self._replace_profile, name))
 
     def _replace_profile(self, name: str, yes: bool | None) -> None:
         if yes:
-            self.operate(capture(name, force=True))
+            self.operate(ACTIONS["capture"], name=name, force=True)
 
-    def operate(self, op: Operation) -> None:
+    def operate(self, op: Action, **options) -> None:
         server = self.server
         if server is None:
             return
@@ -100,15 +99,15 @@ class RunsActions:
         self.session.busy.add(target)
         self.refresh_bindings()
         self.run_worker(
-            self._perform(op, *target),
+            self._perform(op, *target, options),
             group="ops",
             name=f"{op.name} {server.key}",
             exit_on_error=False,
         )
 
-    async def _perform(self, op: Operation, host: str, port: int) -> None:
+    async def _perform(self, op: Action, host: str, port: int, options: dict) -> None:
         try:
-            await perform(op, host, port, self.session, self)
+            await perform(op, host, port, self.session, self, **options)
         finally:
             self.session.busy.discard((host, port))
             self.refresh_bindings()

@@ -1,0 +1,31 @@
+"""What every feed of one host shares: its name, its config, its SSH connection, its state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sglconsole.config import Host
+from sglconsole.errors import HostUnreachable
+from sglconsole.remote.ssh import SshHost
+from sglconsole.state.fleet import FleetState
+from sglconsole.state.model import HostState
+
+
+@dataclass
+class HostLink:
+    name: str
+    host: Host
+    ssh: SshHost
+    fleet: FleetState
+
+    @property
+    def state(self) -> HostState:
+        return self.fleet.hosts[self.name]
+
+    def changed(self, port: int | None = None) -> None:
+        """Publish a change: statuses are recomputed, views redraw."""
+        self.fleet.refresh_status(self.name)
+        self.fleet.changed(self.name, port)
+
+    def lost(self) -> HostUnreachable:
+        return HostUnreachable(self.name, self.ssh.last_error or "connection lost")
