@@ -30,6 +30,7 @@ from sglconsole.core.nvidia_smi import (
 from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.errors import HostUnreachable, RemoteError
 from sglconsole.remote.agents import source
+from sglconsole.remote.backoff import MAX_BACKOFF_S, Backoff
 from sglconsole.remote.inspect import INFO_PATHS, first_json
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.ssh import SshHost
@@ -38,7 +39,6 @@ from sglconsole.state.ingest import take_line
 
 log = logging.getLogger(__name__)
 
-MAX_BACKOFF_S = 30.0
 HTTP_INTERVAL_S = 5.0
 INFO_REFRESH_S = 60.0
 
@@ -79,12 +79,12 @@ class HostMonitor:
     # ------------------------------------------------------------ lifecycle
 
     async def run(self) -> None:
-        delay = 1.0
+        backoff = Backoff(cap=MAX_BACKOFF_S)
         while True:
             try:
                 await self.ssh.connect()
                 self._mark(True, None)
-                delay = 1.0
+                backoff.reset()
                 await self._connected()
             except RemoteError as exc:
                 self._mark(False, exc.message)
@@ -94,10 +94,10 @@ class HostMonitor:
                 log.exception("%s: monitor error", self.name)
                 self._mark(False, f"internal error: {type(exc).__name__}: {exc}")
             await self.ssh.close()
+            delay = backoff.next()  # jittered: a fleet that failed together comes back spread out
             self.state.retry_at = time.time() + delay
             self._changed()
             await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_BACKOFF_S)
 
     async def close(self) -> None:
         await self._http.aclose()

@@ -516,7 +516,10 @@ def _reason(exc: BaseException) -> str:
 
 
 def _locked(written: str) -> str:
-    return f"identity file {written} is passphrase-protected and no ssh-agent holds it: ssh-add {written}"
+    return (
+        f"identity file {written} is passphrase-protected and no ssh-agent holds it: "
+        f"ssh-add {written}"
+    )
 
 
 def _no_known_hosts(written: str, target: Target, source: str) -> str:
