@@ -194,8 +194,8 @@ def test_discovery_order(tmp_path, monkeypatch):
         config.discover()
 
 
-def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200"}
+def run_cli(*args: str, cwd: Path = REPO, home: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", **({"HOME": str(home)} if home else {})}
     return subprocess.run(
         [sys.executable, "-m", "sglconsole", *args],
         capture_output=True,
@@ -206,8 +206,16 @@ def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 
 
 def test_cli_check_ok_and_broken(tmp_path):
-    ok = run_cli("check", "-c", "hosts.yaml")
-    assert ok.returncode == 0 and "ok (4 hosts, 5 servers, 2 profiles)" in ok.stdout
+    # the example names files in ~/.ssh: an operator's home that has them
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    for name in ("id_ed25519", "gpu4_ed25519", "known_hosts"):
+        (home / ".ssh" / name).write_text("")
+    ok = run_cli("check", "-c", "hosts.yaml", home=home)
+    assert ok.returncode == 0 and "ok (4 hosts, 5 servers, 2 profiles)" in ok.stdout, ok.stderr
+    (home / ".ssh" / "gpu4_ed25519").unlink()
+    gone = run_cli("check", "-c", "hosts.yaml", home=home)
+    assert gone.returncode == 2 and "hosts.gpu4.identity_file: identity file" in gone.stderr
     text, needle, expected = BROKEN["bad port type"]
     (tmp_path / "hosts.yaml").write_text(text)
     bad = run_cli("check", "-c", str(tmp_path / "hosts.yaml"))

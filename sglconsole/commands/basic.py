@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from rich.markup import escape
@@ -10,10 +11,14 @@ from rich.table import Table
 
 from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
-from sglconsole.remote.ssh import Fleet
+from sglconsole.errors import ConfigError, HostUnreachable
+from sglconsole.remote.ssh import Fleet, config_files, resolve
 
 
-@command("check", "validate hosts.yaml (exit 0, or 2 with file:line: field: problem)")
+@command(
+    "check",
+    "validate hosts.yaml and the files it names (exit 0, or 2 with file:line: field: problem)",
+)
 def _check(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--against",
@@ -26,6 +31,9 @@ def _check(parser: argparse.ArgumentParser):
         if args.against:
             cfg.host(args.against)
             return run_async(_preflight_host(cfg, args.against))
+        problems = config.file_problems(cfg) + _ssh_config_problems(cfg)
+        if problems:
+            raise ConfigError(problems)
         servers = sum(len(h.servers) for h in cfg.hosts.values())
         stdout().print(
             f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers,"
@@ -40,6 +48,33 @@ def _check(parser: argparse.ArgumentParser):
         return 0
 
     return handle
+
+
+def _ssh_config_problems(cfg: config.Config) -> list[str]:
+    """Files the hosts' ssh_config names (IdentityFile, UserKnownHostsFile) that are missing,
+    where hosts.yaml does not name its own."""
+    problems = []
+    for name, host in cfg.hosts.items():
+        try:
+            target = resolve(host, name)
+        except HostUnreachable as exc:
+            problems.append(f"{cfg.path}: hosts.{name}: {exc.message}")
+            continue
+        files = config_files(host) or []
+        source = f"ssh_config {files[0]}" if files else "ssh_config"
+        named = [
+            *(("IdentityFile", p) for p in ([] if host.identity_file else target.identity_files)),
+            *(
+                ("UserKnownHostsFile", p)
+                for p in ([] if host.known_hosts else target.known_hosts_files)
+            ),
+        ]
+        for option, path in named:
+            if not os.path.exists(os.path.expanduser(path)):
+                problems.append(
+                    f"{cfg.path}: hosts.{name}: {option} {path} (from {source}) does not exist"
+                )
+    return problems
 
 
 async def _preflight_host(cfg: config.Config, host: str) -> int:
@@ -84,7 +119,7 @@ def hosts_table(cfg: config.Config) -> Table:
     for column in ("host", "ssh", "via", "server", "profile", "gpus", "launcher", "log"):
         table.add_column(column)
     for name, host in cfg.hosts.items():
-        ssh = f"{host.user + '@' if host.user else ''}{host.address}:{host.port}"
+        ssh = _ssh_column(host)
         via = " ".join(
             filter(None, [f"jump {host.jump}" if host.jump else "", " ".join(host.exec_prefix)])
         )
@@ -102,6 +137,19 @@ def hosts_table(cfg: config.Config) -> Table:
                 escape(server.log or "") if server else "",
             )
     return table
+
+
+def _ssh_column(host: config.Host) -> str:
+    """user@hostname:port as SSH will use them; "(ssh_config ALIAS)" when the ssh_config gave
+    some of them."""
+    try:
+        target = resolve(host)
+    except HostUnreachable:
+        port = f":{host.port}" if host.port else ""
+        return f"{host.user + '@' if host.user else ''}{host.address}{port} (ssh_config unreadable)"
+    if target.from_ssh_config:
+        return f"{target.ssh} (ssh_config {host.address})"
+    return target.ssh
 
 
 def profiles_table(cfg: config.Config) -> Table:

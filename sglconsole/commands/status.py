@@ -14,6 +14,7 @@ from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
 from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.remote.ssh import connect_timeout
 from sglconsole.state.fleet import FleetState, Status
 from sglconsole.state.json_view import fleet_json
 
@@ -41,7 +42,8 @@ def _status(parser: argparse.ArgumentParser):
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
-        timeout = args.timeout or max([h.connect_timeout for h in cfg.hosts.values()] + [1]) + 5
+        slowest = max([connect_timeout(h) for h in cfg.hosts.values()] + [1])
+        timeout = args.timeout or slowest + 5
         return run_async(_run(cfg, args.json, args.watch, timeout, args.drift_timeout))
 
     return handle

@@ -51,7 +51,8 @@ def load(cli_path: str | os.PathLike | None = None) -> Config:
         raise ConfigError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return Config(parse(text, str(path)), path)
+    model, lines = _parse(text, str(path))
+    return Config(model, path, lines)
 
 
 # -------------------------------------------------------------------- parsing
@@ -61,6 +62,10 @@ Path_ = tuple  # a location inside the document: ("hosts", "ct129", "servers", 0
 
 
 def parse(text: str, filename: str = "hosts.yaml") -> HostsFile:
+    return _parse(text, filename)[0]
+
+
+def _parse(text: str, filename: str) -> tuple[HostsFile, dict[Path_, int]]:
     data, lines = _compose(text, filename)
     if data is None:
         raise ConfigError(f"{filename}:1: the file is empty (expected a 'hosts:' mapping)")
@@ -76,7 +81,36 @@ def parse(text: str, filename: str = "hosts.yaml") -> HostsFile:
     problems = _cross_check(model, lines, filename)
     if problems:
         raise ConfigError(problems)
-    return model
+    return model, lines
+
+
+FILE_KEYS = {
+    "identity_file": "identity file",
+    "known_hosts": "known_hosts file",
+    "ssh_config": "ssh_config file",
+}
+
+
+def file_problems(cfg: Config) -> list[str]:
+    """The files hosts.yaml names (identity_file, known_hosts, ssh_config) that are missing or
+    unreadable here, as `file:line: field: problem` (a valid hosts.yaml may still name them)."""
+    filename = str(cfg.path or "hosts.yaml")
+    problems = []
+    for name, host in cfg.hosts.items():
+        for key, what in FILE_KEYS.items():
+            written = getattr(host, key)
+            if not written or written == "none":
+                continue
+            path = os.path.expanduser(written)
+            if not os.path.exists(path):
+                problem = f"{what} {written} does not exist"
+            elif not os.access(path, os.R_OK) or os.path.isdir(path):
+                problem = f"{what} {written} is not a readable file"
+            else:
+                continue
+            loc = ("hosts", name, key)
+            problems.append(f"{filename}:{_lookup_line(loc, cfg.lines)}: {_dotted(loc)}: {problem}")
+    return sorted(dict.fromkeys(problems), key=_line_of)
 
 
 def _line_of(problem: str) -> int:

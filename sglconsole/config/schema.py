@@ -150,20 +150,31 @@ class Server(Model):
 
 class HostFields(Model):
     address: str | None = None
-    port: Port = 22
+    """An address or hostname, or a Host alias of the ssh_config (its HostName, Port, User,
+    IdentityFile, ProxyJump, ... then apply)."""
+    port: Port | None = None
+    """Unset: the ssh_config's Port, else 22 (as with `ssh`)."""
     user: str | None = None
+    """Unset: the ssh_config's User, else the local user name."""
     jump: str | None = None
-    """Another host's NAME, or user@host:port."""
+    """Another host's NAME, or user@host:port (unset: the ssh_config's ProxyJump, if any)."""
     exec_prefix: Argv = []
     """argv every remote command is wrapped in, e.g. [pct, exec, "129", "--"]."""
     identity_file: str | None = None
+    """Private key to log in with (unset: the ssh_config's IdentityFile, the agent, ~/.ssh/id_*);
+    a passphrase-protected one is used through the ssh-agent that holds it."""
     known_hosts: KnownHosts | None = None
     """known_hosts file to verify the host key against ('none' disables checking: warned)."""
+    ssh_config: str | None = None
+    """OpenSSH client config read for this host (unset: ~/.ssh/config; 'none': no file)."""
     python: str = "python3"
     """Interpreter used for the console's read-only process/log watcher on the host."""
-    connect_timeout: float = Field(default=10, gt=0)
-    keepalive_interval: float = Field(default=5, gt=0)
-    keepalive_count_max: int = Field(default=3, ge=1)
+    connect_timeout: float | None = Field(default=None, gt=0)
+    """Unset: the ssh_config's ConnectTimeout, else 10 s."""
+    keepalive_interval: float | None = Field(default=None, gt=0)
+    """Unset: the ssh_config's ServerAliveInterval, else 5 s."""
+    keepalive_count_max: int | None = Field(default=None, ge=1)
+    """Unset: the ssh_config's ServerAliveCountMax, else 3."""
     gpu_interval_ms: int = Field(default=1000, ge=100)
     lock_dir: str = "/tmp"
     """Where the per-server action locks live on the host (shared by every console)."""
@@ -184,9 +195,11 @@ class HostsFile(Model):
 class Config:
     """A validated hosts.yaml plus where it came from."""
 
-    def __init__(self, model: HostsFile, path: Path | None):
+    def __init__(self, model: HostsFile, path: Path | None, lines: dict | None = None):
         self.model = model
         self.path = path
+        self.lines = lines or {}
+        """(key, key, ...) -> line in the file, for problems found after loading."""
 
     @property
     def hosts(self) -> dict[str, Host]:

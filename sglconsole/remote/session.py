@@ -18,6 +18,7 @@ import asyncssh
 
 from sglconsole.config import Host
 from sglconsole.errors import RemoteError
+from sglconsole.remote.backoff import MAX_BACKOFF_S, Backoff
 from sglconsole.remote.drift_feed import DriftFeed
 from sglconsole.remote.gpu_feed import GpuFeed
 from sglconsole.remote.host_link import HostLink
@@ -29,8 +30,6 @@ from sglconsole.remote.watcher_feed import WatcherFeed
 from sglconsole.state.fleet import FleetState
 
 log = logging.getLogger(__name__)
-
-MAX_BACKOFF_S = 30.0
 
 
 class HostMonitor:
@@ -61,12 +60,12 @@ class HostMonitor:
         self.journal = JournalFeed(self.link)
 
     async def run(self) -> None:
-        delay = 1.0
+        backoff = Backoff(cap=MAX_BACKOFF_S)
         while True:
             try:
                 await self.ssh.connect()
                 self._mark(True, None)
-                delay = 1.0
+                backoff.reset()
                 await self._connected()
             except RemoteError as exc:
                 self._mark(False, exc.message)
@@ -76,10 +75,10 @@ class HostMonitor:
                 log.exception("%s: monitor error", self.name)
                 self._mark(False, f"internal error: {type(exc).__name__}: {exc}")
             await self.ssh.close()
+            delay = backoff.next()  # jittered: a fleet that failed together comes back spread out
             self.state.retry_at = time.time() + delay
             self.link.changed()
             await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_BACKOFF_S)
 
     async def close(self) -> None:
         await self.http.close()

@@ -2,8 +2,14 @@
 
 Host keys are verified (known_hosts, or the user's default); jump hosts are
 either another configured host (its connection is reused as the tunnel) or a
-``user@host:port`` string; ~/.ssh/config is honoured by asyncssh itself.
-Failures become typed errors with one human line (see console.errors).
+``user@host:port`` string.
+
+Precedence, as with ``ssh``: what hosts.yaml sets, then the host's OpenSSH client
+config (``ssh_config:``, default ~/.ssh/config: HostName, Port, User, IdentityFile,
+ProxyJump, ConnectTimeout, ServerAlive*), then the console's defaults (see
+`resolve`). A passphrase-protected identity file is used through the ssh-agent
+that holds it. Failures become typed errors with one human line (see
+console.errors), naming the file when a file is the problem.
 """
 
 from __future__ import annotations
@@ -14,17 +20,142 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import asyncssh
 
 from sglconsole.config import Host
 from sglconsole.errors import AuthError, HostKeyError, HostUnreachable, RemoteCommandFailed
-from sglconsole.remote.transport import RunResult, command_line
+from sglconsole.remote.transport import RunResult, command_line, quote
 
 log = logging.getLogger(__name__)
 
 JumpResolver = Callable[[str], "SshHost"]
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_KEEPALIVE_INTERVAL = 5.0
+"""asyncssh's own default is no keepalive at all: a dead host would hang a feed forever."""
+DEFAULT_KEEPALIVE_COUNT_MAX = 3
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and how one host is reached, once hosts.yaml and its ssh_config have both spoken."""
+
+    address: str
+    """As hosts.yaml names it: an address, or a Host alias of the ssh_config."""
+    hostname: str
+    port: int
+    user: str
+    connect_timeout: float
+    keepalive_interval: float
+    keepalive_count_max: int
+    config_files: list[str] | None
+    """The OpenSSH client config files read (None: none, `ssh_config: none`)."""
+    identity_files: tuple[str, ...]
+    """From the ssh_config's IdentityFile (hosts.yaml's identity_file is used instead if set)."""
+    known_hosts_files: tuple[str, ...]
+    """From the ssh_config's UserKnownHostsFile (hosts.yaml's known_hosts is used instead)."""
+    proxy_jump: str | None
+    identity_agent: str | None
+    from_ssh_config: frozenset[str]
+    """Which of hostname, port, user, connect_timeout, keepalive came from the ssh_config."""
+
+    @property
+    def where(self) -> str:
+        endpoint = f"{self.hostname}:{self.port}"
+        return endpoint if self.hostname == self.address else f"{self.address} ({endpoint})"
+
+    @property
+    def ssh(self) -> str:
+        """user@hostname:port, for tables."""
+        return f"{self.user}@{self.hostname}:{self.port}"
+
+
+def config_files(host: Host) -> list[str] | None:
+    """The OpenSSH client config files asyncssh reads for a host (None: `ssh_config: none`)."""
+    if host.ssh_config == "none":
+        return None
+    if host.ssh_config:
+        return [os.path.expanduser(host.ssh_config)]
+    default = os.path.expanduser("~/.ssh/config")
+    return [default] if os.access(default, os.R_OK) else []
+
+
+def resolve(host: Host, name: str | None = None) -> Target:
+    """hosts.yaml's values, else the ssh_config's, else the console's defaults (raises
+    HostUnreachable naming the ssh_config file when it cannot be read)."""
+    files = config_files(host)
+    for path in files or ():
+        if not os.path.exists(path):
+            raise HostUnreachable(
+                name or host.address,
+                f"ssh_config file {path} does not exist (hosts.yaml ssh_config)",
+            )
+    try:
+        options = asyncssh.SSHClientConnectionOptions(
+            host=host.address,
+            port=host.port or (),
+            username=host.user or (),
+            config=files,
+            client_keys=None,  # only the config is wanted here: keys are checked by the caller
+            known_hosts=None,
+        )
+    except (OSError, ValueError, asyncssh.Error) as exc:
+        where = ", ".join(files or ()) or "ssh_config"
+        raise HostUnreachable(name or host.address, f"cannot use {where}: {_reason(exc)}") from None
+    config = options.config
+    from_config = {
+        key
+        for key, option, explicit in (
+            ("hostname", "Hostname", False),
+            ("port", "Port", host.port),
+            ("user", "User", host.user),
+            ("connect_timeout", "ConnectTimeout", host.connect_timeout),
+            ("keepalive_interval", "ServerAliveInterval", host.keepalive_interval),
+            ("keepalive_count_max", "ServerAliveCountMax", host.keepalive_count_max),
+        )
+        if not explicit and config.get(option) is not None
+    }
+
+    def pick(explicit: Any, option: str, default: Any) -> Any:
+        if explicit is not None:
+            return explicit
+        value = config.get(option)
+        return default if value is None else value
+
+    jump = config.get("ProxyJump")
+    agent = config.get("IdentityAgent")
+    return Target(
+        address=host.address,
+        hostname=str(options.host),
+        port=int(options.port),
+        user=str(options.username),
+        connect_timeout=float(
+            pick(host.connect_timeout, "ConnectTimeout", DEFAULT_CONNECT_TIMEOUT)
+        ),
+        keepalive_interval=float(
+            pick(host.keepalive_interval, "ServerAliveInterval", DEFAULT_KEEPALIVE_INTERVAL)
+        ),
+        keepalive_count_max=int(
+            pick(host.keepalive_count_max, "ServerAliveCountMax", DEFAULT_KEEPALIVE_COUNT_MAX)
+        ),
+        config_files=files,
+        identity_files=tuple(str(p) for p in config.get("IdentityFile") or ()),
+        known_hosts_files=tuple(str(p) for p in config.get("UserKnownHostsFile") or ()),
+        proxy_jump=str(jump) if jump and str(jump).lower() != "none" else None,
+        identity_agent=str(agent) if agent else None,
+        from_ssh_config=frozenset(from_config),
+    )
+
+
+def connect_timeout(host: Host) -> float:
+    """The host's effective connect timeout (the console's default if its ssh_config is broken)."""
+    try:
+        return resolve(host).connect_timeout
+    except HostUnreachable:
+        return host.connect_timeout or DEFAULT_CONNECT_TIMEOUT
 
 
 class _ClientEvents(asyncssh.SSHClient):
@@ -115,6 +246,12 @@ class SshHost:
         return False
 
     def command(self, argv: Sequence[str]) -> str:
+        """The remote command as a person reads it (dry runs): the code of `python -c CODE` is
+        shown as written; on the wire it travels base64-encoded (see `transport.command_line`)."""
+        return " ".join(quote(str(arg)) for arg in [*self.host.exec_prefix, *argv])
+
+    def wire(self, argv: Sequence[str]) -> str:
+        """The remote command exactly as sent: any login shell (sh, bash, tcsh, fish) splits it."""
         return command_line(argv, self.host.exec_prefix)
 
     async def connect(self) -> asyncssh.SSHClientConnection:
@@ -132,59 +269,126 @@ class SshHost:
             self.last_error = f"connection lost: {_reason(exc)}"
 
     async def _open(self) -> asyncssh.SSHClientConnection:
-        host = self.host
-        where = f"{host.address}:{host.port}"
-        options = await self._options()
+        target = resolve(self.host, self.name)
+        where = target.where
+        options = await self._options(target)
         try:
             conn, _client = await asyncio.wait_for(
-                asyncssh.create_connection(lambda: _ClientEvents(self), host.address, **options),
-                timeout=host.connect_timeout + 1,
+                asyncssh.create_connection(
+                    lambda: _ClientEvents(self), self.host.address, **options
+                ),
+                timeout=target.connect_timeout + 1,
             )
             return conn
         except asyncssh.HostKeyNotVerifiable as exc:
-            raise HostKeyError(self.name, await self._host_key_message(exc, options)) from None
+            message = await self._host_key_message(exc, options, target)
+            raise HostKeyError(self.name, message) from None
         except asyncssh.PermissionDenied as exc:
-            user = host.user or "(default user)"
+            hint = await self._locked_config_key(target)
             raise AuthError(
-                self.name, f"authentication failed for {user}@{where}: {exc.reason}"
+                self.name,
+                hint or f"authentication failed for {target.user}@{where}: {exc.reason}",
             ) from None
         except TimeoutError:
             raise HostUnreachable(
-                self.name, f"timed out after {host.connect_timeout:g}s connecting to {where}"
+                self.name, f"timed out after {target.connect_timeout:g}s connecting to {where}"
             ) from None
         except ConnectionRefusedError:
             raise HostUnreachable(self.name, f"connection refused by {where}") from None
         except socket.gaierror as exc:
             raise HostUnreachable(
-                self.name, f"cannot resolve {host.address}: {exc.strerror or exc}"
+                self.name, f"cannot resolve {target.hostname}: {exc.strerror or exc}"
             ) from None
         except OSError as exc:
+            named = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
             raise HostUnreachable(
-                self.name, f"cannot connect to {where}: {exc.strerror or exc}"
+                self.name, f"cannot connect to {where}: {exc.strerror or exc}{named}"
             ) from None
         except asyncssh.Error as exc:
             raise HostUnreachable(self.name, f"SSH to {where} failed: {exc.reason}") from None
 
-    async def _options(self) -> dict[str, Any]:
+    async def _options(self, target: Target) -> dict[str, Any]:
+        """Only what hosts.yaml sets is given to asyncssh (it reads the rest from the ssh_config),
+        plus the timeouts, which asyncssh would otherwise leave unlimited."""
         host = self.host
         options: dict[str, Any] = {
-            "port": host.port,
-            "connect_timeout": host.connect_timeout,
-            "keepalive_interval": host.keepalive_interval,
-            "keepalive_count_max": host.keepalive_count_max,
+            "config": target.config_files,
+            "connect_timeout": target.connect_timeout,
+            "keepalive_interval": target.keepalive_interval,
+            "keepalive_count_max": target.keepalive_count_max,
         }
+        if host.port is not None:
+            options["port"] = host.port
         if host.user:
             options["username"] = host.user
         if host.identity_file:
-            options["client_keys"] = [os.path.expanduser(host.identity_file)]
+            options.update(await self._identity(host.identity_file, target))
+        else:
+            for path in target.identity_files:
+                if not os.path.exists(os.path.expanduser(path)):
+                    raise AuthError(
+                        self.name,
+                        f"identity file {path} does not exist (IdentityFile in ssh_config)",
+                    )
         if host.known_hosts == "none":
             log.warning("%s: host key checking is disabled (known_hosts: none)", self.name)
             options["known_hosts"] = None
         elif host.known_hosts:
-            options["known_hosts"] = os.path.expanduser(host.known_hosts)
+            path = os.path.expanduser(host.known_hosts)
+            if not os.path.exists(path):
+                raise HostKeyError(
+                    self.name, _no_known_hosts(host.known_hosts, target, "hosts.yaml")
+                )
+            options["known_hosts"] = path
+        else:
+            for path in target.known_hosts_files:
+                if not os.path.exists(os.path.expanduser(path)):
+                    raise HostKeyError(self.name, _no_known_hosts(path, target, "ssh_config"))
         if host.jump:
             options["tunnel"] = await self._tunnel(host.jump)
         return options
+
+    async def _identity(self, written: str, target: Target) -> dict[str, Any]:
+        """client_keys for hosts.yaml's identity_file; a passphrase-protected one through the
+        ssh-agent that holds it (asyncssh would fail with KeyImportError)."""
+        path = os.path.expanduser(written)
+        if not os.path.exists(path):
+            raise AuthError(self.name, f"identity file {written} does not exist (hosts.yaml)")
+        try:
+            asyncssh.read_private_key(path)
+        except asyncssh.KeyImportError as exc:
+            if "passphrase" not in str(exc).lower():
+                raise AuthError(
+                    self.name, f"identity file {written} is not a usable private key: {exc}"
+                ) from None
+        except OSError as exc:
+            raise AuthError(
+                self.name, f"cannot read identity file {written}: {exc.strerror or exc}"
+            ) from None
+        else:
+            return {"client_keys": [path]}
+        public = _public_key(path)
+        if public is None or not await _agent_holds(public, target.identity_agent):
+            raise AuthError(self.name, _locked(written))
+        # the encrypted file is skipped; of the agent's keys, only this one is offered
+        return {"client_keys": [path], "ignore_encrypted": True, "agent_identities": [public]}
+
+    async def _locked_config_key(self, target: Target) -> str | None:
+        """After a refusal: the ssh_config's passphrase-protected IdentityFile no agent holds."""
+        if self.host.identity_file:
+            return None
+        for written in target.identity_files:
+            path = os.path.expanduser(written)
+            try:
+                asyncssh.read_private_key(path)
+                continue
+            except (OSError, asyncssh.KeyImportError) as exc:
+                if "passphrase" not in str(exc).lower():
+                    continue
+            public = _public_key(path)
+            if public is None or not await _agent_holds(public, target.identity_agent):
+                return _locked(written)
+        return None
 
     async def _tunnel(self, jump: str) -> Any:
         if self._jump_resolver is not None:
@@ -199,29 +403,35 @@ class SshHost:
                     raise HostUnreachable(self.name, f"jump host {jump}: {exc.message}") from None
         return jump  # user@host:port: asyncssh opens it itself
 
-    async def _host_key_message(self, exc: Exception, options: dict[str, Any]) -> str:
-        host = self.host
-        target = host.address if host.port == 22 else f"[{host.address}]:{host.port}"
-        known = options.get("known_hosts") or "~/.ssh/known_hosts"
-        fingerprint = await self._fingerprint(options)
+    async def _host_key_message(
+        self, exc: Exception, options: dict[str, Any], target: Target
+    ) -> str:
+        address, port = target.hostname, target.port
+        shown = address if port == 22 else f"[{address}]:{port}"
+        known = options.get("known_hosts") or (
+            target.known_hosts_files[0] if target.known_hosts_files else "~/.ssh/known_hosts"
+        )
+        fingerprint = await self._fingerprint(options, target)
         seen = f" (it presents {fingerprint})" if fingerprint else ""
-        if _known_hosts_has(known, host.address, host.port):
+        if _known_hosts_has(known, address, port):
             return (
-                f"host key of {target} CHANGED{seen} and does not match {known}: refusing to connect. "
-                f"If the host was reinstalled, verify the new key out of band, then: ssh-keygen -R '{target}' -f {known}"
+                f"host key of {shown} CHANGED{seen} and does not match {known}: refusing to "
+                "connect. If the host was reinstalled, verify the new key out of band, then: "
+                f"ssh-keygen -R '{shown}' -f {known}"
             )
         return (
-            f"host key of {target} is unknown{seen}: not in {known}. Verify the fingerprint out of band, "
-            f"then add it: ssh-keyscan -p {host.port} {host.address} >> {known}"
+            f"host key of {shown} is unknown{seen}: not in {known}. Verify the fingerprint out "
+            f"of band, then add it: ssh-keyscan -p {port} {address} >> {known}"
         )
 
-    async def _fingerprint(self, options: dict[str, Any]) -> str | None:
+    async def _fingerprint(self, options: dict[str, Any], target: Target) -> str | None:
+        tunnel = options.get("tunnel", target.proxy_jump or ())
         try:
             key = await asyncio.wait_for(
                 asyncssh.get_server_host_key(
-                    self.host.address, self.host.port, tunnel=options.get("tunnel", ())
+                    target.hostname, target.port, tunnel=tunnel, config=target.config_files
                 ),
-                timeout=self.host.connect_timeout,
+                timeout=target.connect_timeout,
             )
         except (TimeoutError, OSError, asyncssh.Error):
             return None
@@ -249,9 +459,7 @@ class SshHost:
     ) -> RunResult:
         conn = await self.connect()
         try:
-            result = await conn.run(
-                self.command(argv), input=input, timeout=timeout, errors="replace"
-            )
+            result = await conn.run(self.wire(argv), input=input, timeout=timeout, errors="replace")
             out = RunResult(
                 tuple(argv), result.exit_status, _text(result.stdout), _text(result.stderr)
             )
@@ -271,7 +479,7 @@ class SshHost:
     async def stream(self, argv: Sequence[str]) -> RemoteStream:
         conn = await self.connect()
         try:
-            process = await conn.create_process(self.command(argv), errors="replace")
+            process = await conn.create_process(self.wire(argv), errors="replace")
         except (asyncssh.Error, OSError) as exc:
             raise HostUnreachable(self.name, f"cannot open a channel: {_reason(exc)}") from None
         return RemoteStream(self.name, argv, process)
@@ -305,6 +513,43 @@ def _reason(exc: BaseException) -> str:
         or str(exc)
         or type(exc).__name__
     )
+
+
+def _locked(written: str) -> str:
+    return (
+        f"identity file {written} is passphrase-protected and no ssh-agent holds it: "
+        f"ssh-add {written}"
+    )
+
+
+def _no_known_hosts(written: str, target: Target, source: str) -> str:
+    return (
+        f"known_hosts file {written} does not exist ({source}): create it with the host's key, "
+        f"checked out of band: ssh-keyscan -p {target.port} {target.hostname} >> {written}"
+    )
+
+
+def _public_key(path: str) -> asyncssh.SSHKey | None:
+    """The public half of a (possibly encrypted) private key: OpenSSH's format carries it in
+    clear; other formats need the .pub file beside it."""
+    for candidate in (path, path + ".pub"):
+        try:
+            return asyncssh.read_public_key(candidate)
+        except (OSError, ValueError, asyncssh.KeyImportError):
+            continue
+    return None
+
+
+async def _agent_holds(public: asyncssh.SSHKey, agent_path: str | None) -> bool:
+    path = os.path.expanduser(agent_path) if agent_path else os.environ.get("SSH_AUTH_SOCK", "")
+    if not path:
+        return False
+    try:
+        async with await asyncssh.connect_agent(path) as agent:
+            keys = await asyncio.wait_for(agent.get_keys(), 5.0)
+    except (OSError, TimeoutError, asyncssh.Error, ValueError):
+        return False
+    return any(key.public_data == public.public_data for key in keys)
 
 
 def _known_hosts_has(path: str, address: str, port: int) -> bool:

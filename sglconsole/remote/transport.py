@@ -3,21 +3,78 @@
 Remote commands are always argv lists. They become one shell-quoted string
 only here, after the host's exec_prefix (e.g. ``pct exec 129 --``) has been put
 in front; nothing else in sglconsole joins strings into commands.
+
+The string is split by the SSH user's *login shell*, which may be sh, bash,
+tcsh or fish, so it is spelled in the subset of quoting all of them read alike:
+single quotes, with ``'``, ``\\`` and ``!`` outside them as ``"'"``, ``\\\\`` and
+``\\!`` (fish reads ``\\\\`` inside single quotes as one backslash; tcsh expands
+``!`` even there). No spelling of a newline survives every shell (tcsh refuses
+one inside quotes: "Unmatched '."), so the source of ``python -c CODE`` (the host
+helpers, the snippets) travels base64-encoded behind a one-line bootstrap.
 """
 
 from __future__ import annotations
 
+import base64
+import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+_PYTHON = re.compile(r"python[0-9.]*")
+_LOOSE = re.compile(r"[\\!']")
+"""Characters some login shell reads differently inside single quotes: spelled outside them."""
+_FRAGILE = re.compile(r"[\n\r\\!]")
+"""What makes Python source travel base64-encoded (it would reach the program changed or not
+at all under some login shell)."""
+
 
 def command_line(argv: Sequence[str], exec_prefix: Sequence[str] = ()) -> str:
-    """The string sent over SSH: the login shell splits it back into exactly this argv."""
-    full = [*exec_prefix, *argv]
+    """The string sent over SSH: any login shell splits it back into exactly this argv (with
+    the code of ``python -c`` behind a bootstrap that runs exactly that code)."""
+    full = [*exec_prefix, *portable(str(arg) for arg in argv)]
     if not full:
         raise ValueError("empty command")
-    return shlex.join(str(arg) for arg in full)
+    return " ".join(quote(str(arg)) for arg in full)
+
+
+def quote(arg: str) -> str:
+    """One argument, quoted for sh, bash, dash, zsh, tcsh and fish alike."""
+    if not arg:
+        return "''"
+    parts = []
+    for piece in re.split(r"([\\!'])", arg):
+        if not piece:
+            continue
+        if _LOOSE.fullmatch(piece):
+            parts.append('"\'"' if piece == "'" else "\\" + piece)
+        else:
+            parts.append(shlex.quote(piece))
+    return "".join(parts)
+
+
+def portable(argv: Sequence[str] | object) -> list[str]:
+    """argv with the CODE of ``python [OPTIONS] -c CODE`` replaced, when some login shell would
+    mangle it, by a one-line bootstrap that decodes and runs it (sys.argv is left as it was:
+    ``['-c', ARGS...]``)."""
+    out = list(argv)  # type: ignore[call-overload]
+    for index, arg in enumerate(out):
+        if not _PYTHON.fullmatch(os.path.basename(arg)):
+            continue
+        at = index + 1
+        while at < len(out) and out[at].startswith("-") and out[at] not in ("-c", "-m", "-"):
+            at += 1
+        if at + 1 < len(out) and out[at] == "-c" and _FRAGILE.search(out[at + 1]):
+            out[at + 1] = bootstrap(out[at + 1])
+        break  # what follows the interpreter is its program's business
+    return out
+
+
+def bootstrap(code: str) -> str:
+    """One line of Python (3.6 and up) that runs `code` as `python -c code` would."""
+    packed = base64.b64encode(code.encode("utf-8")).decode("ascii")
+    return f'import base64;exec(compile(base64.b64decode("{packed}"),"<sglconsole -c>","exec"))'
 
 
 def shell(script: str, *args: str) -> list[str]:

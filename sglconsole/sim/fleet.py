@@ -55,6 +55,9 @@ class HostSpec:
     servers: list[ServerSpec] = field(default_factory=list)
     sshd_config_extra: str = ""
     """Lines added to the host's sshd_config (tests: a setting that stops sshd from starting)."""
+    login_shell: str | None = None
+    """The SSH user's login shell on this host (e.g. /usr/bin/tcsh): with sshd, root's entry in
+    the host's own /etc/passwd (bound over it in the host's mount namespace only)."""
 
 
 @dataclass
@@ -176,6 +179,12 @@ class SimFleet:
                 "(Ubuntu 24.04) or kernel.unprivileged_userns_clone=1"
             )
             specs = specs[:1]
+        for spec in specs:
+            if spec.login_shell and self.ssh_mode == "sshd" and not self.namespaces:
+                raise RuntimeError(
+                    f"simulated host {spec.name}: a login shell of its own needs the host's own "
+                    "mount namespace (its own /etc/passwd), and namespaces are not available"
+                )
         try:
             client_key = self._client_key()
             second = random.randint(100, 250)
@@ -358,6 +367,8 @@ class SimFleet:
             if os.geteuid() != 0:
                 prefix[1:1] = ["--user", "--map-root-user"]
             command = prefix + command + (["--layout", host.layout] if host.layout else [])
+        if host.spec.login_shell:
+            command += ["--login-shell", host.spec.login_shell]
         log = open(host.root / "sim" / "hostd.log", "ab")  # noqa: SIM115
         env = {
             **os.environ,

@@ -43,12 +43,12 @@ def hang_up(pid: int) -> None:
         pass
 
 
-def session_env(root: Path) -> dict[str, str]:
+def session_env(root: Path, shell: str = "/bin/sh") -> dict[str, str]:
     return {
         "PATH": path_env(root),
         "HOME": str(root),
         "LANG": "C.UTF-8",
-        "SHELL": "/bin/sh",
+        "SHELL": shell,
         "USER": "root",
     }
 
@@ -102,10 +102,10 @@ async def serve_sshd(sock: socket.socket, config: str) -> None:
 # ----------------------------------------------------------------- asyncssh
 
 
-async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
+async def serve_asyncssh(sock: socket.socket, root: Path, shell: str = "/bin/sh") -> None:
     import asyncssh
 
-    env = session_env(root)
+    env = session_env(root, shell)
     if os.environ.get("SGLSIM_SSH_DEBUG"):
         import logging
 
@@ -123,7 +123,7 @@ async def serve_asyncssh(sock: socket.socket, root: Path) -> None:
             process.exit(1)
             return
         proc = await asyncio.create_subprocess_exec(
-            "/bin/sh",
+            shell,  # the login shell splits the command, as sshd has it do
             "-c",
             command,
             stdin=asyncio.subprocess.PIPE,
@@ -206,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", required=True, type=Path)
     parser.add_argument("--listen-fd", type=int, required=True)
     parser.add_argument("--ssh", choices=("sshd", "asyncssh"), default="asyncssh")
+    parser.add_argument("--login-shell", default="/bin/sh")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.chdir(args.root)
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.ssh == "sshd":
         coro = serve_sshd(sock, str(args.root / "ssh" / "sshd_config"))
     else:
-        coro = serve_asyncssh(sock, args.root)
+        coro = serve_asyncssh(sock, args.root, args.login_shell)
     try:
         asyncio.run(coro)
     except KeyboardInterrupt:

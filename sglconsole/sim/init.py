@@ -42,6 +42,23 @@ def lay_out(root: str, target: str) -> None:
 LAYOUT = {"ml-env": "env", "models": "models", "logs": "logs", "bin": "bin"}
 
 
+def give_root_shell(root: str, shell: str) -> None:
+    """root's login shell on this host only: a copy of /etc/passwd bound over it in the host's
+    private mount namespace (sshd reads the user's shell there, as on any machine)."""
+    lines = []
+    with open("/etc/passwd") as fh:
+        for line in fh.read().splitlines():
+            fields = line.split(":")
+            if len(fields) == 7 and fields[0] == "root":
+                fields[6] = shell
+            lines.append(":".join(fields))
+    copy = os.path.join(root, "sim", "passwd")
+    with open(copy, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.chmod(copy, 0o644)
+    subprocess.run(["mount", "--bind", copy, "/etc/passwd"], check=True)
+
+
 def main(argv: list[str]) -> int:
     if os.getpid() == 1:
         try:
@@ -53,6 +70,8 @@ def main(argv: list[str]) -> int:
         target = argv[index + 1]
         del argv[index : index + 2]
         lay_out(argv[argv.index("--root") + 1], target)
+    if "--login-shell" in argv and os.getpid() == 1:  # only in the host's own namespaces
+        give_root_shell(argv[argv.index("--root") + 1], argv[argv.index("--login-shell") + 1])
     child = subprocess.Popen(
         [sys.executable, "-m", "sglconsole.sim.hostd", *argv], pass_fds=_inherited_fds(argv)
     )
