@@ -240,6 +240,12 @@ async def signal_tree(
                 f"zombie pid {z['pid']} held by pid {z['ppid']} ({' '.join(z.get('parent') or [])})"
                 for z in done["zombies"]
             ]
+        if done.get("orphans"):  # not provably the server's: shown, never signalled
+            stage.evidence += [
+                f"left running, check: pid {o['pid']} {o['args']} (a build tool orphaned "
+                "after the server started; not signalled: it may not be this server's)"
+                for o in done["orphans"]
+            ]
         if done.get("survivors"):
             raise StageFailed(f"still alive after SIGKILL: {done['survivors']}")
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--linger", action="store_true")
     parser.add_argument("--exit-early", action="store_true")
     parser.add_argument("--poll", type=float, default=0.5)
+    parser.add_argument("--jit", action="store_true", help="run a JIT build (sim/jit.py)")
     args = parser.parse_args(argv)
     try:
         import setproctitle
@@ -37,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.exit_early:
         return 0
     signal.signal(signal.SIGTERM, lambda *_: _exit(args))
+    if args.jit:
+        command = [sys.executable, "-m", "sglconsole.sim.jit"]
+        subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
     plan_path = os.path.join(args.root, "sim", "run", f"{args.parent}.json")
     last = None
     while True:

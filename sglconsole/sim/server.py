@@ -329,6 +329,8 @@ class SimServer:
             command += ["--poll", str(self.settings.get("child_poll_s") or 0.5)]
             if role == "detokenizer" and self.settings.get("zombie_child"):
                 command.append("--exit-early")
+            if role == "scheduler" and gpu == gpus[0] and self.settings.get("jit_build"):
+                command.append("--jit")
             self.children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
 
     def _register_memory(self, gpus: list[int], mem_mib_per_gpu: float) -> None:

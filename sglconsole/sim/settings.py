@@ -24,6 +24,7 @@ SGLANG_DEFAULTS: dict = {
     "die_after_s": None,
     "linger_children": False,
     "zombie_child": False,
+    "jit_build": False,  # the first scheduler runs a JIT build (ninja + nvcc) in its own session
     "reserved_gib": 0.0,
     "tick_s": 0.05,  # how often the simulated scheduler advances (coarser = cheaper)
     "child_poll_s": 0.5,  # how often the simulated children refresh what they report to nvidia-smi

@@ -168,6 +168,43 @@ def test_kill_sweeps_orphans_a_crash_left_holding_gpus(fleet_factory, state_dir)
     assert "sglang::" not in asyncio.run(host_run(path, ["ps", "-eo", "args"]))
 
 
+def test_kill_stops_a_jit_build_that_runs_in_a_session_of_its_own(fleet_factory, state_dir):
+    """flashinfer's JIT build (ninja, nvcc) outlives its scheduler unless the kill follows it:
+    each compile sits in a process group of its own, and ninja leaves them when it dies."""
+    fleet = fleet_factory([ct129(jit_build=True)])
+    path = fleet.config_path
+    assert wait_status(str(path), "SLOW")["status"] == "SLOW"
+    deadline = time.monotonic() + 20
+    while "nvcc -c" not in asyncio.run(host_run(path, ["ps", "-eo", "args"])):
+        assert time.monotonic() < deadline, "the simulated JIT build did not start"
+        time.sleep(0.5)
+    result = cli("kill", "-c", str(path), "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    time.sleep(1.0)
+    left = asyncio.run(host_run(path, ["ps", "-eo", "pid,pgid,sid,args"]))
+    assert "nvcc -c" not in left and "ninja -v" not in left, left
+
+
+def test_kill_reports_a_build_its_crashed_scheduler_orphaned(fleet_factory, state_dir):
+    """The scheduler that started a JIT build died first: the build hangs off PID 1 in a session
+    of its own. Nothing proves it is the server's, so it is shown, not signalled."""
+    fleet = fleet_factory([ct129(jit_build=True)])
+    path = fleet.config_path
+    assert wait_status(str(path), "SLOW")["status"] == "SLOW"
+    deadline = time.monotonic() + 20
+    while "nvcc -c" not in asyncio.run(host_run(path, ["ps", "-eo", "args"])):
+        assert time.monotonic() < deadline, "the simulated JIT build did not start"
+        time.sleep(0.5)
+    table = asyncio.run(host_run(path, ["ps", "-eo", "pid,args"]))
+    scheduler = next(line.split()[0] for line in table.splitlines() if "scheduler_TP0" in line)
+    asyncio.run(host_run(path, ["kill", "-9", scheduler]))  # the crash
+    time.sleep(1.0)
+    result = cli("kill", "-c", str(path), "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "left running, check: pid" in result.stdout and "ninja -v" in result.stdout
+    assert "ninja -v" in asyncio.run(host_run(path, ["ps", "-eo", "args"]))  # never by name
+
+
 def test_preflight_refuses_a_flag_the_host_does_not_know(fleet_factory, state_dir):
     fleet = fleet_factory([ct129()])
     old = cmdline_of_port(fleet.config_path)

@@ -5,8 +5,13 @@ Refuses (exit 3) if the PID is no longer the process the console saw (start
 time or argv changed: PID reuse). Signals the server's process group when it
 leads one, else each member; members are the server's descendants plus
 anything still in its process group and session (children reparented to
-PID 1 after an earlier kill included). SIGTERM, a grace period, then SIGKILL;
-every signal re-checks the target's start time. Prints JSON lines.
+PID 1 after an earlier kill included), and anything in a group or session a
+member leads (a JIT build's ninja runs in a session of its own, each nvcc in
+a group of its own). Members are looked for again while waiting, so what a
+dying member started last is stopped too. SIGTERM, a grace period, then
+SIGKILL; every signal re-checks the target's start time. Build tools that
+started after the server and now hang off PID 1 unclaimed are reported as
+orphans, never signalled (nothing is killed by name). Prints JSON lines.
 """
 
 import json
@@ -62,18 +67,55 @@ def table():
     return procs
 
 
-def members(root, procs):
-    found = {root["pid"]: root["start_ticks"]}
+def members(root, procs, found=None, led=None):
+    """pid -> start ticks of the server's processes; `led` collects the groups and sessions
+    they lead (kept after a leader dies: its orphans still carry the ids)."""
+    found = dict(found or {root["pid"]: root["start_ticks"]})
+    led = led if led is not None else set()
     changed = True
     while changed:
         changed = False
         for st in procs.values():
-            if st["pid"] not in found and (
-                st["ppid"] in found or (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])
+            if st["pid"] in found:
+                if st["start_ticks"] == found[st["pid"]]:
+                    for kind in ("pgid", "sid"):
+                        if st[kind] == st["pid"]:
+                            led.add((kind, st["pid"]))
+                continue
+            if (
+                st["ppid"] in found
+                or (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])
+                or ("pgid", st["pgid"]) in led
+                or ("sid", st["sid"]) in led
             ):
                 found[st["pid"]] = st["start_ticks"]
                 changed = True
     return found
+
+
+BUILD_TOOLS = ("ninja", "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink")
+
+
+def orphans(root, group, procs):
+    """Build tools that started after the server and now hang off PID 1, not known as its:
+    what a JIT compile whose scheduler died earlier leaves. Reported, never signalled."""
+    uid = root.get("uid")
+    found = []
+    for st in procs.values():
+        if st["pid"] in group or st["ppid"] != 1 or st["start_ticks"] < root["start_ticks"]:
+            continue
+        argv = cmdline(st["pid"]) or []
+        name = os.path.basename(argv[0]) if argv else st["comm"]
+        if name.split()[0] in BUILD_TOOLS and owner(st["pid"]) == uid:
+            found.append({"pid": st["pid"], "args": " ".join(argv)[:200]})
+    return found
+
+
+def owner(pid):
+    try:
+        return os.stat("/proc/%d" % pid).st_uid
+    except OSError:
+        return None
 
 
 def alive(pid, ticks):
@@ -107,8 +149,10 @@ def main():
             % pid,
         )
         return 3
+    root["uid"] = owner(pid)
     procs = table()
-    group = members(root, procs)
+    led = set()
+    group = members(root, procs, led=led)
     out(stage="identity", ok=True, members=sorted(group), pgid=root["pgid"], sid=root["sid"])
     if root["pgid"] == pid:
         try:
@@ -122,6 +166,10 @@ def main():
     remaining = [p for p, t in group.items() if alive(p, t)]
     while remaining and time.time() < deadline:
         time.sleep(0.1)
+        more = members(root, table(), group, led)
+        for late in set(more) - set(group):  # started by a member while it was stopping
+            group[late] = more[late]
+            send(late, more[late], signal.SIGTERM)
         now = [p for p, t in group.items() if alive(p, t)]
         if len(now) != len(remaining):
             out(stage="waiting", remaining=now)
@@ -139,7 +187,14 @@ def main():
         st = stat(member)
         if st is not None and st["start_ticks"] == member_ticks and st["state"] == "Z":
             zombies.append({"pid": member, "ppid": st["ppid"], "parent": cmdline(st["ppid"]) or []})
-    out(stage="done", survivors=survivors, zombies=zombies, escalated=bool(remaining))
+    left = orphans(root, group, table())
+    out(
+        stage="done",
+        survivors=survivors,
+        zombies=zombies,
+        orphans=left,
+        escalated=bool(remaining),
+    )
     return 0 if not survivors else 5
 
 
