@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.drift import check_version, did_you_mean
 from sglconsole.remote.inspect import Snapshot
-from sglconsole.remote.sglang_args import Verdict, canonicalize_remote
+from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
+from sglconsole.remote.sglang_args import Verdict
 from sglconsole.remote.ssh import SshHost
 
 PATHS_SNIPPET = r"""
@@ -77,7 +78,8 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
             )
         )
     argv = spec.args
-    verdict = await canonicalize_remote(ssh, spec.python, {"profile": argv})
+    # the host parser imports SGLang and torch (~12 s on a real host): asked once per version
+    verdict = await canonicalize_cached(ParserCache(), ssh, spec.python, {"profile": argv})
     result.verdict = verdict
     if not verdict.ok:
         result.checks.append(Check("sglang", False, verdict.error or "SGLang could not be asked"))

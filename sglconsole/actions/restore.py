@@ -8,14 +8,12 @@ baseline. The tok/s before and after come from the server's own decode lines.
 
 from __future__ import annotations
 
-import asyncio
 import statistics
-import time
 from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
-from sglconsole.actions.launch import log_offset, replace
+from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.sglang_log import parse_line
@@ -75,24 +73,6 @@ async def decode_tok_s(
     return stats.tok_s, stats.accept_len
 
 
-SETTLE_S = 6.0
-SETTLE_LINES = 4
-
-
-async def settled_stats(ssh: SshHost, python: str, log: str, since_launch: int | None):
-    """The new server's decode stats like the old one's were measured: under its own load, not
-    the probe's extra request. Waits up to SETTLE_S for busy lines written after the probe; a
-    server with no other load has only the probe's, from its launch on."""
-    _, after_probe = await log_offset(ssh, python, log)
-    deadline = time.monotonic() + SETTLE_S
-    while after_probe is not None and time.monotonic() < deadline:
-        stats = await decode_stats(ssh, log, after_probe)
-        if stats.lines >= SETTLE_LINES:
-            return stats
-        await asyncio.sleep(1.0)
-    return await decode_stats(ssh, log, since_launch)
-
-
 async def restore(
     ctx: ActionContext,
     host: str,
@@ -124,7 +104,7 @@ async def restore(
     checked = await probe(ctx, host, port)
     verdict = checked.data["probe"]
     async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
-        after = await settled_stats(ssh, ctx.config.host(host).python, spec.log, started.log_off)
+        after = await decode_stats(ssh, spec.log, started.log_off)
         problems = compare(profile, after, verdict)
         stage.detail = describe(before, after, profile, verdict)
         if problems:

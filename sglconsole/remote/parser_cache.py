@@ -14,9 +14,41 @@ import os
 from pathlib import Path
 
 from sglconsole.config.paths import state_dir
-from sglconsole.remote.sglang_args import Canonical, Verdict
+from sglconsole.remote.sglang_args import Canonical, Verdict, canonicalize_remote
 
 CACHE_FORMAT = 1
+
+# Reads sglang/version.py as text (it holds a literal `__version__ = "X"`): locating the package
+# imports nothing, so this answers in milliseconds where importing SGLang takes seconds.
+VERSION_PROBE = r"""
+import importlib.util, re
+spec = importlib.util.find_spec("sglang")
+where = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+text = open(where + "/version.py").read() if where else ""
+found = re.search(r"__version__\s*=\s*[\"']([^\"']+)", text)
+print(found.group(1) if found else "")
+"""
+
+
+async def installed_version(ssh, python: str) -> str | None:
+    """The SGLang version `python` on the host would import, without importing it (None if the
+    package or its version file is not found: then nothing is cached)."""
+    try:
+        result = await ssh.run([python, "-c", VERSION_PROBE], timeout=15)
+    except Exception:  # noqa: BLE001 - only a cache key: the full check still runs
+        return None
+    version = result.stdout.strip() if result.exit_status == 0 else ""
+    return version or None
+
+
+async def canonicalize_cached(
+    cache: ParserCache, ssh, python: str, argvs: dict[str, list[str]]
+) -> Verdict:
+    """The host parser's verdict on `argvs`, from the cache when this SGLang already answered."""
+    key = cache.key(ssh.name, python, await installed_version(ssh, python), argvs)
+    verdict = cache.get(key) or await canonicalize_remote(ssh, python, argvs)
+    cache.put(key, verdict)
+    return verdict
 
 
 class ParserCache:

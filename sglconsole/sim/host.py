@@ -35,7 +35,6 @@ MODELS = {
 
 SHIM_FILES = {
     "__init__.py": '"""Simulated SGLang (sglconsole\'s simulator)."""\n\nfrom sglang._sim import VERSION as __version__\n',
-    "version.py": "from sglang._sim import VERSION as __version__\n",
     "launch_server.py": (
         '"""python -m sglang.launch_server, simulated."""\n\n'
         'if __name__ == "__main__":\n'
@@ -160,6 +159,8 @@ def _install_shim(root: Path, version: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (package / "_sim.py").write_text(f"ROOT = {str(root)!r}\nVERSION = {version!r}\n")
+    # as SGLang writes it: a literal, readable without importing the package
+    (package / "version.py").write_text(f'__version__ = "{version}"\n')
 
 
 def _write_bin(root: Path) -> None:

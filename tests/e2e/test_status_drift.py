@@ -73,3 +73,16 @@ def test_status_says_when_drift_is_not_known_yet(slow_parser_host):
         out["drift_not_known"] == ["drifty:30000"]
         and out["hosts"]["drifty"]["servers"][0]["drift"] is None
     )
+
+
+def test_a_restore_pays_for_the_host_parser_once_per_sglang_version(slow_parser_host):
+    """A real host's preflight took 11.8 s importing SGLang: the second relaunch of the same
+    launch on the same SGLang is answered from the cache (keyed by sglang/version.py, read
+    without importing the package)."""
+    config = str(slow_parser_host.config_path)
+    first, took = cli("relaunch", "-c", config, "drifty:30000", "--dry-run")
+    assert first.returncode == 0 and "arguments valid" in first.stdout, first.stdout[-2000:]
+    assert took > PARSER_DELAY_S
+    second, took_again = cli("relaunch", "-c", config, "drifty:30000", "--dry-run")
+    assert second.returncode == 0 and "arguments valid" in second.stdout
+    assert took_again < took - PARSER_DELAY_S + 1.5, (took, took_again)
