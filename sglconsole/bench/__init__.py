@@ -2,9 +2,11 @@
 
 For a UI (all async, over an ActionContext whose `progress` receives the stages):
 
+    # on_progress receives a SweepProgress per finished request / level
     result = await run_sweep(ctx, host, port, [1, 8, 32], settings=SweepSettings(output_len=256),
-                             progress=on_progress)          # SweepProgress per finished request / level
-    compared = await run_compare(ctx, host, port, ["drifted", "proven"], settings=..., progress=on_progress)
+                             progress=on_progress)
+    compared = await run_compare(ctx, host, port, ["drifted", "proven"], settings=...,
+                                 progress=on_progress)
     save_baseline(ctx.config.path, "proven", result, ctx.config.profiles["proven"].baseline)
 """
 

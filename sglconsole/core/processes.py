@@ -187,8 +187,8 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
     notes = ()
     if foreign:
         notes = (
-            "nvidia-smi reports PIDs that this host's /proc does not have (a container sees host PIDs): "
-            "GPUs are attributed by CUDA_VISIBLE_DEVICES instead",
+            "nvidia-smi reports PIDs that this host's /proc does not have "
+            "(a container sees host PIDs): GPUs are attributed by CUDA_VISIBLE_DEVICES instead",
         )
         servers = [_with_visible(s) for s in servers]
     return ProcessView(

@@ -153,7 +153,8 @@ def slowness(server: ServerState, now: float) -> str | None:
         return None
     limit = baseline * profile.baseline.slow_fraction
     if median < limit:
-        return f"{median:.1f} tok/s, baseline {baseline:g} (under {profile.baseline.slow_fraction:.0%})"
+        under = f"{profile.baseline.slow_fraction:.0%}"
+        return f"{median:.1f} tok/s, baseline {baseline:g} (under {under})"
     return None
 
 
