@@ -97,12 +97,14 @@ BROKEN = {
     "bad launcher": (
         variant("launcher: nohup}", "launcher: screen}"),
         "launcher: screen",
-        "hosts.gpu4.servers[2].launcher: expected 'nohup', 'systemd-run' or 'systemd:UNIT', got 'screen'",
+        "hosts.gpu4.servers[2].launcher: expected 'nohup', 'systemd-run' or 'systemd:UNIT', "
+        "got 'screen'",
     ),
     "bad version specifier": (
         variant('requires_sglang: ">=0.5.10"', 'requires_sglang: "at least 0.5"'),
         "requires_sglang",
-        "profiles.qwen27b-tp2-mtp.requires_sglang: expected a version specifier such as '>=0.5.10', got 'at least 0.5'",
+        "profiles.qwen27b-tp2-mtp.requires_sglang: expected a version specifier such as "
+        "'>=0.5.10', got 'at least 0.5'",
     ),
     "boolean env value": (
         variant('SGLANG_ENABLE_SPEC_V2: "1"', "SGLANG_ENABLE_SPEC_V2: yes"),
@@ -127,7 +129,8 @@ BROKEN = {
     "profile port disagrees": (
         variant("--tp-size 1\n", "--tp-size 1 --port 31000\n"),
         "{port: 30000, profile: qwen8b-tp1",
-        "hosts.gpu4.servers[0].port: profile 'qwen8b-tp1' sets --port 31000, which disagrees with this server's port 30000",
+        "hosts.gpu4.servers[0].port: profile 'qwen8b-tp1' sets --port 31000, "
+        "which disagrees with this server's port 30000",
     ),
     "negative gpu index": (
         variant("gpus: [3]", "gpus: [-3]"),

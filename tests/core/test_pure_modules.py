@@ -181,7 +181,11 @@ def test_argv_helpers():
 
 
 def test_set_entry_keeps_comments_and_replaces_blocks():
-    text = "# top\nhosts: {}\nprofiles:\n  # first\n  a:\n    args: [x]  # inline\n\n  # second\n  b:\n    args: [y]\n"
+    text = (
+        "# top\nhosts: {}\nprofiles:\n"
+        "  # first\n  a:\n    args: [x]  # inline\n\n"
+        "  # second\n  b:\n    args: [y]\n"
+    )
     added = set_entry(text, ("profiles",), "c", {"args": ["z"]})
     assert added.startswith(text.rstrip("\n")) and added.endswith("  c:\n    args:\n    - z\n")
     replaced = set_entry(text, ("profiles",), "a", {"args": ["new"]})

@@ -1,4 +1,5 @@
-"""Faults survived, end to end: real sshd, simulated hosts in their own namespaces, the live monitor."""
+"""Faults survived, end to end: real sshd, simulated hosts in their own namespaces, the live
+monitor."""
 
 from __future__ import annotations
 

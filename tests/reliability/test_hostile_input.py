@@ -1,4 +1,5 @@
-"""Hostile input: nothing a file, a host or a process can say crashes the console or drives the terminal."""
+"""Hostile input: nothing a file, a host or a process can say crashes the console or drives the
+terminal."""
 
 from __future__ import annotations
 
