@@ -153,8 +153,8 @@ def _site_packages(env: Path) -> Path:
 
 def _our_site_packages() -> list[str]:
     found = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    found += [p for p in sys.path if p.endswith("site-packages")]
-    return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
+    found += [path for path in sys.path if path.endswith("site-packages")]
+    return [path for path in dict.fromkeys(found) if os.path.isdir(path)]
 
 
 def _install_shim(root: Path, version: str) -> None:

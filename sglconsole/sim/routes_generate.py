@@ -95,7 +95,9 @@ class Generation:
             return busy
         body = request.json()
         messages = body.get("messages") or []
-        prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        prompt = "\n".join(
+            str(message.get("content", "")) for message in messages if isinstance(message, dict)
+        )
         max_new = int(body.get("max_tokens") or body.get("max_completion_tokens") or 128)
         job = self.server.engine.new_request(prompt, max_new)
         model = body.get("model") or self.server.resolved.get("served_model_name")

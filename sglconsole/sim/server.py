@@ -257,19 +257,23 @@ class SimServer:
         tp = self.tp
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         if visible:
-            physical = [int(x) for x in visible.split(",") if x.strip().isdigit()]
+            physical = [int(part) for part in visible.split(",") if part.strip().isdigit()]
         else:
             physical = list(range(int(self.host.get("gpu_count", 1))))
         count = int(self.host.get("gpu_count", 1))
-        if len(physical) < tp or any(g >= count for g in physical[:tp]):
+        if len(physical) < tp or any(gpu >= count for gpu in physical[:tp]):
             raise StartupFailed(invalid_device())
         return physical[:tp]
 
     def _used_gb(self, gpus: list[int]) -> float:
         mine = self.children.pids()
-        uses = [u for u in gpustate.read_gpu_uses(self.root) if u["pid"] not in mine]
+        uses = [use for use in gpustate.read_gpu_uses(self.root) if use["pid"] not in mine]
         held = (
-            max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+            max(
+                (sum(use["mem_mib"] for use in uses if gpu in use["gpus"]) for gpu in gpus),
+                default=0,
+            )
+            / 1024
         )
         # memory taken by things outside this simulation (another tenant, a display): a setting
         return held + float(self.settings.get("reserved_gib") or 0)
