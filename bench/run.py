@@ -124,6 +124,8 @@ def measured(fleet: SimFleet, mode: str, config: Path, seconds: float) -> dict:
         threading.Timer(WARMUP_S + seconds, lambda: holder.setdefault("end", host_cpu(fleet))),
     ]
     for timer in marks:
+        # daemon: a SIGTERM mid-phase exits now, not once the timers fire (WARMUP_S + seconds)
+        timer.daemon = True
         timer.start()
     result = run_worker(mode, config, seconds + 3, warmup=WARMUP_S)
     for timer in marks:
