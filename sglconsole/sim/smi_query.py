@@ -16,7 +16,7 @@ def _text(value):
     return None if value is None else str(value)
 
 
-# canonical field -> (unit, getter(state) -> str | None)
+# canonical field -> (unit, getter(state) -> str | None); the getters call it `s`: one per row
 GPU_FIELDS: dict = {
     "timestamp": ("", lambda s: format_query_time(s["now"])),
     "driver_version": ("", lambda s: s["driver"]),
@@ -135,7 +135,7 @@ for _event_field in [field for field in GPU_FIELDS if field.startswith("clocks_e
     GPU_ALIASES[f"clocks_throttle_reasons.{_suffix}"] = _event_field
     GPU_ALIASES[f"clock_throttle_reasons.{_suffix}"] = _event_field
 
-# --query-compute-apps: canonical -> (header name, unit, getter(state, proc))
+# --query-compute-apps: canonical -> (header name, unit, getter(state, proc)), as `s`, `p`
 APP_FIELDS: dict = {
     "timestamp": ("timestamp", "", lambda s, p: format_query_time(s["now"])),
     "gpu_name": ("gpu_name", "", lambda s, p: s["name"]),
