@@ -116,7 +116,8 @@ def generate(n: int, fmt: str = "0.5.23", seed: int = 0) -> list[str]:
             out.append(
                 f"[{ts} TP0] Decode batch, #running-req: {running}, #token: {tokens}, "
                 f"token usage: {min(tokens / 900_000, 1):.2f}, "
-                f"accept len: {rnd.uniform(1.5, 3.9):.2f}, accept rate: {rnd.uniform(0.3, 0.95):.2f}, "
+                f"accept len: {rnd.uniform(1.5, 3.9):.2f}, "
+                f"accept rate: {rnd.uniform(0.3, 0.95):.2f}, "
                 f"cuda graph: {rnd.random() < 0.97}, "
                 f"gen throughput (token/s): {rnd.uniform(80, 4000):.2f}, "
                 f"#queue-req: {rnd.choice((0, 0, 0, 1, 5))}{tail}"
@@ -126,8 +127,10 @@ def generate(n: int, fmt: str = "0.5.23", seed: int = 0) -> list[str]:
                 f"[{ts} TP0] Prefill batch, #new-seq: {rnd.randint(1, 8)}, "
                 f"#new-token: {rnd.randint(16, 8192)}, #cached-token: {rnd.randint(0, 60000)}, "
                 f"token usage: {rnd.random():.2f}, #running-req: {running}, "
-                f"#queue-req: {rnd.randint(0, 9)}, #pending-token: {rnd.choice((0, 0, rnd.randint(1, 9000)))}, "
-                f"cuda graph: False, input throughput (token/s): {rnd.uniform(100, 40000):.2f}{tail}"
+                f"#queue-req: {rnd.randint(0, 9)}, "
+                f"#pending-token: {rnd.choice((0, 0, rnd.randint(1, 9000)))}, "
+                "cuda graph: False, "
+                f"input throughput (token/s): {rnd.uniform(100, 40000):.2f}{tail}"
             )
         elif r < 0.95:
             port = rnd.randint(30000, 60000)
@@ -138,9 +141,11 @@ def generate(n: int, fmt: str = "0.5.23", seed: int = 0) -> list[str]:
             out.append(
                 rnd.choice(
                     (
-                        f"[{ts}] Receive: obj=GenerateReqInput(rid='{rnd.getrandbits(64):x}', text='...')",
+                        f"[{ts}] Receive: obj=GenerateReqInput("
+                        f"rid='{rnd.getrandbits(64):x}', text='...')",
                         f"[{ts} TP0] Cache flushed successfully!",
-                        f"[{ts}] Endpoint '/get_model_info' is deprecated and will be removed in a future version.",
+                        f"[{ts}] Endpoint '/get_model_info' is deprecated "
+                        "and will be removed in a future version.",
                     )
                 )
             )
@@ -265,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--sglang-python",
         help="interpreter with sglang installed, for the regex timing (default: this one if it"
-        " imports sglang, else .cache/real-sglang-0.5.23/bin/python or $SGLCONSOLE_REAL_SGLANG_VENV)",
+        " imports sglang, else .cache/real-sglang-0.5.23/bin/python"
+        " or $SGLCONSOLE_REAL_SGLANG_VENV)",
     )
     ap.add_argument(
         "--mixed-lines",
@@ -334,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(
-        f"{len(lines):,} lines ({decode_lines:,} decode, format {args.format}), best of {args.repeat}"
+        f"{len(lines):,} lines ({decode_lines:,} decode, format {args.format}), "
+        f"best of {args.repeat}"
     )
     print(
         f"parse_line:   {result['parse_line_lines_per_s']:>12,.0f} lines/s  ({p_records:,} records)"
@@ -353,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
             f"  search+groupdict ({gd['matches']:,} decode lines matched)"
         )
         print(
-            f"              {result['sglang_regex_search_only_lines_per_s']:>12,.0f} lines/s  search only"
+            f"              {result['sglang_regex_search_only_lines_per_s']:>12,.0f} lines/s"
+            "  search only"
         )
         print(
             f"ratio (parse_line speed / regex speed): {result['parser_vs_sglang_regex']:.2f}x"

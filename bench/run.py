@@ -1,6 +1,7 @@
 """sglconsole's cost and latency at fleet scale, against the naive way, in one run on this machine.
 
-    python bench/run.py [--hosts 16] [--servers 4] [--seconds 60] [--rss-minutes 10] [--out bench/results.json]
+    python bench/run.py [--hosts 16] [--servers 4] [--seconds 60] [--rss-minutes 10]
+                        [--out bench/results.json]
 
 Starts a simulated fleet (hosts x servers, each server under load, logging a decode line about
 once a second), then watches it for --seconds each with (a) sglconsole's monitor, headless,
@@ -123,6 +124,8 @@ def measured(fleet: SimFleet, mode: str, config: Path, seconds: float) -> dict:
         threading.Timer(WARMUP_S + seconds, lambda: holder.setdefault("end", host_cpu(fleet))),
     ]
     for timer in marks:
+        # daemon: a SIGTERM mid-phase exits now, not once the timers fire (WARMUP_S + seconds)
+        timer.daemon = True
         timer.start()
     result = run_worker(mode, config, seconds + 3, warmup=WARMUP_S)
     for timer in marks:
@@ -161,9 +164,11 @@ class MarkerWriter:
         while not self._stop.is_set() and time.monotonic() < self._until:
             for name, path in self.paths.items():
                 marker += 1
+                stamp = time.strftime("%Y-%m-%d %H:%M:%S")
                 line = (
-                    f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] Decode batch, #running-req: 1, #token: {marker}, "
-                    f"token usage: 0.01, cuda graph: True, gen throughput (token/s): 1.00, #queue-req: 0\n"
+                    f"[{stamp}] Decode batch, #running-req: 1, #token: {marker}, "
+                    "token usage: 0.01, cuda graph: True, gen throughput (token/s): 1.00, "
+                    "#queue-req: 0\n"
                 )
                 with open(path, "a") as fh:
                     fh.write(line)
@@ -229,7 +234,8 @@ def hanging_host(config: Path, out: Path) -> tuple[Path, socket.socket]:
 
 
 def cold_start(config: Path) -> tuple[float, float, float, float]:
-    """(status: table printed, status: process exited, the same one host after another, connect timeout)."""
+    """(status: table printed, status: process exited, the same one host after another,
+    connect timeout)."""
     data = yaml.safe_load(config.read_text())
     timeout = float(next(iter(data["hosts"].values())).get("connect_timeout", 10))
     started = time.monotonic()
@@ -281,8 +287,8 @@ def cold_start(config: Path) -> tuple[float, float, float, float]:
 
 
 def parser_ratio(line_format: str = "0.5.23") -> dict:
-    """0.5.23's own lines (which SGLang's regex, wanting a comma 0.5.23 no longer writes, fails on) and
-    the legacy lines it matches in full: the harder comparison."""
+    """0.5.23's own lines (which SGLang's regex, wanting a comma 0.5.23 no longer writes, fails
+    on) and the legacy lines it matches in full: the harder comparison."""
     out = subprocess.run(
         [
             sys.executable,
@@ -300,7 +306,8 @@ def parser_ratio(line_format: str = "0.5.23") -> dict:
 
 
 class LogTimes:
-    """Watches a log from outside the host: when the new server started writing, and when it was ready."""
+    """Watches a log from outside the host: when the new server started writing, and when it
+    was ready."""
 
     def __init__(self, log: Path):
         self.log, self.offset = log, log.stat().st_size
@@ -324,7 +331,8 @@ class LogTimes:
 
 
 def server_seconds(startup: float, stages: dict) -> float:
-    """The server's own time in a restore: startup, shutdown, /health_generate's 1 s poll, the probe's generations."""
+    """The server's own time in a restore: startup, shutdown, /health_generate's 1 s poll, the
+    probe's generations."""
     return startup + sum(
         stages.get(name, 0.0) for name in ("stop", "generate", "answer", "throughput")
     )
@@ -393,8 +401,9 @@ def restore_via_cli(config_path: Path, log: Path, state: Path) -> dict:
 
 
 def restore_overhead(workdir: Path) -> dict:
-    """Wall time of `restore` minus the server's own time (its startup from exec to the ready line,
-    watched from outside the host; its shutdown; /health_generate's poll; the probe's generations)."""
+    """Wall time of `restore` minus the server's own time (its startup from exec to the ready
+    line, watched from outside the host; its shutdown; /health_generate's poll; the probe's
+    generations)."""
     hosts = [h for h in demo_hosts(startup_s=3.0) if h.name == "ct129"]
     fleet = SimFleet(
         workdir / "restore", hosts, demo_profiles(), ssh="sshd" if os.geteuid() == 0 else "asyncssh"
@@ -587,9 +596,8 @@ def print_table(results: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(
-        title=f"sglconsole vs naive polling: {results['hosts']} hosts x {results['servers_per_host']} servers"
-    )
+    fleet_size = f"{results['hosts']} hosts x {results['servers_per_host']} servers"
+    table = Table(title=f"sglconsole vs naive polling: {fleet_size}")
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_column("target")

@@ -93,7 +93,8 @@ async def tui_screen(config, seconds: float, arrivals: dict, host: str) -> None:
 
 
 async def naive(config, seconds: float) -> None:
-    """What scripts and gpustat-web-style tools do: every second, for every host, a new ssh exec per query."""
+    """What scripts and gpustat-web-style tools do: every second, for every host, a new ssh exec
+    per query."""
     from sglconsole.core.nvidia_smi import GPU_QUERY_FIELDS, gpu_query_args
 
     async def ssh(host, *argv: str) -> None:

@@ -30,7 +30,10 @@ def _parser() -> argparse.ArgumentParser:
         "--dry-run",
         dest="global_dry_run",
         action="store_true",
-        help="for actions: print the remote commands that would change a host instead of running them",
+        help=(
+            "for actions: print the remote commands that would change a host "
+            "instead of running them"
+        ),
     )
     parser.add_argument(
         "--theme",
@@ -54,7 +57,10 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
         "--config",
         metavar="FILE",
         default=argparse.SUPPRESS,
-        help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)",
+        help=(
+            "hosts.yaml to use "
+            "(default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)"
+        ),
     )
 
 

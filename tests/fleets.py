@@ -1,4 +1,5 @@
-"""Fixtures: simulated fleets behind real SSH (OpenSSH sshd when root, else asyncssh), in namespaces."""
+"""Fixtures: simulated fleets behind real SSH (OpenSSH sshd when root, else asyncssh), in
+namespaces."""
 
 from __future__ import annotations
 

@@ -35,7 +35,10 @@ def test_parse_log_jsonl_has_field_names_and_line_numbers():
 
 
 def test_parse_log_reads_stdin():
-    line = "[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 3, #token: 10, token usage: 0.01, cuda graph: True, gen throughput (token/s): 55.50, #queue-req: 0"
+    line = (
+        "[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 3, #token: 10, token usage: 0.01, "
+        "cuda graph: True, gen throughput (token/s): 55.50, #queue-req: 0"
+    )
     result = cli("parse-log", "-", "--jsonl", stdin="noise\n" + line + "\n")
     (record,) = [json.loads(x) for x in result.stdout.splitlines()]
     assert record["lineno"] == 2 and record["gen_throughput"] == 55.5 and record["tp_rank"] == 0

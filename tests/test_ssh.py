@@ -59,7 +59,10 @@ async def test_nothing_hostile_runs(sshd, tmp_path):
 
 async def test_exec_prefix_wraps_every_command(sshd):
     conn = SshHost("a", host(sshd, exec_prefix=["env", "SGLCONSOLE_INSIDE=ct129"]))
-    script = "import json, os, sys; print(json.dumps([os.environ.get('SGLCONSOLE_INSIDE'), sys.argv[1:]]))"
+    script = (
+        "import json, os, sys; "
+        "print(json.dumps([os.environ.get('SGLCONSOLE_INSIDE'), sys.argv[1:]]))"
+    )
     result = await conn.run(["python3", "-c", script, *HOSTILE], check=True)
     assert json.loads(result.stdout) == ["ct129", HOSTILE]
     await conn.close()

@@ -86,7 +86,8 @@ async def run(out: Path, record: Path | None) -> list[Path]:
                 async with app.run_test(size=dims) as pilot:
                     if not await until(lambda a=app: story_ready(a.session.fleet), SETTLE_S):
                         print(
-                            "note: the demo story did not fully appear in time; screenshots show what there is"
+                            "note: the demo story did not fully appear in time; "
+                            "screenshots show what there is"
                         )
                     saved += await tour(app, pilot, out, size)
             return saved

@@ -20,7 +20,8 @@ def _round(value: float | None, digits: int = 1) -> float | None:
 
 
 def baseline_value(result: SweepResult, previous: Baseline | None = None) -> dict:
-    """The mapping to store: the lowest level also fills the single-number fields probe and restore use."""
+    """The mapping to store: the lowest level also fills the single-number fields probe and
+    restore use."""
     levels = sorted(
         (lv for lv in result.levels if lv.completed and lv.output_tok_s > 0),
         key=lambda lv: lv.concurrency,
@@ -59,7 +60,8 @@ def _level(level) -> dict:
 
 
 def save(path: Path, profile: str, result: SweepResult, previous: Baseline | None = None) -> dict:
-    """Write the baseline into hosts.yaml (atomically, only if the file stays valid); returns what was written."""
+    """Write the baseline into hosts.yaml (atomically, only if the file stays valid); returns
+    what was written."""
     value = baseline_value(result, previous)
     yaml_edit.update_file(
         Path(path),

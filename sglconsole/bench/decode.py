@@ -32,7 +32,8 @@ class DecodeWindow:
     accept_len: float | None
     lines: int
     running: int | None
-    """#running-req of the full batch: what the server really ran (more than asked when others were busy)."""
+    """#running-req of the full batch: what the server really ran (more than asked when others
+    were busy)."""
 
 
 def summarise(lines: list[str]) -> DecodeWindow:
@@ -58,7 +59,7 @@ async def position(ssh: SshHost, python: str, log: str | None) -> tuple[int | No
 
 
 async def read_between(ssh: SshHost, python: str, log: str, start: tuple, end: tuple) -> list[str]:
-    """The complete lines written between two positions of the same file (none if it was rotated)."""
+    """The complete lines written between two positions of the same file (none if rotated)."""
     if None in (*start, *end) or start[0] != end[0] or end[1] <= start[1]:
         return []
     size = min(end[1] - start[1], MAX_READ)

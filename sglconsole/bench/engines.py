@@ -1,4 +1,5 @@
-"""The two ways to load a server for one level: the host's bench_serving, or the console's generator."""
+"""The two ways to load a server for one level: the host's bench_serving, or the console's
+generator."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ class ConsoleEngine:
         return stats.summarise(concurrency, self.name, records, started, ended)
 
     async def warm_up(self, concurrency: int) -> None:
-        """Short requests first, left out of the numbers: connections open, caches and graphs warm."""
+        """Short requests first, left out of the numbers: connections open, caches and graphs
+        warm."""
         bodies = prompts.warmup_bodies(self.settings, min(self.settings.warmup, concurrency))
         if not bodies:
             return

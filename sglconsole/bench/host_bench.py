@@ -53,7 +53,7 @@ def argv(
     output_file: str,
     tokenizer: str | None = None,
 ) -> list[str]:
-    # without --tokenizer it loads one named after /v1/models' id, which a --served-model-name breaks
+    # without --tokenizer it loads one named after /v1/models' id: a --served-model-name breaks it
     return [
         python,
         "-m",
@@ -86,7 +86,8 @@ def argv(
 
 
 def parse_output(text: str) -> dict | None:
-    """The last JSON line that is a bench_serving result (the file is appended to, one run per line)."""
+    """The last JSON line that is a bench_serving result (the file is appended to, one run per
+    line)."""
     for line in reversed(text.splitlines()):
         try:
             data = json.loads(line)

@@ -23,9 +23,11 @@ DONE = b"[DONE]"
 
 
 def client(slots: int) -> httpx.AsyncClient:
-    """One client for the whole sweep: connections are kept and reused between requests and levels."""
+    """One client for the whole sweep: connections are kept and reused between requests and
+    levels."""
     limits = httpx.Limits(max_connections=slots + 4, max_keepalive_connections=slots + 4)
-    # a long read timeout: under load a prefill can queue for minutes; a pool wait never happens (closed loop)
+    # a long read timeout: under load a prefill can queue for minutes; a pool wait never happens
+    # (closed loop)
     timeout = httpx.Timeout(connect=15, read=900, write=60, pool=None)
     return httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False)
 
@@ -101,7 +103,8 @@ async def run_level(
     concurrency: int,
     on_done: Callable[[RequestRecord], None] = lambda r: None,
 ) -> tuple[list[RequestRecord], float, float]:
-    """Keep `concurrency` requests in flight until every body was sent; (records, started, ended)."""
+    """Keep `concurrency` requests in flight until every body was sent; (records, started,
+    ended)."""
     pending = iter(enumerate(bodies))
     records: list[RequestRecord | None] = [None] * len(bodies)
 

@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, field
 DEFAULT_LEVELS = (1, 8, 32, 128)
 ENGINES = ("auto", "host", "console")
 HOST_MODULES = ("sglang.benchmark.serving", "sglang.bench_serving")
-"""Where SGLang keeps bench_serving: the new path (0.5.23 on) first, the old one (still a shim there) after."""
+"""Where SGLang keeps bench_serving: the new path (0.5.23 on) first, the old one (still a shim
+there) after."""
 CONSOLE_ENGINE = "sglconsole"
 
 
@@ -51,7 +52,8 @@ class RequestRecord:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     itl_s: list[float] = field(default_factory=list)
-    """Inter-token latency, one entry per token after the first (a chunk's gap shared by its tokens)."""
+    """Inter-token latency, one entry per token after the first (a chunk's gap shared by its
+    tokens)."""
     accept_len: float | None = None
     verify_ct: int | None = None
     error: str = ""
@@ -76,7 +78,8 @@ class LevelResult:
     failed: int
     duration_s: float
     output_tok_s: float
-    """Aggregate: output tokens of the measured requests / wall time from first send to last answer."""
+    """Aggregate: output tokens of the measured requests / wall time from first send to last
+    answer."""
     per_request_tok_s: float | None
     ttft_p50_ms: float | None
     ttft_p99_ms: float | None

@@ -12,7 +12,8 @@ MAX_ERRORS = 5
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear interpolation between closest ranks (numpy's default), so numbers match bench_serving's."""
+    """Linear interpolation between closest ranks (numpy's default), so numbers match
+    bench_serving's."""
     if not values:
         return None
     ordered = sorted(values)
@@ -26,7 +27,8 @@ def _ms(value: float | None) -> float | None:
 
 
 def accept_length(records: Sequence[RequestRecord]) -> float | None:
-    """Tokens per verification over all requests (SGLang's definition), else the mean per request."""
+    """Tokens per verification over all requests (SGLang's definition), else the mean per
+    request."""
     verified = [r for r in records if r.verify_ct]
     if verified:
         return sum(r.completion_tokens for r in verified) / sum(r.verify_ct for r in verified)

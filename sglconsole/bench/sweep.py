@@ -37,7 +37,8 @@ async def run_sweep(
     profile: str | None = None,
     progress: ProgressCallback = no_progress,
 ) -> SweepResult:
-    """Sweep HOST:PORT at each concurrency in `levels`; stages go to ctx.progress, request counts to `progress`."""
+    """Sweep HOST:PORT at each concurrency in `levels`; stages go to ctx.progress, request
+    counts to `progress`."""
     settings = replace(settings or SweepSettings(), **({"levels": tuple(levels)} if levels else {}))
     check_levels(settings.levels)
     server = ctx.config.server(host, port)
@@ -54,7 +55,8 @@ async def run_sweep(
     )
     async with ctx.stage("inspect", f"what runs on {host}:{port}") as stage:
         facts = await provenance.inspect_server(ctx, host, port)
-        stage.detail = f"pid {facts.pid}, SGLang {facts.version or '?'}, {len(facts.gpus)}x {facts.gpu_model or 'GPU'}"
+        gpus = f"{len(facts.gpus)}x {facts.gpu_model or 'GPU'}"
+        stage.detail = f"pid {facts.pid}, SGLang {facts.version or '?'}, {gpus}"
     async with ctx.stage(
         "forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}"
     ) as stage:
@@ -193,10 +195,9 @@ def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
     at = f"concurrency {row.concurrency}"
     out = []
     if row.failed:
+        errors = "; ".join(row.errors[:2])
         out.append(
-            f"{at}: {row.failed} of {row.num_prompts} requests failed: {'; '.join(row.errors[:2])}".rstrip(
-                ": "
-            )
+            f"{at}: {row.failed} of {row.num_prompts} requests failed: {errors}".rstrip(": ")
         )
     if row.other_requests:
         out.append(
@@ -207,12 +208,14 @@ def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
         row.server_tok_s and abs(row.output_tok_s - row.server_tok_s) > AGREEMENT * row.server_tok_s
     ):
         out.append(
-            f"{at}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say {row.server_tok_s:.1f} "
-            f"({abs(row.output_tok_s / row.server_tok_s - 1):.0%} apart): time to first token weighs on short runs "
+            f"{at}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say "
+            f"{row.server_tok_s:.1f} ({abs(row.output_tok_s / row.server_tok_s - 1):.0%} apart): "
+            "time to first token weighs on short runs "
             "(raise --output-len or --num-prompts); if it stays, the client could not keep up"
         )
     if max_running and row.concurrency > max_running:
         out.append(
-            f"{at} is above the server's max_running_requests {max_running}: the rest wait in its queue"
+            f"{at} is above the server's max_running_requests {max_running}: "
+            "the rest wait in its queue"
         )
     return out

@@ -129,9 +129,9 @@ class Report:
         if not diffs and self.version_ok is not False:
             return "matches the profile"
         parts = [
-            f"{r.flag}: {_short(r.shown(r.running if r.state != State.ONLY_PROFILE else r.resolved))} "
-            f"(profile {_short(r.shown(r.profile))})"
-            for r in diffs[:3]
+            f"{row.flag}: {_short(row.shown(_compared_value(row)))} "
+            f"(profile {_short(row.shown(row.profile))})"
+            for row in diffs[:3]
         ]
         more = f" and {len(diffs) - 3} more" if len(diffs) > 3 else ""
         if self.version_ok is False:
@@ -155,6 +155,11 @@ class Report:
             return None
         shown = ", ".join(f"{k}={mask_value(k, v, env=True)}" for k, v in self.ambient.items())
         return f"ambient environment (from the image or shell, not compared): {shown}"
+
+
+def _compared_value(row: Row) -> object:
+    """The value shown against the profile: the running one, or what SGLang resolved when unset."""
+    return row.running if row.state != State.ONLY_PROFILE else row.resolved
 
 
 def _short(value: object) -> str:

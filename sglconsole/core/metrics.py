@@ -60,7 +60,8 @@ class ServerMetrics:
 
 
 def parse_metrics(text: str) -> ServerMetrics | None:
-    """The page's SGLang samples, or None when the text is not an exposition page with any of them."""
+    """The page's SGLang samples, or None when the text is not an exposition page with any of
+    them."""
     samples: dict[str, list[float]] = {}
     try:
         for family in text_string_to_metric_families(text):

@@ -58,7 +58,7 @@ class LogRecord:
         return out
 
 
-FIELD_NAMES = tuple(f.name for f in fields(LogRecord))
+FIELD_NAMES = tuple(record_field.name for record_field in fields(LogRecord))
 FIELD_SLOT = {name: index for index, name in enumerate(FIELD_NAMES)}
 NO_VALUES = [None] * len(FIELD_NAMES)  # copy it, then fill in what the line has
 

@@ -11,12 +11,16 @@ import re
 from rich.text import Text
 
 _CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI sequences (colours, cursor moves)
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC sequences (titles, hyperlinks)
+    r"|\x1b[@-Z\\-_]"  # other two-character escapes
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 and C1 control characters but tab and newline
 )
 
 
 def clean(value: object) -> str:
-    """Text from a host, safe to put on the terminal: escape sequences and control characters removed."""
+    """Text from a host, safe to put on the terminal: escape sequences and control characters
+    removed."""
     return _CONTROL.sub("", str(value))
 
 

@@ -34,7 +34,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def _spread(prefix: str, values_s: list[float]) -> dict[str, float]:
-    ms = [v * 1000 for v in values_s] or [0.0]
+    ms = [seconds * 1000 for seconds in values_s] or [0.0]
     return {
         f"mean_{prefix}_ms": statistics.fmean(ms),
         f"median_{prefix}_ms": percentile(ms, 50),
@@ -49,15 +49,18 @@ def _peak_output_rate(done: list[Outcome]) -> tuple[float, int]:
     """Most tokens finished in any one-second bucket, and most requests in flight at once."""
     if not done:
         return 0.0, 0
-    origin = min(o.started for o in done)
+    origin = min(outcome.started for outcome in done)
     buckets: dict[int, int] = {}
-    for o in done:
-        at = o.started + o.ttft - origin
+    for outcome in done:
+        at = outcome.started + outcome.ttft - origin
         buckets[int(at)] = buckets.get(int(at), 0) + 1
-        for gap in o.itl:
+        for gap in outcome.itl:
             at += gap
             buckets[int(at)] = buckets.get(int(at), 0) + 1
-    edges = sorted([(o.started, 1) for o in done] + [(o.started + o.latency, -1) for o in done])
+    edges = sorted(
+        [(outcome.started, 1) for outcome in done]
+        + [(outcome.started + outcome.latency, -1) for outcome in done]
+    )
     live = peak = 0
     for _, step in edges:
         live += step
@@ -66,10 +69,14 @@ def _peak_output_rate(done: list[Outcome]) -> tuple[float, int]:
 
 
 def metrics(outcomes: list[Outcome], duration: float) -> dict[str, float | int]:
-    done = [o for o in outcomes if o.ok]
-    total_in = sum(o.prompt_len for o in done)
-    total_out = sum(o.output_len for o in done)
-    tpots = [(o.latency - o.ttft) / (o.output_len - 1) for o in done if o.output_len > 1]
+    done = [outcome for outcome in outcomes if outcome.ok]
+    total_in = sum(outcome.prompt_len for outcome in done)
+    total_out = sum(outcome.output_len for outcome in done)
+    tpots = [
+        (outcome.latency - outcome.ttft) / (outcome.output_len - 1)
+        for outcome in done
+        if outcome.output_len > 1
+    ]
     peak_tokens, peak_requests = _peak_output_rate(done)
     duration = max(duration, 1e-9)
     return {
@@ -83,11 +90,11 @@ def metrics(outcomes: list[Outcome], duration: float) -> dict[str, float | int]:
         "input_throughput": total_in / duration,
         "output_throughput": total_out / duration,
         "total_throughput": (total_in + total_out) / duration,
-        **_spread("e2e_latency", [o.latency for o in done]),
-        **_spread("ttft", [o.ttft for o in done]),
+        **_spread("e2e_latency", [outcome.latency for outcome in done]),
+        **_spread("ttft", [outcome.ttft for outcome in done]),
         **_spread("tpot", tpots),
-        **_spread("itl", [gap for o in done for gap in o.itl]),
-        "concurrency": sum(o.latency for o in done) / duration,
+        **_spread("itl", [gap for outcome in done for gap in outcome.itl]),
+        "concurrency": sum(outcome.latency for outcome in done) / duration,
         "max_output_tokens_per_s": peak_tokens,
         "max_concurrent_requests": peak_requests,
     }

@@ -36,28 +36,28 @@ VOCAB = 32000  # token ids drawn for random-ids prompts
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description="Benchmark the online serving throughput.")
-    p.add_argument(
+    cli = argparse.ArgumentParser(description="Benchmark the online serving throughput.")
+    cli.add_argument(
         "--backend", default="sglang", choices=["sglang", "sglang-native", "sglang-oai", "vllm"]
     )
-    p.add_argument("--base-url", default=None)
-    p.add_argument("--host", default="0.0.0.0")
-    p.add_argument("--port", type=int)
-    p.add_argument("--dataset-name", default="sharegpt", choices=DATASETS)
-    p.add_argument("--model")
-    p.add_argument("--tokenizer")
-    p.add_argument("--num-prompts", type=int, default=1000)
-    p.add_argument("--sharegpt-output-len", type=int, default=None)
-    p.add_argument("--random-input-len", type=int, default=1024)
-    p.add_argument("--random-output-len", type=int, default=1024)
-    p.add_argument("--random-range-ratio", type=float, default=0.0)
-    p.add_argument("--request-rate", type=float, default=float("inf"))
-    p.add_argument("--max-concurrency", type=int, default=None)
-    p.add_argument("--output-file")
-    p.add_argument("--disable-tqdm", action="store_true")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--warmup-requests", type=int, default=1)
-    return p
+    cli.add_argument("--base-url", default=None)
+    cli.add_argument("--host", default="0.0.0.0")
+    cli.add_argument("--port", type=int)
+    cli.add_argument("--dataset-name", default="sharegpt", choices=DATASETS)
+    cli.add_argument("--model")
+    cli.add_argument("--tokenizer")
+    cli.add_argument("--num-prompts", type=int, default=1000)
+    cli.add_argument("--sharegpt-output-len", type=int, default=None)
+    cli.add_argument("--random-input-len", type=int, default=1024)
+    cli.add_argument("--random-output-len", type=int, default=1024)
+    cli.add_argument("--random-range-ratio", type=float, default=0.0)
+    cli.add_argument("--request-rate", type=float, default=float("inf"))
+    cli.add_argument("--max-concurrency", type=int, default=None)
+    cli.add_argument("--output-file")
+    cli.add_argument("--disable-tqdm", action="store_true")
+    cli.add_argument("--seed", type=int, default=1)
+    cli.add_argument("--warmup-requests", type=int, default=1)
+    return cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +134,7 @@ async def _run(args: argparse.Namespace) -> int:
             warm = await asyncio.gather(
                 *(_one(http, f"{base}/generate", prompt, 32) for _ in range(args.warmup_requests))
             )
-            if not any(o.ok for o in warm):
+            if not any(outcome.ok for outcome in warm):
                 print(f"Warmup failed: {warm[0].error}", file=sys.stderr)
                 return 1
             print(
@@ -148,7 +148,7 @@ async def _run(args: argparse.Namespace) -> int:
                 return await _one(http, f"{base}/generate", prompt, output_len)
 
         started = time.perf_counter()
-        outcomes = await asyncio.gather(*(limited(p, n) for p, n in requests))
+        outcomes = await asyncio.gather(*(limited(tokens, n) for tokens, n in requests))
         duration = time.perf_counter() - started
         server_info = await _server_info(http, base)
     accept = _accept_length(server_info)
@@ -231,7 +231,7 @@ def _print(args, result: dict, outcomes: list[Outcome]) -> None:
         print("{s:{c}^{n}}".format(s=title, n=50, c="-"))
         for stat, name in (("mean", "Mean"), ("median", "Median"), ("p99", "P99")):
             print(num(f"{name} {label} (ms):", result[f"{stat}_{key}_ms"]))
-    gaps = [gap for o in outcomes if o.ok for gap in o.itl]
+    gaps = [gap for outcome in outcomes if outcome.ok for gap in outcome.itl]
     print(num("Max ITL (ms):", max(gaps, default=0.0) * 1000))
     print("=" * 50)
 

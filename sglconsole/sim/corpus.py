@@ -131,7 +131,7 @@ def answer_stream(prompt: str, rng: random.Random) -> WordStream:
         blocks = (code_block(rng) for _ in itertools.count())
         return WordStream((tok for block in blocks for tok in tokenize(block)), ends=False)
     sentences = (sentence(rng) for _ in itertools.count())
-    return WordStream((tok for s in sentences for tok in tokenize(" " + s)), ends=False)
+    return WordStream((tok for line in sentences for tok in tokenize(" " + line)), ends=False)
 
 
 def degenerate_stream(prompt: str) -> WordStream:

@@ -150,7 +150,7 @@ class Engine:
             self.running.append(request)
             admitted.append(request)
         if admitted:
-            new_tokens = sum(r.prompt_tokens for r in admitted)
+            new_tokens = sum(request.prompt_tokens for request in admitted)
             self.stats.prompt_tokens_total += new_tokens
             self.log(
                 logfmt.prefill_line(
@@ -187,7 +187,7 @@ class Engine:
         for request in list(self.running):
             self._generate(request, steps, accept, now)
         self._maybe_log(batch, accept, now)
-        self.running = [r for r in self.running if r.finished_at is None]
+        self.running = [request for request in self.running if request.finished_at is None]
         self._publish_stats()
 
     def _generate(self, request: SimRequest, steps: int, accept: float, now: float) -> None:
@@ -262,7 +262,7 @@ class Engine:
         return max(0.0, min(1.0, (accept_len - 1) / (self.perf.draft_tokens - 1)))
 
     def _kv_tokens(self) -> int:
-        return sum(r.prompt_tokens + r.generated for r in self.running)
+        return sum(request.prompt_tokens + request.generated for request in self.running)
 
     def _usage(self) -> float:
         return min(1.0, self._kv_tokens() / max(1, self.max_total_tokens))

@@ -19,7 +19,8 @@ FLAGS_DIR = Path(__file__).with_name("flags")
 
 def available_versions() -> list[str]:
     return sorted(
-        (p.stem.removeprefix("sglang-") for p in FLAGS_DIR.glob("sglang-*.json")), key=_version_key
+        (path.stem.removeprefix("sglang-") for path in FLAGS_DIR.glob("sglang-*.json")),
+        key=_version_key,
     )
 
 
@@ -92,7 +93,7 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
     kwargs: dict = {"dest": action["dest"], "help": action.get("help") or None}
     default = _default(action.get("default"))
     if kind == "boolean_optional":
-        positive = [o for o in options if not o.startswith("--no-")]
+        positive = [option for option in options if not option.startswith("--no-")]
         parser.add_argument(
             *positive, action=argparse.BooleanOptionalAction, default=default, **kwargs
         )
@@ -162,7 +163,7 @@ def version_tuple(version: str) -> tuple:
 
 def defaults(version: str) -> dict[str, object]:
     return {
-        a["dest"]: _default(a.get("default"))
-        for a in load_table(version)["actions"]
-        if a["option_strings"]
+        action["dest"]: _default(action.get("default"))
+        for action in load_table(version)["actions"]
+        if action["option_strings"]
     }

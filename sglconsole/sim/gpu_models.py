@@ -21,8 +21,8 @@ __all__ = ["MODELS", "get_model", "gpu_uuid", "gpu_serial", "gpu_bus_id", "noise
 class GpuModel:
     """Plain attribute bag (no dataclasses: keeps the simulated CLI's startup cheap)."""
 
-    def __init__(self, **kw) -> None:
-        self.__dict__.update(kw)
+    def __init__(self, **attributes) -> None:
+        self.__dict__.update(attributes)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"GpuModel({self.key})"
@@ -171,13 +171,13 @@ def get_model(name: str | None) -> GpuModel:
 
 
 def _h32(*parts: object) -> int:
-    return zlib.crc32(":".join(str(p) for p in parts).encode()) & 0xFFFFFFFF
+    return zlib.crc32(":".join(str(part) for part in parts).encode()) & 0xFFFFFFFF
 
 
 def gpu_uuid(seed: str, index: int) -> str:
     """Deterministic ``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`` for (seed, index)."""
-    h = "".join(f"{_h32('uuid', seed, index, k):08x}" for k in range(4))
-    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+    digits = "".join(f"{_h32('uuid', seed, index, chunk):08x}" for chunk in range(4))
+    return f"GPU-{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:32]}"
 
 
 def gpu_serial(seed: str, index: int) -> str:

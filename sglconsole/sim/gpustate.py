@@ -59,11 +59,11 @@ def gpu_dir(root: str | os.PathLike) -> str:
 
 
 def _atomic_write_json(path: str, data: dict) -> None:
-    d = os.path.dirname(path)
-    os.makedirs(d, exist_ok=True)
-    tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, sort_keys=True)
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, sort_keys=True)
     os.replace(tmp, path)
 
 
@@ -72,8 +72,8 @@ def load_host(root: str | os.PathLike) -> dict:
     root = os.fspath(root)
     host = dict(HOST_DEFAULTS)
     try:
-        with open(host_path(root), encoding="utf-8") as f:
-            data = json.load(f)
+        with open(host_path(root), encoding="utf-8") as fh:
+            data = json.load(fh)
         if isinstance(data, dict):
             host.update(data)
     except (OSError, ValueError):
@@ -96,8 +96,8 @@ def write_host(root: str | os.PathLike, **settings) -> dict:
     path = host_path(root)
     data: dict = {}
     try:
-        with open(path, encoding="utf-8") as f:
-            old = json.load(f)
+        with open(path, encoding="utf-8") as fh:
+            old = json.load(fh)
         if isinstance(old, dict):
             data.update(old)
     except (OSError, ValueError):
@@ -121,7 +121,7 @@ def register_gpu_use(
     """Declare (or update) that process ``pid`` holds ``mem_mib`` MiB on each of ``gpus``."""
     data = {
         "pid": int(pid),
-        "gpus": [int(g) for g in gpus],
+        "gpus": [int(gpu) for gpu in gpus],
         "mem_mib": max(0, int(mem_mib)),
         "util": max(0, min(100, int(util))),
         "name": str(name),
@@ -139,8 +139,8 @@ def unregister_gpu_use(root: str | os.PathLike, pid: int) -> None:
 def pid_alive(pid: int) -> bool:
     """True if ``pid`` exists and is not a zombie (reads /proc/<pid>/stat)."""
     try:
-        with open(f"/proc/{int(pid)}/stat", "rb") as f:
-            stat = f.read()
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            stat = fh.read()
     except (OSError, ValueError):
         return False
     # "pid (comm) S ..." — comm may contain spaces/parens: the state follows the last ')'
@@ -152,24 +152,24 @@ def pid_alive(pid: int) -> bool:
 
 def read_gpu_uses(root: str | os.PathLike) -> list[dict]:
     """The registered GPU uses of live processes, sorted by pid."""
-    d = gpu_dir(root)
+    directory = gpu_dir(root)
     try:
-        names = os.listdir(d)
+        names = os.listdir(directory)
     except OSError:
         return []
     uses = []
-    for fn in names:
-        if not fn.endswith(".json") or fn.startswith("."):
+    for filename in names:
+        if not filename.endswith(".json") or filename.startswith("."):
             continue
-        path = os.path.join(d, fn)
+        path = os.path.join(directory, filename)
         try:
-            with open(path, encoding="utf-8") as f:
-                u = json.load(f)
-            pid = int(u["pid"])
-            gpus = [int(g) for g in u.get("gpus", [])]
-            mem = max(0, int(u.get("mem_mib", 0)))
-            util = max(0, min(100, int(u.get("util", 0))))
-            name = str(u.get("name") or "python3")
+            with open(path, encoding="utf-8") as fh:
+                use = json.load(fh)
+            pid = int(use["pid"])
+            gpus = [int(gpu) for gpu in use.get("gpus", [])]
+            mem = max(0, int(use.get("mem_mib", 0)))
+            util = max(0, min(100, int(use.get("util", 0))))
+            name = str(use.get("name") or "python3")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         if not pid_alive(pid):
@@ -179,5 +179,5 @@ def read_gpu_uses(root: str | os.PathLike) -> list[dict]:
                 pass
             continue
         uses.append({"pid": pid, "gpus": gpus, "mem_mib": mem, "util": util, "name": name})
-    uses.sort(key=lambda u: u["pid"])
+    uses.sort(key=lambda use: use["pid"])
     return uses

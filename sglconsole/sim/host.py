@@ -34,7 +34,10 @@ MODELS = {
 }
 
 SHIM_FILES = {
-    "__init__.py": '"""Simulated SGLang (sglconsole\'s simulator)."""\n\nfrom sglang._sim import VERSION as __version__\n',
+    "__init__.py": (
+        '"""Simulated SGLang (sglconsole\'s simulator)."""\n\n'
+        "from sglang._sim import VERSION as __version__\n"
+    ),
     "launch_server.py": (
         '"""python -m sglang.launch_server, simulated."""\n\n'
         'if __name__ == "__main__":\n'
@@ -128,7 +131,8 @@ def _make_venv(env: Path) -> None:
     (env / "bin").mkdir(parents=True, exist_ok=True)
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     (env / "pyvenv.cfg").write_text(
-        f"home = {base.parent}\ninclude-system-site-packages = false\nversion = {sys.version.split()[0]}\n"
+        f"home = {base.parent}\ninclude-system-site-packages = false\n"
+        f"version = {sys.version.split()[0]}\n"
     )
     for name in ("python3", "python", f"python{version}"):
         link = env / "bin" / name
@@ -148,8 +152,8 @@ def _site_packages(env: Path) -> Path:
 
 def _our_site_packages() -> list[str]:
     found = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    found += [p for p in sys.path if p.endswith("site-packages")]
-    return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
+    found += [path for path in sys.path if path.endswith("site-packages")]
+    return [path for path in dict.fromkeys(found) if os.path.isdir(path)]
 
 
 def _install_shim(root: Path, version: str) -> None:
@@ -187,9 +191,13 @@ def _write_bin(root: Path) -> None:
         script.chmod(0o755)
 
 
+_SERVE_USAGE = "usage: sglang serve [-h] --model-path MODEL_PATH ...  (only serve is simulated)"
+
+
 def _write_serve_cli(root: Path, version: str) -> None:
-    """SGLang versions with sglang/cli/serve.py install a `sglang` console script; `sglang serve ...` runs the server, so /proc
-    shows `<env>/bin/python3 <env>/bin/sglang serve --model-path ...` (what the monitor must find)."""
+    """SGLang versions with sglang/cli/serve.py install a `sglang` console script; `sglang
+    serve ...` runs the server, so /proc shows `<env>/bin/python3 <env>/bin/sglang serve
+    --model-path ...` (what the monitor must find)."""
     from sglconsole.sim.versiontable import load
 
     if not load(version)["serve_cli"]:
@@ -201,7 +209,7 @@ def _write_serve_cli(root: Path, version: str) -> None:
         "import sys\n\n"
         "from sglang._sim import ROOT, VERSION\n\n"
         'if len(sys.argv) < 2 or sys.argv[1] != "serve":\n'
-        '    print("usage: sglang serve [-h] --model-path MODEL_PATH ...  (only serve is simulated)", file=sys.stderr)\n'
+        f"    print({_SERVE_USAGE!r}, file=sys.stderr)\n"
         "    raise SystemExit(2)\n"
         "from sglconsole.sim.server import main\n\n"
         'raise SystemExit(main(sys.argv[2:], version=VERSION, root=ROOT, entry="serve"))\n'

@@ -26,7 +26,8 @@ from sglconsole.sim.host import path_env
 
 
 def boot_servers(root: Path) -> None:
-    """Start what an operator left running, detached like `setsid nohup ... > log &` (reparented to init)."""
+    """Start what an operator left running, detached like `setsid nohup ... > log &`
+    (reparented to init)."""
     try:
         boot = json.loads((root / "sim" / "boot.json").read_text())
     except (OSError, ValueError):

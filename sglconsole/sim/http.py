@@ -104,7 +104,7 @@ class HttpServer:
     async def _dispatch(self, request: Request) -> Response:
         handler = self.routes.get((request.method, request.path))
         if handler is None:
-            allowed = [m for (m, p) in self.routes if p == request.path]
+            allowed = [method for (method, path) in self.routes if path == request.path]
             if allowed:
                 return json_response({"detail": "Method Not Allowed"}, 405)
             return json_response({"detail": "Not Found"}, 404)

@@ -112,16 +112,16 @@ def parse_args(argv: list[str]) -> dict:
     opts: dict = {}
     i = 0
     while i < len(argv):
-        a = argv[i]
+        arg = argv[i]
         i += 1
-        if a.startswith("--"):
-            key, eq, val = a.partition("=")
-            if key in _LONG_FLAGS and not eq:
+        if arg.startswith("--"):
+            key, separator, val = arg.partition("=")
+            if key in _LONG_FLAGS and not separator:
                 opts[_LONG_FLAGS[key]] = True
                 continue
             if key in _LONG_WITH_VALUE:
                 name = _LONG_WITH_VALUE[key]
-                if not eq:
+                if not separator:
                     if key == "--loop" and (i >= len(argv) or not argv[i].isdigit()):
                         opts[name] = "5"
                         continue
@@ -131,30 +131,30 @@ def parse_args(argv: list[str]) -> dict:
                     i += 1
                 opts[name] = val
                 continue
-            raise _unrecognized(a)
-        if a in _SHORT_FLAGS:
-            opts[_SHORT_FLAGS[a]] = True
+            raise _unrecognized(arg)
+        if arg in _SHORT_FLAGS:
+            opts[_SHORT_FLAGS[arg]] = True
             continue
-        if a == "-l":
+        if arg == "-l":
             if i < len(argv) and argv[i].isdigit():
                 opts["loop"] = argv[i]
                 i += 1
             else:
                 opts["loop"] = "5"
             continue
-        if a in _SHORT_WITH_VALUE:
+        if arg in _SHORT_WITH_VALUE:
             if i >= len(argv):
                 raise _invalid()
-            opts[_SHORT_WITH_VALUE[a]] = argv[i]
+            opts[_SHORT_WITH_VALUE[arg]] = argv[i]
             i += 1
             continue
-        if a.startswith("-i") and len(a) > 2:  # -i0
-            opts["id"] = a[2:].lstrip("=")
+        if arg.startswith("-i") and len(arg) > 2:  # -i0
+            opts["id"] = arg[2:].lstrip("=")
             continue
-        if a in ("-qx", "-xq"):
+        if arg in ("-qx", "-xq"):
             opts["q"] = opts["x"] = True
             continue
-        raise _unrecognized(a)
+        raise _unrecognized(arg)
 
     query = "query_gpu" in opts or "query_apps" in opts
     if "query_gpu" in opts and "query_apps" in opts:
@@ -166,18 +166,18 @@ def parse_args(argv: list[str]) -> dict:
     if "format" in opts and not query:
         raise _invalid()
     if query:
-        tokens = [t.strip() for t in opts.get("format", "").split(",") if t.strip()]
-        if "csv" not in tokens or any(t not in ("csv", "noheader", "nounits") for t in tokens):
+        parts = [part.strip() for part in opts.get("format", "").split(",") if part.strip()]
+        if "csv" not in parts or any(part not in ("csv", "noheader", "nounits") for part in parts):
             raise _invalid()
-        opts["header"] = "noheader" not in tokens
-        opts["units"] = "nounits" not in tokens
+        opts["header"] = "noheader" not in parts
+        opts["units"] = "nounits" not in parts
     if opts.get("x") and not opts.get("q"):
         raise _invalid()
     if "display" in opts:
         if not opts.get("q"):
             raise _invalid()
-        types = tuple(t.strip().upper() for t in opts["display"].split(",") if t.strip())
-        if not types or any(t not in DISPLAY_SECTIONS for t in types):
+        types = tuple(part.strip().upper() for part in opts["display"].split(",") if part.strip())
+        if not types or any(part not in DISPLAY_SECTIONS for part in types):
             raise _invalid()
         opts["display"] = types
     period = None
@@ -200,13 +200,13 @@ def _select_gpus(states: list[dict], spec: str | None) -> list[dict]:
     for tok in spec.split(","):
         tok = tok.strip()
         match = None
-        for s in states:
+        for state in states:
             if (
-                tok == str(s["index"])
-                or tok == s["uuid"]
-                or tok.upper() in (s["bus_id"], s["bus_id"][4:])
+                tok == str(state["index"])
+                or tok == state["uuid"]
+                or tok.upper() in (state["bus_id"], state["bus_id"][4:])
             ):
-                match = s
+                match = state
                 break
         if match is None:
             raise _CliError(NO_DEVICES_TEXT, EXIT_NOT_FOUND)
@@ -231,14 +231,13 @@ def find_root(root: str | None = None) -> str | None:
 
 
 def _garbage(now: float) -> str:
-    nz = noise
     junk = [
-        f"\x1b[31m?? NVML: unexpected response 0x{int((nz(now, 1) + 1) * 2**31):08x}\x1b[0m",
+        f"\x1b[31m?? NVML: unexpected response 0x{int((noise(now, 1) + 1) * 2**31):08x}\x1b[0m",
         "0, GPU-",
         "GPU 0: <<<<<<<<< ???",
         f"ÿþ\x07 nvidia nvidia nvidia ;;;; {int(now)}",
         "index; uuid; name",
-        "-" * (int((nz(now, 2) + 1) * 30) + 1),
+        "-" * (int((noise(now, 2) + 1) * 30) + 1),
     ]
     return "\n".join(junk) + "\n"
 
@@ -282,10 +281,8 @@ def _mode_failure(host: dict, out: _Out) -> int | None:
         out.write(NO_DRIVER_TEXT)
         return EXIT_NO_DRIVER
     if mode == "fail":
-        m = get_model(host.get("gpu_model"))
-        out.write(
-            f"Unable to determine the device handle for GPU{gpu_bus_id(m, 0)[4:]}: Unknown Error\n"
-        )
+        bus_id = gpu_bus_id(get_model(host.get("gpu_model")), 0)[4:]
+        out.write(f"Unable to determine the device handle for GPU{bus_id}: Unknown Error\n")
         return EXIT_GPU_LOST
     if mode == "garbage":
         out.write(_garbage(time.time()))
@@ -305,9 +302,9 @@ def _run(args: list[str], root: str | None, out: _Out) -> int:
         return code
     try:
         opts = parse_args(args)
-    except _CliError as e:
-        out.write(e.text)
-        return e.code
+    except _CliError as failure:
+        out.write(failure.text)
+        return failure.code
     driver = str(host.get("driver_version", "580.159.04"))
     cuda = str(host.get("cuda_version", "13.0"))
     if opts.get("h"):
@@ -343,9 +340,9 @@ def _run(args: list[str], root: str | None, out: _Out) -> int:
         states = gpu_states(host, gpustate.read_gpu_uses(root), now)
         try:
             chosen = _select_gpus(states, opts.get("id"))
-        except _CliError as e:
-            out.write(e.text)
-            return e.code
+        except _CliError as failure:
+            out.write(failure.text)
+            return failure.code
         if not states:
             out.write(NO_DEVICES_TEXT)
             return EXIT_NOT_FOUND

@@ -10,10 +10,8 @@ a property of the simulated host (settings.py), never of extra flags.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from multiprocessing import resource_tracker
@@ -23,6 +21,15 @@ from sglconsole.sim.engine import Engine
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.http import HttpServer
 from sglconsole.sim.routes import Routes
+from sglconsole.sim.server_children import ServerChildren, write_plan
+from sglconsole.sim.server_failures import (
+    SCHEDULER_CRASH,
+    StartupFailed,
+    invalid_device,
+    missing_model,
+    out_of_memory,
+    port_in_use,
+)
 
 READY_LINE = "The server is fired up and ready to roll!"
 
@@ -30,7 +37,8 @@ READY_LINE = "The server is fired up and ready to roll!"
 def main(
     argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server"
 ) -> int:
-    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve` CLI)."""
+    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve`
+    CLI)."""
     warning = versiontable.load(version).get("launch_server_warning")
     if entry == "launch_server" and warning:  # it warns on import, before parsing
         where = sys.argv[0] if sys.argv else "launch_server.py"
@@ -69,12 +77,6 @@ def plain(message: str) -> None:
     print(f"{logfmt.stamp()} {message}", flush=True)
 
 
-class StartupFailed(Exception):
-    def __init__(self, lines: list[str], code: int = 1):
-        self.lines = lines
-        self.code = code
-
-
 class SimServer:
     def __init__(self, args: dict, *, version: str, root: str, argv: list[str]):
         self.args = args
@@ -87,7 +89,7 @@ class SimServer:
         self.gpu = get_model(self.host.get("gpu_model", "H200"))
         self.ready = False
         self.started = time.time()
-        self.children: list[subprocess.Popen] = []
+        self.children = ServerChildren(root, self.settings)
         self.engine: Engine | None = None
         self.resolved: dict = {}
         self._stop = asyncio.Event()
@@ -103,7 +105,7 @@ class SimServer:
         except StartupFailed as failure:
             for text in failure.lines:
                 print(text, file=sys.stderr, flush=True)
-            self._stop_children(force=True)
+            self.children.stop(force=True)
             return failure.code
         waiters = [asyncio.create_task(self._stop.wait())]
         if self.settings.get("die_after_s"):
@@ -113,21 +115,15 @@ class SimServer:
             task.cancel()
         if not self._stop.is_set():
             return self._die()
-        self._stop_children(force=False)
+        self.children.stop(force=False)
         return 0
 
     def _die(self) -> int:
         say("Scheduler hit an exception: Traceback (most recent call last):", self.prefix(0))
-        print(
-            '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process',
-            file=sys.stderr,
-        )
-        print(
-            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error",
-            file=sys.stderr,
-            flush=True,
-        )
-        self._stop_children(force=False)
+        frame, error = SCHEDULER_CRASH
+        print(frame, file=sys.stderr)
+        print(error, file=sys.stderr, flush=True)
+        self.children.stop(force=False)
         os._exit(1)
 
     def prefix(self, rank: int = 0) -> str:
@@ -142,8 +138,9 @@ class SimServer:
 
     @property
     def piecewise_graphs(self) -> bool:
-        """Piecewise CUDA graphs (prefill): opt-in with --enable-piecewise-cuda-graph in 0.5.9, on by
-        default (--disable-piecewise-cuda-graph) in 0.5.11/0.5.12, absent where the version logs none."""
+        """Piecewise CUDA graphs (prefill): opt-in with --enable-piecewise-cuda-graph in 0.5.9,
+        on by default (--disable-piecewise-cuda-graph) in 0.5.11/0.5.12, absent where the
+        version logs none."""
         if self.args.get("disable_cuda_graph") or not versiontable.startup(
             self.version, "piecewise_graph_begin"
         ):
@@ -162,14 +159,14 @@ class SimServer:
         model = settings.model_info(str(args.get("model_path") or ""))
         plain(f"server_args={_resolved_repr(args)}")
         if model is None:
-            raise StartupFailed(_missing_model(str(args.get("model_path"))))
+            raise StartupFailed(missing_model(str(args.get("model_path"))))
         gpus = self._gpus()
         tp = self.tp
         await asyncio.sleep(startup * 0.1)
-        # SGLang starts its scheduler with multiprocessing, whose resource tracker is one more child:
-        # `python -B -c 'from multiprocessing.resource_tracker import main;main(N)'`
+        # SGLang starts its scheduler with multiprocessing, whose resource tracker is one more
+        # child: `python -B -c 'from multiprocessing.resource_tracker import main;main(N)'`
         resource_tracker.ensure_running()
-        self._spawn_children(gpus, tp)
+        self.children.spawn(gpus, tp)
         weights_gb = float(model.get("sim_weights_gb", 16.0))
         total_gb = self.gpu.mem_total_mib / 1024
         avail = total_gb - self._used_gb(gpus)
@@ -260,102 +257,44 @@ class SimServer:
         tp = self.tp
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         if visible:
-            physical = [int(x) for x in visible.split(",") if x.strip().isdigit()]
+            physical = [int(part) for part in visible.split(",") if part.strip().isdigit()]
         else:
             physical = list(range(int(self.host.get("gpu_count", 1))))
         count = int(self.host.get("gpu_count", 1))
-        if len(physical) < tp or any(g >= count for g in physical[:tp]):
-            raise StartupFailed(
-                [
-                    "Traceback (most recent call last):",
-                    '  File "sglang/srt/managers/scheduler.py", line 2891, in run_scheduler_process',
-                    "torch.AcceleratorError: CUDA error: invalid device ordinal",
-                    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
-                ]
-            )
+        if len(physical) < tp or any(gpu >= count for gpu in physical[:tp]):
+            raise StartupFailed(invalid_device())
         return physical[:tp]
 
     def _used_gb(self, gpus: list[int]) -> float:
-        mine = {c.pid for c in self.children}
-        uses = [u for u in gpustate.read_gpu_uses(self.root) if u["pid"] not in mine]
+        mine = self.children.pids()
+        uses = [use for use in gpustate.read_gpu_uses(self.root) if use["pid"] not in mine]
         held = (
-            max((sum(u["mem_mib"] for u in uses if g in u["gpus"]) for g in gpus), default=0) / 1024
+            max(
+                (sum(use["mem_mib"] for use in uses if gpu in use["gpus"]) for gpu in gpus),
+                default=0,
+            )
+            / 1024
         )
-        # memory taken by things outside this simulation (another tenant, a display): a host setting
+        # memory taken by things outside this simulation (another tenant, a display): a setting
         return held + float(self.settings.get("reserved_gib") or 0)
 
     def _check_memory(self, gpus: list[int], needed_gb: float) -> None:
         total_gb = self.gpu.mem_total_mib / 1024
         free = total_gb - self._used_gb(gpus)
         if self.settings.get("oom_at_start") or needed_gb > free:
-            gpu = gpus[0]
-            self._stop_children(force=True)
-            raise StartupFailed(
-                [
-                    "Traceback (most recent call last):",
-                    '  File "sglang/srt/model_executor/model_runner.py", line 412, in init_memory_pool',
-                    f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {needed_gb:.2f} GiB. GPU {gpu} has a total "
-                    f"capacity of {total_gb:.2f} GiB of which {max(free, 0):.2f} GiB is free. Including non-PyTorch memory, this "
-                    f"process has 0.50 GiB memory in use. Of the allocated memory 0.00 GiB is allocated by PyTorch, and 0 bytes "
-                    "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
-                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
-                    "Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)",
-                ]
-            )
-
-    def _spawn_children(self, gpus: list[int], tp: int) -> None:
-        linger = bool(self.settings.get("linger_children"))
-        titles = [
-            f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)
-        ]
-        roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp)]
-        roles.append(("detokenizer", "sglang::detokenizer", None))
-        for role, title, gpu in roles:
-            command = [
-                sys.executable,
-                "-m",
-                "sglconsole.sim.child",
-                "--title",
-                title,
-                "--root",
-                self.root,
-                "--parent",
-                str(os.getpid()),
-            ]
-            if gpu is not None:
-                command += ["--gpu", str(gpu)]
-            if linger:
-                command.append("--linger")
-            command += ["--poll", str(self.settings.get("child_poll_s") or 0.5)]
-            if role == "detokenizer" and self.settings.get("zombie_child"):
-                command.append("--exit-early")
-            if role == "scheduler" and gpu == gpus[0] and self.settings.get("jit_build"):
-                command.append("--jit")
-            self.children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+            self.children.stop(force=True)
+            raise StartupFailed(out_of_memory(needed_gb, gpus[0], total_gb, free))
 
     def _register_memory(self, gpus: list[int], mem_mib_per_gpu: float) -> None:
-        _write_plan(self.root, os.getpid(), {"mem_mib": int(mem_mib_per_gpu + 512), "util": 0})
+        write_plan(self.root, os.getpid(), {"mem_mib": int(mem_mib_per_gpu + 512), "util": 0})
 
     async def _update_gpu_load(self, gpus: list[int]) -> None:
         while True:
             running = self.engine.stats.running if self.engine else 0
             util = 0 if running == 0 else min(100, 60 + 5 * running)
-            _write_plan(self.root, os.getpid(), {"util": util})
-            self._reap()
+            write_plan(self.root, os.getpid(), {"util": util})
+            self.children.reap()
             await asyncio.sleep(1.0)
-
-    def _reap(self) -> None:
-        if self.settings.get("zombie_child"):
-            return  # the bug we simulate: an exited child nobody waits for
-        for child in self.children:
-            child.poll()
-
-    def _stop_children(self, force: bool) -> None:
-        if self.settings.get("linger_children") and not force:
-            return  # they stay, holding GPU memory, reparented to init
-        for child in self.children:
-            if child.poll() is None:
-                child.terminate()
 
     # -------------------------------------------------------------- serving
 
@@ -399,11 +338,7 @@ class SimServer:
         try:
             await self.http.start(host, self.port)
         except OSError as exc:
-            raise StartupFailed(
-                [
-                    f"ERROR:    [Errno {exc.errno}] error while attempting to bind on address ('{host}', {self.port}): address already in use"
-                ]
-            ) from None
+            raise StartupFailed(port_in_use(exc.errno, host, self.port)) from None
         plain(f"INFO:     Started server process [{os.getpid()}]")
         plain("INFO:     Waiting for application startup.")
         plain("INFO:     Application startup complete.")
@@ -441,31 +376,5 @@ class SimServer:
             asyncio.create_task(worker(index))
 
 
-def _write_plan(root: str, parent: int, update: dict) -> None:
-    """What this server's children report to nvidia-smi (children read it; see child.py)."""
-    path = os.path.join(root, "sim", "run", f"{parent}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            plan = json.load(fh)
-    except (OSError, ValueError):
-        plan = {}
-    plan.update(update)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(plan, fh)
-    os.replace(tmp, path)
-
-
 def _resolved_repr(args: dict) -> str:
     return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in args.items()) + "}"
-
-
-def _missing_model(path: str) -> list[str]:
-    return [
-        "Traceback (most recent call last):",
-        '  File "sglang/srt/utils/hf_transformers_utils.py", line 310, in get_config',
-        f"OSError: Can't load the configuration of '{path}'. If you were trying to load it from "
-        "'https://huggingface.co/models', make sure you don't have a local directory with the same name. "
-        f"Otherwise, make sure '{path}' is the correct path to a directory containing a config.json file",
-    ]

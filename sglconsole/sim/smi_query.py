@@ -16,7 +16,7 @@ def _text(value):
     return None if value is None else str(value)
 
 
-# canonical field -> (unit, getter(state) -> str | None)
+# canonical field -> (unit, getter(state) -> str | None); the getters call it `s`: one per row
 GPU_FIELDS: dict = {
     "timestamp": ("", lambda s: format_query_time(s["now"])),
     "driver_version": ("", lambda s: s["driver"]),
@@ -111,7 +111,7 @@ GPU_FIELDS: dict = {
 for _name, _bit in REASON_BITS:
     GPU_FIELDS[f"clocks_event_reasons.{_name}"] = (
         "",
-        lambda s, _b=_bit: "Active" if s["reasons"] & _b else "Not Active",
+        lambda s, _mask=_bit: "Active" if s["reasons"] & _mask else "Not Active",
     )
 
 GPU_ALIASES = {
@@ -130,12 +130,12 @@ GPU_ALIASES = {
     "clocks.max.gr": "clocks.max.graphics",
     "clocks.max.mem": "clocks.max.memory",
 }
-for _k in [k for k in GPU_FIELDS if k.startswith("clocks_event_reasons.")]:
-    _suffix = _k.split(".", 1)[1]
-    GPU_ALIASES[f"clocks_throttle_reasons.{_suffix}"] = _k
-    GPU_ALIASES[f"clock_throttle_reasons.{_suffix}"] = _k
+for _event_field in [field for field in GPU_FIELDS if field.startswith("clocks_event_reasons.")]:
+    _suffix = _event_field.split(".", 1)[1]
+    GPU_ALIASES[f"clocks_throttle_reasons.{_suffix}"] = _event_field
+    GPU_ALIASES[f"clock_throttle_reasons.{_suffix}"] = _event_field
 
-# --query-compute-apps: canonical -> (header name, unit, getter(state, proc))
+# --query-compute-apps: canonical -> (header name, unit, getter(state, proc)), as `s`, `p`
 APP_FIELDS: dict = {
     "timestamp": ("timestamp", "", lambda s, p: format_query_time(s["now"])),
     "gpu_name": ("gpu_name", "", lambda s, p: s["name"]),
@@ -176,34 +176,36 @@ def _cell(value: str | None, unit: str, units: bool) -> str:
 def render_query_gpu(states: list[dict], fields: list[str], *, units: bool = True) -> list[str]:
     """One CSV line per GPU for canonical ``fields``."""
     lines = []
-    for s in states:
+    for state in states:
         cells = []
-        for f in fields:
-            unit, get = GPU_FIELDS[f]
-            cells.append(_cell(get(s), unit, units))
+        for field in fields:
+            unit, get = GPU_FIELDS[field]
+            cells.append(_cell(get(state), unit, units))
         lines.append(", ".join(cells))
     return lines
 
 
 def gpu_query_header(fields: list[str]) -> str:
-    return ", ".join(f"{f} [{GPU_FIELDS[f][0]}]" if GPU_FIELDS[f][0] else f for f in fields)
+    return ", ".join(
+        f"{field} [{GPU_FIELDS[field][0]}]" if GPU_FIELDS[field][0] else field for field in fields
+    )
 
 
 def render_compute_apps(states: list[dict], fields: list[str], *, units: bool = True) -> list[str]:
     lines = []
-    for s in states:
-        for p in s["procs"]:
+    for state in states:
+        for proc in state["procs"]:
             cells = []
-            for f in fields:
-                _, unit, get = APP_FIELDS[f]
-                cells.append(_cell(get(s, p), unit, units))
+            for field in fields:
+                _, unit, get = APP_FIELDS[field]
+                cells.append(_cell(get(state, proc), unit, units))
             lines.append(", ".join(cells))
     return lines
 
 
 def apps_query_header(fields: list[str]) -> str:
     out = []
-    for f in fields:
-        header, unit, _ = APP_FIELDS[f]
+    for field in fields:
+        header, unit, _ = APP_FIELDS[field]
         out.append(f"{header} [{unit}]" if unit else header)
     return ", ".join(out)

@@ -239,29 +239,31 @@ DISPLAY_SECTIONS = {
 def _select(tree: list, display: tuple[str, ...] | None) -> list:
     if not display:
         return tree
-    wanted = {tag for d in display for tag in DISPLAY_SECTIONS[d]}
-    return [n for n in tree if n[0] in wanted]
+    wanted = {tag for section in display for tag in DISPLAY_SECTIONS[section]}
+    return [node for node in tree if node[0] in wanted]
 
 
-def _xml_escape(v: str) -> str:
-    return v.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+def _xml_escape(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
 
 
 def _xml_nodes(nodes: list, depth: int, out: list[str]) -> None:
-    ind = "\t" * depth
+    indent = "\t" * depth
     for node in nodes:
         tag, _label, val = node[0], node[1], node[2]
         if tag is None:
             continue
         if isinstance(val, list):
-            out.append(f"{ind}<{tag}>\n")
+            out.append(f"{indent}<{tag}>\n")
             _xml_nodes(val, depth + 1, out)
-            out.append(f"{ind}</{tag}>\n")
+            out.append(f"{indent}</{tag}>\n")
         elif isinstance(val, _Raw):
-            out.append(f"{ind}<{tag}>\n{ind}\t{_xml_escape(val)}\n{ind}</{tag}>\n")
+            out.append(f"{indent}<{tag}>\n{indent}\t{_xml_escape(val)}\n{indent}</{tag}>\n")
         else:
-            v = val[0] if isinstance(val, tuple) else val
-            out.append(f"{ind}<{tag}>{_xml_escape(v)}</{tag}>\n")
+            shown = val[0] if isinstance(val, tuple) else val
+            out.append(f"{indent}<{tag}>{_xml_escape(shown)}</{tag}>\n")
 
 
 def _text_nodes(nodes: list, depth: int, out: list[str], width: int = 55) -> None:
@@ -270,20 +272,20 @@ def _text_nodes(nodes: list, depth: int, out: list[str], width: int = 55) -> Non
         opts = node[3] if len(node) > 3 else {}
         if label is None:
             continue
-        ind = "    " * (depth + opts.get("indent", 0))
-        w = opts.get("width", width)
+        indent = "    " * (depth + opts.get("indent", 0))
+        child_width = opts.get("width", width)
         if isinstance(val, list):
             if opts.get("flatten"):
                 _text_nodes(val, depth, out, width)
                 continue
             if not val and "empty" in opts:
-                out.append(f"{ind}{label:<{55 - len(ind)}}: {opts['empty']}\n")
+                out.append(f"{indent}{label:<{55 - len(indent)}}: {opts['empty']}\n")
                 continue
-            out.append(f"{ind}{label}\n")
-            _text_nodes(val, depth + 1, out, w)
+            out.append(f"{indent}{label}\n")
+            _text_nodes(val, depth + 1, out, child_width)
         else:
-            v = val[1] if isinstance(val, tuple) else val
-            out.append(f"{ind}{label:<{width - len(ind)}}: {v}\n")
+            shown = val[1] if isinstance(val, tuple) else val
+            out.append(f"{indent}{label:<{width - len(indent)}}: {shown}\n")
 
 
 def render_xml(
@@ -321,16 +323,16 @@ def render_text_query(
     attached: int,
     display: tuple[str, ...] | None = None,
 ) -> str:
-    def kv(k: str, v: object) -> str:
-        return f"{k:<55}: {v}\n"
+    def line(key: str, value: object) -> str:
+        return f"{key:<55}: {value}\n"
 
     out = [
         "\n==============NVSMI LOG==============\n\n",
-        kv("Timestamp", format_clock_time(now)),
-        kv("Driver Version", driver),
-        kv("CUDA Version", cuda),
+        line("Timestamp", format_clock_time(now)),
+        line("Driver Version", driver),
+        line("CUDA Version", cuda),
         "\n",
-        kv("Attached GPUs", attached),
+        line("Attached GPUs", attached),
     ]
     for state in states:
         out.append(f"GPU {state['bus_id']}\n")

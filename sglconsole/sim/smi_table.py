@@ -30,29 +30,30 @@ def render_table(states: list[dict], *, driver: str, cuda: str, now: float) -> s
     out.append(f"| NVIDIA-SMI {driver:<23}Driver Version: {driver:<15}CUDA Version: {cuda:<9}|\n")
     out.append(_GPU_BAR + "\n")
     out.append(_TABLE_HEAD)
-    for s in states:
-        m = s["model"]
-        name = s["name"] if len(s["name"]) <= 30 else s["name"][:27] + "..."
-        pm = "On" if m.persistence else "Off"
-        ecc = str(s["ecc_unc"]) if m.ecc else "Off"
+    for state in states:
+        model = state["model"]
+        name = state["name"] if len(state["name"]) <= 30 else state["name"][:27] + "..."
+        persistence_mode = "On" if model.persistence else "Off"
+        ecc = str(state["ecc_unc"]) if model.ecc else "Off"
         out.append(
-            f"|{s['index']:>4}  {name:<31}{pm:<3} |   {s['bus_id']:<16} {'Off':>3} |{ecc:>21} |\n"
+            f"|{state['index']:>4}  {name:<31}{persistence_mode:<3} |   "
+            f"{state['bus_id']:<16} {'Off':>3} |{ecc:>21} |\n"
         )
-        fan = "N/A" if s["fan"] is None else f"{s['fan']}%"
-        pwr = f"{int(s['power'])}W"
-        cap = f"{int(s['power_limit'])}W"
-        mem = f"{s['mem_used']}MiB".rjust(11) + " / " + f"{s['mem_total']}MiB".rjust(9)
+        fan = "N/A" if state["fan"] is None else f"{state['fan']}%"
+        pwr = f"{int(state['power'])}W"
+        cap = f"{int(state['power_limit'])}W"
+        mem = f"{state['mem_used']}MiB".rjust(11) + " / " + f"{state['mem_total']}MiB".rjust(9)
         out.append(
-            f"|{fan:>4}  {s['temp']:>3}C    {s['pstate']:<3}{pwr:>15} / {cap:>5} |{mem} |"
-            f"{str(s['util']) + '%':>8}{'Default':>13} |\n"
+            f"|{fan:>4}  {state['temp']:>3}C    {state['pstate']:<3}{pwr:>15} / {cap:>5} |{mem} |"
+            f"{str(state['util']) + '%':>8}{'Default':>13} |\n"
         )
-        mig = s["mig"] or "N/A"
+        mig = state["mig"] or "N/A"
         out.append(f"|{'':41}|{'':24}|{mig:>21} |\n")
         out.append(_GPU_BAR + "\n")
     out.append("\n")
     out.append(_BAR + "\n")
     out.append(_PROC_HEAD)
-    rows = [(s["index"], p) for s in states for p in s["procs"]]
+    rows = [(state["index"], proc) for state in states for proc in state["procs"]]
     if not rows:
         out.append(f"|  {'No running processes found':<87}|\n")
     for idx, (pid, pname, mem) in rows:
@@ -65,7 +66,9 @@ def render_table(states: list[dict], *, driver: str, cuda: str, now: float) -> s
 
 
 def render_list(states: list[dict]) -> str:
-    return "".join(f"GPU {s['index']}: {s['name']} (UUID: {s['uuid']})\n" for s in states)
+    return "".join(
+        f"GPU {state['index']}: {state['name']} (UUID: {state['uuid']})\n" for state in states
+    )
 
 
 # =========================================================================== -q / -q -x

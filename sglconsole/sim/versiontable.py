@@ -21,7 +21,7 @@ VERSIONS_DIR = Path(__file__).with_name("versions")
 def _tables() -> list[Path]:
     return sorted(
         VERSIONS_DIR.glob("sglang-*.json"),
-        key=lambda p: version_tuple(p.stem.removeprefix("sglang-")),
+        key=lambda path: version_tuple(path.stem.removeprefix("sglang-")),
     )
 
 
@@ -34,7 +34,9 @@ def load(version: str) -> dict:
     """The table for `version`, or the newest one not newer than it (else the oldest)."""
     tables = _tables()
     older = [
-        p for p in tables if version_tuple(p.stem.removeprefix("sglang-")) <= version_tuple(version)
+        path
+        for path in tables
+        if version_tuple(path.stem.removeprefix("sglang-")) <= version_tuple(version)
     ]
     return json.loads((older or tables)[-1].read_text())
 
@@ -44,7 +46,7 @@ def routes(version: str) -> list[dict]:
 
 
 def has_route(version: str, path: str) -> bool:
-    return any(r["path"] == path for r in routes(version))
+    return any(route["path"] == path for route in routes(version))
 
 
 def startup(version: str, milestone: str) -> str | None:

@@ -136,17 +136,20 @@ class ServerState:
     version: str | None = None
     probe: object | None = None
     drift: object | None = None
-    """A sglconsole.core.drift.Report once the host's SGLang compared the running argv with the profile."""
+    """A sglconsole.core.drift.Report once the host's SGLang compared the running argv with the
+    profile."""
     drift_error: str | None = None
     metrics: ServerMetrics | None = None
     """What /metrics said last, when the server was launched with --enable-metrics."""
     metrics_at: float | None = None
     metrics_before: ServerMetrics | None = None
-    """The page before `metrics`: its counters give rates (SGLang's gauges freeze between decode lines)."""
+    """The page before `metrics`: its counters give rates (SGLang's gauges freeze between decode
+    lines)."""
     metrics_before_at: float | None = None
     action: str | None = None
     view: ServerView = field(default_factory=ServerView)
-    """What every view shows (status, reason, tok/s, load), published by FleetState.refresh_status."""
+    """What every view shows (status, reason, tok/s, load), published by
+    FleetState.refresh_status."""
 
     @property
     def key(self) -> str:

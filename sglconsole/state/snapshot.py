@@ -84,7 +84,8 @@ def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
 def metrics_rate(server: ServerState, now: float) -> float | None:
     """Decode tok/s from /metrics: the rate of `generation_tokens_total` between the last two pages
     of this process. Never the `gen_throughput` gauge: SGLang sets it only when it logs a decode
-    line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at idle)."""
+    line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at
+    idle)."""
     current, before = fresh_metrics(server, now), server.metrics_before
     if (
         current is None

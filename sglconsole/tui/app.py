@@ -114,7 +114,8 @@ class ConsoleApp(App[int]):
     # --------------------------------------------------------- refresh loop
 
     def changed(self, host: str, port: int | None) -> None:
-        """Fleet listener: everything waits for the next batch, except what the operator is looking at."""
+        """Fleet listener: everything waits for the next batch, except what the operator is
+        looking at."""
         self.dirty.mark(host, port)
         shown = self.main.selected
         if (
@@ -169,7 +170,8 @@ class ConsoleApp(App[int]):
         if alert.host != looking_at or not alert.problem:
             word = "problem" if alert.problem else "recovered"
             self.notify(
-                f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n{clean(alert.reason)}",
+                f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n"
+                f"{clean(alert.reason)}",
                 title=word,
                 severity="warning" if alert.problem else "information",
                 timeout=10,
@@ -210,7 +212,8 @@ def make_app(
     record: str | Path | None = None,
     replay: Replay | str | Path | None = None,
 ) -> ConsoleApp:
-    """The console on a live fleet (its own FleetMonitor unless given one) or on a recording (read-only)."""
+    """The console on a live fleet (its own FleetMonitor unless given one) or on a recording
+    (read-only)."""
     record_path = Path(record) if record else None
     if replay is not None:
         replay = replay if isinstance(replay, Replay) else Replay(load(Path(replay)))

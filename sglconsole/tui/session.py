@@ -1,4 +1,5 @@
-"""What one console session holds besides the fleet: its safety mode, history and running actions."""
+"""What one console session holds besides the fleet: its safety mode, history and running
+actions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The console's load generator against an in-process SGLang-like /generate (httpx MockTransport)."""
+"""The console's load generator against an in-process SGLang-like /generate (httpx
+MockTransport)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def sse(meta: dict, text: str = "x") -> bytes:
 
 
 class FakeServer:
-    """Streams `steps` chunks of `per_chunk` tokens, `gap` seconds apart; counts requests in flight."""
+    """Streams `steps` chunks of `per_chunk` tokens, `gap` seconds apart; counts requests in
+    flight."""
 
     def __init__(self, steps: int = 4, per_chunk: int = 3, gap: float = 0.01, status: int = 200):
         self.steps, self.per_chunk, self.gap, self.status = steps, per_chunk, gap, status

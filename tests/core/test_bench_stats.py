@@ -1,4 +1,5 @@
-"""Pure pieces of bench: percentiles, a level's row, the decode-line cross-check, warnings, prompts, the chart."""
+"""Pure pieces of bench: percentiles, a level's row, the decode-line cross-check, warnings,
+prompts, the chart."""
 
 from __future__ import annotations
 
@@ -133,7 +134,8 @@ def test_warnings_say_when_the_numbers_cannot_be_trusted():
     assert len(apart) == 1 and "apart" in apart[0] and "480.0" in apart[0]
     busy = level_warnings(level(server_tok_s=600.0, other_requests=2), max_running=None)
     assert busy == [
-        "concurrency 4: the server was already running 2 other request(s); the numbers include their load"
+        "concurrency 4: the server was already running 2 other request(s); "
+        "the numbers include their load"
     ]
     capped = level_warnings(
         level(concurrency=16, failed=1, errors=["HTTP 503: busy"]), max_running=4

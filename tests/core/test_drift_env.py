@@ -13,7 +13,8 @@ CAPTURE = REPO / "tests" / "fixtures" / "real-sglang-0.5.12-h200"  # copied unch
 
 
 def main_process_environ() -> dict[str, str]:
-    """The main server process's environment as captured (procs.txt, 'environ (selected)' of pid 521)."""
+    """The main server process's environment as captured (procs.txt, 'environ (selected)' of
+    pid 521)."""
     text = (CAPTURE / "under-load" / "procs.txt").read_text()
     block = text.split("== pid 521 ", 1)[1]
     line = next(x for x in block.splitlines() if x.startswith("environ (selected): "))

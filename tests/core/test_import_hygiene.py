@@ -1,4 +1,5 @@
-"""The boundaries: parsers and the remote layer run without the TUI; pure parsers without I/O libraries."""
+"""The boundaries: parsers and the remote layer run without the TUI; pure parsers without I/O
+libraries."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ def modules(package) -> list[str]:
 
 
 def imported_by(names: list[str]) -> set[str]:
-    code = f"import importlib, json, sys\nfor n in {names!r}: importlib.import_module(n)\nprint(json.dumps(sorted(sys.modules)))"
+    code = (
+        "import importlib, json, sys\n"
+        f"for n in {names!r}: importlib.import_module(n)\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
     return set(
         json.loads(
             subprocess.run(

@@ -78,7 +78,10 @@ def test_time_only_prefixes_still_give_gaps():
 
 
 def test_time_of_day_gap_wraps_midnight():
-    line = "[{} TP0] Decode batch. #running-req: 2, #token: 9, token usage: 0.00, gen throughput (token/s): {}, #queue-req: 0"
+    line = (
+        "[{} TP0] Decode batch. #running-req: 2, #token: 9, token usage: 0.00, "
+        "gen throughput (token/s): {}, #queue-req: 0"
+    )
     s = summarize(
         [
             line.format("23:59:50", "1.00"),

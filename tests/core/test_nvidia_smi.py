@@ -189,7 +189,11 @@ def test_compute_apps_two_procs():
 
 
 def test_compute_apps_odd_lines():
-    text = f"123, /usr/bin/python3 -m sglang, launch, 500 MiB, {UUID1}\nnonsense\n77, x, [N/A], {UUID1}\n"
+    text = (
+        f"123, /usr/bin/python3 -m sglang, launch, 500 MiB, {UUID1}\n"
+        "nonsense\n"
+        f"77, x, [N/A], {UUID1}\n"
+    )
     apps = parse_compute_apps(text)
     assert apps[0] == ComputeApp(123, "/usr/bin/python3 -m sglang, launch", 500, UUID1)
     assert apps[1] == ComputeApp(77, "x", None, UUID1)

@@ -1,4 +1,5 @@
-"""sglconsole.core.sglang_log against real SGLang log lines (tests/data/sglang_logs, sources in each file)."""
+"""sglconsole.core.sglang_log against real SGLang log lines (tests/data/sglang_logs, sources in
+each file)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ FIELDS = (
 def log(name: str) -> list[str]:
     """The lines of a fixture file, without our '# ' source headers."""
     text = (DATA / name).read_text(encoding="utf-8")
+    return [ln for ln in text.splitlines() if not ln.startswith("# ")]
+
+
+def fixture_lines(name: str) -> list[str]:
+    """Verbatim lines kept in tests/fixtures/sglang-lines (too long for the source), no comments."""
+    text = (FIXTURES / "sglang-lines" / name).read_text(encoding="utf-8")
     return [ln for ln in text.splitlines() if not ln.startswith("# ")]
 
 
@@ -93,7 +100,8 @@ def fields_of(rec: LogRecord, **expected):
         # 0.4.9: trailing ","
         (
             "v0.4.9-2025-07_issue8513.log", 2,
-            dict(kind="decode", running_req=1, token=53, cuda_graph=True, gen_throughput=1.07, queue_req=0),
+            dict(kind="decode", running_req=1, token=53, cuda_graph=True, gen_throughput=1.07,
+                 queue_req=0),
         ),
         # 0.5.5 test data: Ray actor prefix, forward-iteration counter
         (
@@ -110,7 +118,8 @@ def fields_of(rec: LogRecord, **expected):
         # 0.5.9: "Decode batch," and no comma at the end
         (
             "v0.5.9-2026-03_pr20766_dp16.log", 2,
-            dict(dp_rank=15, tp_rank=15, running_req=12, token=768, gen_throughput=3.82, queue_req=0),
+            dict(dp_rank=15, tp_rank=15, running_req=12, token=768, gen_throughput=3.82,
+                 queue_req=0),
         ),
         # 0.5.15: hybrid mamba pool on NPU
         (
@@ -150,7 +159,8 @@ def fields_of(rec: LogRecord, **expected):
             "v0.5.23-format.log", 27,
             dict(dp_rank=0, tp_rank=0, ep_rank=0, running_req=2, token=8192, token_usage=0.01,
                  cuda_graph=True, gen_throughput=77.10,
-                 extra={"pre_allocated_usage": 0.0, "prealloc_req": 0, "transfer_req": 1, "retracted_req": 0}),
+                 extra={"pre_allocated_usage": 0.0, "prealloc_req": 0, "transfer_req": 1,
+                        "retracted_req": 0}),
         ),
         # 0.5.23 format: every rank tag, cuda graph False, MFU estimates
         (
@@ -194,8 +204,8 @@ def test_decode_lines(name, index, expected):
         ),
         (
             "v0.5.15-2026-07_pr30047_mamba-npu.log", 2,
-            dict(new_seq=16, new_token=9088, cached_token=1114624, token_usage=0.74, mamba_usage=0.80,
-                 running_req=10, input_throughput=2114.79,
+            dict(new_seq=16, new_token=9088, cached_token=1114624, token_usage=0.74,
+                 mamba_usage=0.80, running_req=10, input_throughput=2114.79,
                  extra={"pending_token": 0, "npu_graph": False}),
         ),
         (
@@ -273,8 +283,9 @@ def test_interleaved_layouts_compile_once_each(monkeypatch):
         ("v0.5.5-2025-11_pr11830_startup.log", 1, "cuda_graph_end",
          {"elapsed": 5.92, "mem_usage": 1.44, "avail_mem": 37.06}),
         ("v0.5.5-2025-11_pr11830_startup.log", 2, "max_total_num_tokens",
-         {"max_total_num_tokens": 2261377, "chunked_prefill_size": 16384, "max_prefill_tokens": 16384,
-          "max_running_requests": 4096, "context_len": 128000, "available_gpu_mem": 37.06}),
+         {"max_total_num_tokens": 2261377, "chunked_prefill_size": 16384,
+          "max_prefill_tokens": 16384, "max_running_requests": 4096, "context_len": 128000,
+          "available_gpu_mem": 37.06}),
         ("v0.5.23-format.log", 0, "weights_begin", {"avail_mem": 139.27}),
         ("v0.5.23-format.log", 1, "weights_loaded",
          {"elapsed": 40.12, "type": "Qwen3ForCausalLM", "quant": "fp8", "avail_mem": 123.80,
@@ -285,7 +296,8 @@ def test_interleaved_layouts_compile_once_each(monkeypatch):
         ("v0.5.4-2025-10_pr11716_kv-capture.log", 0, "kv_cache",
          {"tokens": 2795207, "k_size": 53.31, "v_size": 53.31}),
         ("v0.5.23-format.log", 4, "cuda_graph_begin",
-         {"graph": "target decode", "backend": "full", "num_tokens_per_req": 1, "avail_mem": 10.01}),
+         {"graph": "target decode", "backend": "full", "num_tokens_per_req": 1,
+          "avail_mem": 10.01}),
         ("v0.5.23-format.log", 5, "cuda_graph_end",
          {"graph": "target decode", "bs": "[1, 2, 4, 8, 16, 24, 32]", "elapsed": 11.84,
           "mem_usage": 0.92, "avail_mem": 9.09}),
@@ -299,17 +311,21 @@ def test_milestones(name, index, milestone, extra):
 
 
 def test_other_cache_allocations():
-    # 0.5.23 memory_pool.py: an MLA pool reports one "KV size"; a mamba pool its own line, no commas between parts
+    # 0.5.23 memory_pool.py: an MLA pool reports one "KV size"; a mamba pool its own line, no
+    # commas between parts
     mla = parse_line(
-        "[2026-01-01 00:00:42 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 90000, KV size: 5.00 GB"
+        "[2026-01-01 00:00:42 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 90000, "
+        "KV size: 5.00 GB"
     )
     assert (mla.milestone, mla.extra) == (
         "kv_cache",
         {"dtype": "torch.bfloat16", "tokens": 90000, "kv_size": 5.0},
     )
     mamba = parse_line(
-        "[2026-01-01 00:00:42 TP0] Mamba Cache is allocated. max_mamba_cache_size: 656, conv_state size: 1.23GB, "
-        "ssm_state size: 4.56GB intermediate_ssm_state_cache size: 0.00GB intermediate_conv_window_cache size: 0.00GB "
+        "[2026-01-01 00:00:42 TP0] Mamba Cache is allocated. max_mamba_cache_size: 656, "
+        "conv_state size: 1.23GB, ssm_state size: 4.56GB "
+        "intermediate_ssm_state_cache size: 0.00GB "
+        "intermediate_conv_window_cache size: 0.00GB "
     )
     assert mamba.milestone == "mamba_cache"
     assert mamba.extra == {
@@ -351,12 +367,15 @@ def test_error_classes_in_real_logs():
     got = [(r.error, r.tp_rank, r.message) for r in map(parse_line, errors) if r is not None]
     assert got == [
         ("traceback", 2, "Scheduler hit an exception: Traceback (most recent call last):"),
-        ("nccl", None, "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"),
+        ("nccl", None,
+         "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"),
         ("watchdog", 4, "Watchdog timeout (self.watchdog_timeout=300)"),
         ("watchdog", 0, "Watchdog timeout (self.watchdog_timeout=300)"),
-        ("child_failed", None, "Received sigquit from a child proces. It usually means the child failed."),
+        ("child_failed", None,
+         "Received sigquit from a child proces. It usually means the child failed."),
         ("killed", None, "Killed"),
-        ("unrecognized_arguments", None, "launch_server.py: error: unrecognized arguments: --reasoning_parser kimi_k2"),
+        ("unrecognized_arguments", None,
+         "launch_server.py: error: unrecognized arguments: --reasoning_parser kimi_k2"),
     ]  # fmt: skip
     startup = [parse_line(x) for x in log("v0.4.0-2024-12_issue2468_startup.log")]
     assert [(r.error, r.extra) for r in startup if r is not None and r.kind == "error"] == [
@@ -382,28 +401,10 @@ def test_torch_cuda_oom_fixture():
 
 
 @pytest.mark.parametrize(
-    ("line", "error"),
-    [
-        # uvicorn's bind failure, as printed in https://github.com/dphnAI/sonar/issues/621
-        ("ERROR:    [Errno 98] error while attempting to bind on address ('::', 2242, 0, 0): address already in use", "address_in_use"),
-        ("OSError: [Errno 98] Address already in use", "address_in_use"),
-        ("launch_server.py: error: argument --tp-size: invalid int value: 'x'", "invalid_argument"),
-        ("launch_server.py: error: the following arguments are required: --model-path", "invalid_argument"),
-        ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error", "nccl"),
-        ("[2025-02-26 12:01:56 TP0] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 05:49:14. last_heartbeat time: 05:42:53", "health_check"),
-        ("ValueError: Unsupported architecture", "exception"),
-        ("Exception: Capture cuda graph failed: boom", "exception"),
-        ("RuntimeError: CUDA error: out of memory", "cuda_oom"),
-        ("[2026-11-02 10:00:00] ERROR:    Exception in ASGI application", "error_log"),
-        # 0.5.23 texts (engine.py, pool_configurator.py, server_args.py, http_server.py)
-        ("[2026-01-01 00:00:09] Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.", "child_failed"),
-        ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.88", "not_enough_memory"),
-        ("[2026-01-01 00:00:01] Port is already in use. dist_init_port=5000 port_base=30000 detokenizer_port=30001 nccl_port=30002 scheduler_input_port=30003", "address_in_use"),
-        ("[2026-01-01 00:00:10] Initialization failed. Please see the error messages above.", "init_failed"),
-        ("[2026-01-01 00:05:00] TokenizerManager hit an exception: Traceback (most recent call last):", "traceback"),
-    ],
-)  # fmt: skip
-def test_error_lines(line, error):
+    ("error", "line"),
+    [tuple(row.split("\t", 1)) for row in fixture_lines("errors.tsv")],
+)
+def test_error_lines(error, line):
     rec = parse_line(line)
     assert rec is not None and rec.kind == "error" and rec.error == error
 
@@ -415,20 +416,12 @@ def test_error_lines(line, error):
 @pytest.mark.parametrize(
     "line",
     [
-        '[2025-05-14 09:31:43] INFO:     127.0.0.1:20504 - "POST /v1/completions HTTP/1.1" 200 OK',
-        '[2024-12-13 01:45:26] INFO:     127.0.0.1:40418 - "GET / HTTP/1.1" 404 Not Found',
-        "[2025-03-12 08:52:40] INFO:     Started server process [1029]",
-        "[2025-03-12 08:52:39 DP0 TP1] Registering 1311 cuda graph addresses",
-        "[2025-10-16 09:06:22 TP0] Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24, 32]",
-        "Capturing batches (bs=16 avail_mem=13.56 GB):  17%|█▋        | 1/6 [00:16<01:22, 16.57s/it]",
-        "2025-03-27 21:33:31,320 - INFO - flashinfer.jit: Prebuilt kernels not found, using JIT backend",
-        '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 1816, in run_scheduler_process',
-        "[2025-11-30 11:18:05] Ignore import error when loading sglang.srt.models.mindspore: name 'Tensor' is not defined",
+        *fixture_lines("no-record.txt"),
         "",
         "Decode batch",
         "[2026-04-08 14:05:21 TP0] Decode batch,",
     ],
-)  # fmt: skip
+)
 def test_lines_without_records(line):
     assert parse_line(line) is None
 
@@ -445,13 +438,22 @@ def test_ansi_colour_codes_are_ignored():
 
 
 def test_prefix_variants():
-    body = "Decode batch, #running-req: 3, #token: 9, token usage: 0.01, cuda graph: True, gen throughput (token/s): 12.50, #queue-req: 1"
+    body = (
+        "Decode batch, #running-req: 3, #token: 9, token usage: 0.01, cuda graph: True, "
+        "gen throughput (token/s): 12.50, #queue-req: 1"
+    )
+    metrics_mixin = "2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287]"
     cases = {
-        f"[2026-01-02 03:04:05] {body}": (datetime(2026, 1, 2, 3, 4, 5), None, None, None, None),
-        f"[2026-01-02 03:04:05 EP3 PP0 DP1 TP2] {body}": (datetime(2026, 1, 2, 3, 4, 5), 1, 2, 0, 3),
-        f"[2026-01-02 03:04:05.250 TP1] {body}": (datetime(2026, 1, 2, 3, 4, 5, 250000), None, 1, None, None),
-        f"2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] {body}": (datetime(2025, 12, 4, 20, 35, 53), None, None, None, None),
-        f"[2026-13-02 03:04:05 TP0] {body}": (None, None, 0, None, None),  # impossible date: no time, still parsed
+        f"[2026-01-02 03:04:05] {body}":
+            (datetime(2026, 1, 2, 3, 4, 5), None, None, None, None),
+        f"[2026-01-02 03:04:05 EP3 PP0 DP1 TP2] {body}":
+            (datetime(2026, 1, 2, 3, 4, 5), 1, 2, 0, 3),
+        f"[2026-01-02 03:04:05.250 TP1] {body}":
+            (datetime(2026, 1, 2, 3, 4, 5, 250000), None, 1, None, None),
+        f"{metrics_mixin} {body}":
+            (datetime(2025, 12, 4, 20, 35, 53), None, None, None, None),
+        # impossible date: no time, still parsed
+        f"[2026-13-02 03:04:05 TP0] {body}": (None, None, 0, None, None),
     }  # fmt: skip
     for line, (t, dp, tp, pp, ep) in cases.items():
         for _ in range(2):
@@ -469,7 +471,8 @@ def test_prefix_variants():
 
 def test_bad_values_go_to_extra_not_fields():
     rec = parse_line(
-        "[2026-01-02 03:04:05 TP0] Decode batch, #running-req: many, #token: 12, token usage: 1.2.3, cuda graph: maybe, gen throughput (token/s): 5.00, #queue-req: 0"
+        "[2026-01-02 03:04:05 TP0] Decode batch, #running-req: many, #token: 12, "
+        "token usage: 1.2.3, cuda graph: maybe, gen throughput (token/s): 5.00, #queue-req: 0"
     )
     assert (rec.running_req, rec.token, rec.token_usage, rec.cuda_graph) == (None, 12, None, None)
     assert rec.extra == {"running_req": "many", "token_usage": "1.2.3", "cuda_graph": "maybe"}
@@ -483,7 +486,8 @@ def test_bytes_newlines_and_carriage_returns():
     assert parse_line(line + "\r\n") == ref
     assert (
         parse_line(
-            "Loading safetensors: 50%\r[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)"
+            "Loading safetensors: 50%\r"
+            "[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)"
         ).error
         == "watchdog"
     )
@@ -632,7 +636,8 @@ VALUES = st.one_of(
 )
 PREFIXES = st.sampled_from([
     "[2026-05-01 09:00:00 TP0] ", "[2026-05-01 09:00:00] ", "[2026-05-01 09:00:00 DP1 TP1 EP1] ",
-    "[09:00:00 TP0] ", "(SGLangEngine pid=7) [2026-05-01 09:00:00 TP0] ", "[2026-05-01 09:00:00.5 TP0] ",
+    "[09:00:00 TP0] ", "(SGLangEngine pid=7) [2026-05-01 09:00:00 TP0] ",
+    "[2026-05-01 09:00:00.5 TP0] ",
     "[2026-02-30 09:00:00 TP0] ", "[2026-05-01T09:00:00 TP0] ", "[2026-05-01 09:00:00 tp0] ", "",
 ])  # fmt: skip
 SEPS = st.sampled_from([", ", ". ", " [77], ", ",  ", " [x], ", ": "])

@@ -1,4 +1,5 @@
-"""Actions end to end over real SSH on simulated hosts: restore, kill, preflight, rollback, probe."""
+"""Actions end to end over real SSH on simulated hosts: restore, kill, preflight, rollback,
+probe."""
 
 from __future__ import annotations
 
@@ -284,7 +285,8 @@ def test_pid_reuse_is_refused(fleet_factory, state_dir):
             pid = seen.main.pid
             await host.run(["kill", "-9", f"-{pid}"])  # the server's process group is gone...
             await asyncio.sleep(0.5)
-            # ...and an unrelated process gets the very same PID (this host's PID namespace lets us ask)
+            # ...and an unrelated process gets the very same PID (this host's PID namespace lets
+            # us ask)
             script = (
                 f"echo {pid - 1} > /proc/sys/kernel/ns_last_pid; setsid sleep 300 >/dev/null 2>&1 &"
             )

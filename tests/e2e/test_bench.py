@@ -1,4 +1,5 @@
-"""bench end to end over real SSH on simulated hosts: sweeps, the 5% agreement, baselines, --compare, Ctrl-C."""
+"""bench end to end over real SSH on simulated hosts: sweeps, the 5% agreement, baselines,
+--compare, Ctrl-C."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from sglconsole.state.status import baseline_for
 from tests.e2e.conftest import SSH_MODE
 from tests.e2e.test_actions import ct129
 
-# Qwen3-8B with MTP, at most 4 requests running, a decode line every 10 steps (~0.23 s): quick to measure
+# Qwen3-8B with MTP, at most 4 requests running, a decode line every 10 steps (~0.23 s): quick
+# to measure
 BENCH_ARGS = [
     "--model-path",
     "{models}/Qwen3-8B",
@@ -46,7 +48,11 @@ BENCH_ARGS = [
     "10",
 ]
 SPEC_ENV = {"SGLANG_ENABLE_SPEC_V2": "1"}
-SHIM = 'if __name__ == "__main__":\n    from sglconsole.sim.bench_serving import main\n\n    raise SystemExit(main())\n'
+SHIM = (
+    'if __name__ == "__main__":\n'
+    "    from sglconsole.sim.bench_serving import main\n\n"
+    "    raise SystemExit(main())\n"
+)
 
 
 def bench_host(name: str) -> HostSpec:
@@ -145,15 +151,16 @@ def test_console_generator_agrees_with_the_servers_decode_lines_within_5_percent
     )
     (level,) = data["levels"]
     assert level["engine"] == "sglconsole" and level["completed"] == 8 and level["failed"] == 0
-    # the server's own account: its decode lines at the level's batch, windowed by their own timestamps;
-    # the first one after the idle warm-up gap is diluted by that gap and left out
+    # the server's own account: its decode lines at the level's batch, windowed by their own
+    # timestamps; the first one after the idle warm-up gap is diluted by that gap and left out
     records = [r for r in decode_lines_after(log, offset) if r.running_req == 4]
     window = [r for r in records[1:] if records[1].time <= r.time <= records[-1].time]
     assert len(window) >= 10, f"too few decode lines to judge: {len(window)}"
     server = statistics.fmean(r.gen_throughput for r in window)
     agreement = abs(level["output_tok_s"] / server - 1)
     print(
-        f"client {level['output_tok_s']:.1f} tok/s, server decode lines {server:.1f} tok/s: {agreement:.1%} apart"
+        f"client {level['output_tok_s']:.1f} tok/s, server decode lines {server:.1f} tok/s: "
+        f"{agreement:.1%} apart"
     )
     assert agreement < 0.05, (level["output_tok_s"], server)
     assert (
@@ -322,7 +329,8 @@ def running_argv(
 
 @pytest.fixture(scope="module")
 def demo_ct129(tmp_path_factory):
-    """The demo's ct129 (drifted server, background load) with the drifted argv as a profile of its own."""
+    """The demo's ct129 (drifted server, background load) with the drifted argv as a profile of
+    its own."""
     sim = SimFleet(
         tmp_path_factory.mktemp("compare"), [ct129(startup_s=0.2)], demo_profiles(), ssh=SSH_MODE
     )

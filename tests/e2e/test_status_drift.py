@@ -32,7 +32,8 @@ def cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
 
 @pytest.fixture
 def slow_parser_host(fleet_factory):
-    """One server launched by hand with --decode-log-interval 20 (its profile says 40): DRIFT only."""
+    """One server launched by hand with --decode-log-interval 20 (its profile says 40): DRIFT
+    only."""
     drifted = [a if a != "40" else "20" for a in QWEN8B]
     fleet = fleet_factory(
         [HostSpec("drifty", servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=drifted)])]

@@ -1,4 +1,5 @@
-"""The tier that runs SGLang's own 0.5.23 parser (built by tools/real_sglang_venv.sh; ./dev test builds it)."""
+"""The tier that runs SGLang's own 0.5.23 parser (built by tools/real_sglang_venv.sh; ./dev test
+builds it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ def real_python() -> str:
     python = Path(os.environ.get("SGLCONSOLE_REAL_SGLANG_PYTHON", DEFAULT))
     if not python.exists():
         pytest.fail(
-            f"the real-SGLang venv is missing ({python}): run tools/real_sglang_venv.sh (./dev test does)"
+            f"the real-SGLang venv is missing ({python}): "
+            "run tools/real_sglang_venv.sh (./dev test does)"
         )
     return str(python)

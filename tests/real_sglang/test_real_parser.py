@@ -1,4 +1,5 @@
-"""Against the REAL SGLang 0.5.23 argument parser (not the simulator): canonicalisation and drift."""
+"""Against the REAL SGLang 0.5.23 argument parser (not the simulator): canonicalisation and
+drift."""
 
 from __future__ import annotations
 

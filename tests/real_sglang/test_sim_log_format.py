@@ -1,4 +1,5 @@
-"""The simulator's decode lines against SGLang's own decode regex (the real package's log_parser)."""
+"""The simulator's decode lines against SGLang's own decode regex (the real package's
+log_parser)."""
 
 from __future__ import annotations
 
@@ -73,8 +74,9 @@ def test_sglangs_regex_reads_the_simulators_decode_lines(real_python, tmp_path, 
 
 
 def test_sglangs_regex_misses_0_5_23s_own_default_line(real_python, tmp_path, servers):  # noqa: F811
-    """SGLang 0.5.23 ends decode lines at `#queue-req: N` with no comma, which its own regex requires:
-    the simulator writes what SGLang writes, so the regex misses both alike (parse_line does not)."""
+    """SGLang 0.5.23 ends decode lines at `#queue-req: N` with no comma, which its own regex
+    requires: the simulator writes what SGLang writes, so the regex misses both alike
+    (parse_line does not)."""
     root = create_host(tmp_path / "h", models=("Qwen3-8B",), sglang={"startup_s": 0.2})
     server = start(
         servers,

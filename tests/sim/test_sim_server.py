@@ -1,4 +1,5 @@
-"""The simulated SGLang server as a real local process (no SSH): flags, startup, API, failure modes."""
+"""The simulated SGLang server as a real local process (no SSH): flags, startup, API, failure
+modes."""
 
 from __future__ import annotations
 
@@ -128,7 +129,8 @@ def test_startup_lines_process_tree_and_health(host, servers):
     server = start(servers, host, model_args(host))
     server.wait_ready()
     text = server.text()
-    # 0.5.23 logs no "KV Cache is allocated" line (its kv_cache_configurator says "Memory pool end" only)
+    # 0.5.23 logs no "KV Cache is allocated" line (its kv_cache_configurator says only
+    # "Memory pool end")
     for needle in (
         "Load weight begin",
         "Memory pool end",

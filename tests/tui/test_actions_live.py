@@ -1,4 +1,5 @@
-"""Destructive keys against a fleet of their own: confirm, cancel, restore, and the record they leave."""
+"""Destructive keys against a fleet of their own: confirm, cancel, restore, and the record they
+leave."""
 
 from __future__ import annotations
 

@@ -206,7 +206,8 @@ def test_host_text_is_cleaned_and_never_read_as_markup():
 def test_decode_lines_are_condensed_to_their_numbers():
     raw = (
         "[2026-12-02 19:42:33 TP0] Decode batch, #running-req: 1, #token: 84, token usage: 0.01, "
-        "accept len: 1.75, accept rate: 0.75, cuda graph: True, gen throughput (token/s): 36.32, #queue-req: 0"
+        "accept len: 1.75, accept rate: 0.75, cuda graph: True, "
+        "gen throughput (token/s): 36.32, #queue-req: 0"
     )
     assert log_line(raw, PALETTE).plain == "19:42:33 36.3 tok/s accept 1.75  run 1 queue 0"
     assert "gen throughput (token/s): 36.32" in log_line(raw, PALETTE, condensed=False).plain

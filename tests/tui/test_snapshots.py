@@ -18,9 +18,12 @@ RESTORE_PLAN = Plan(
     "ct129:30000",
     [
         "host ct129, port 30000, profile qwen27b-tp2-mtp",
-        "stop: pid 9 (/srv/ml-env/bin/python3 -m sglang.launch_server --model-path /srv/models/Qwen3.6-27B "
-        "--tp-size 2 --speculative-algo NEXTN --speculative-num-draft-tokens 2 --speculative-num-steps 1)",
-        "launch (nohup): SGLANG_ENABLE_SPEC_V2=1 CUDA_VISIBLE_DEVICES=0,1 /srv/ml-env/bin/python3 -m "
+        "stop: pid 9 (/srv/ml-env/bin/python3 -m sglang.launch_server "
+        "--model-path /srv/models/Qwen3.6-27B "
+        "--tp-size 2 --speculative-algo NEXTN --speculative-num-draft-tokens 2 "
+        "--speculative-num-steps 1)",
+        "launch (nohup): SGLANG_ENABLE_SPEC_V2=1 CUDA_VISIBLE_DEVICES=0,1 "
+        "/srv/ml-env/bin/python3 -m "
         "sglang.launch_server --model-path /srv/models/Qwen3.6-27B --port 30000 --tp-size 2 "
         "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-num-draft-tokens 4",
         "log: /srv/logs/sglang-30000.log",

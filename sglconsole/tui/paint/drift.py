@@ -19,7 +19,10 @@ MARK = {
     State.ONLY_RUNNING: "+",
     State.DEFAULTED_DIFFERENTLY: "~",
 }
-LEGEND = "≠ differs   − only in the profile   + only running   ~ SGLang's default differs from the profile"
+LEGEND = (
+    "≠ differs   − only in the profile   + only running   "
+    "~ SGLang's default differs from the profile"
+)
 
 
 def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableType:

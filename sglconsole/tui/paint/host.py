@@ -43,7 +43,8 @@ def warnings(host: HostState, palette: Palette, now: float) -> list[Text]:
     if stale is not None:
         lines.append(
             Text(
-                f"no GPU sample for {fmt_duration(stale)}: the host may be frozen; what follows is old",
+                f"no GPU sample for {fmt_duration(stale)}: "
+                "the host may be frozen; what follows is old",
                 style=palette.warn,
             )
         )
@@ -104,7 +105,8 @@ def problems(host: HostState, palette: Palette) -> list[Text]:
     for orphan in view.orphans if view else ():
         lines.append(
             Text(
-                f"ORPHAN pid {orphan.pid} {clean(orphan.title)} (ppid {orphan.ppid}): its server is gone",
+                f"ORPHAN pid {orphan.pid} {clean(orphan.title)} (ppid {orphan.ppid}): "
+                "its server is gone",
                 style=palette.bad,
             )
         )

@@ -1,4 +1,5 @@
-"""Log lines for the live tail: decode lines with tok/s and accept length picked out, errors in red."""
+"""Log lines for the live tail: decode lines with tok/s and accept length picked out, errors in
+red."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def prefill_summary(record: LogRecord, palette: Palette) -> Text:
     when = record.time.strftime("%H:%M:%S") if record.time else "--:--:--"
     text = Text(f"{when} prefill ", style=palette.muted)
     text.append(
-        f"{record.new_seq or 0} seq, {record.new_token or 0} new + {record.cached_token or 0} cached tokens"
+        f"{record.new_seq or 0} seq, {record.new_token or 0} new + "
+        f"{record.cached_token or 0} cached tokens"
     )
     if record.input_throughput is not None:
         text.append(f", {record.input_throughput:.0f} tok/s in", style=palette.muted)

@@ -24,7 +24,8 @@ def plan_text(plan: Plan) -> Table:
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """y confirms; n, Escape or the focused Cancel button (the default) leaves everything as it is."""
+    """y confirms; n, Escape or the focused Cancel button (the default) leaves everything as it
+    is."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm-yes"),

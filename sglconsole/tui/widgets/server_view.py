@@ -1,4 +1,5 @@
-"""The right-hand view when a server is selected: header, then GPUs, Config (the diff) and Log tabs."""
+"""The right-hand view when a server is selected: header, then GPUs, Config (the diff) and Log
+tabs."""
 
 from __future__ import annotations
 

@@ -1,0 +1,37 @@
+"""What a simulated host is made of: its GPUs, its SGLang, the servers running at boot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ServerSpec:
+    port: int
+    profile: str
+    gpus: list[int]
+    running: list[str] | None = None
+    """argv after `python -m sglang.launch_server` of the server running at boot (None: DOWN)."""
+    running_env: dict[str, str] = field(default_factory=dict)
+    launcher: str = "nohup"
+    entry: str = "launch_server"
+    """How the running server was started: `python -m sglang.launch_server` or
+    "serve" (`sglang serve`)."""
+
+
+@dataclass
+class HostSpec:
+    name: str
+    gpu_model: str = "H200"
+    gpu_count: int = 1
+    sglang_version: str = "0.5.23"
+    pid_offset: int = 0
+    exec_prefix: list[str] = field(default_factory=list)
+    models: tuple[str, ...] = ("Qwen3-8B",)
+    sglang: dict = field(default_factory=dict)
+    servers: list[ServerSpec] = field(default_factory=list)
+    sshd_config_extra: str = ""
+    """Lines added to the host's sshd_config (tests: a setting that stops sshd from starting)."""
+    login_shell: str | None = None
+    """The SSH user's login shell on this host (e.g. /usr/bin/tcsh): with sshd, root's entry in
+    the host's own /etc/passwd (bound over it in the host's mount namespace only)."""
