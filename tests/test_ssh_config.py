@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from sglconsole.config import Host
-from sglconsole.remote.ssh import resolve
+from sglconsole.remote.ssh_target import resolve
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import connect_timeout
+from sglconsole.remote.ssh_target import connect_timeout
 from sglconsole.state.fleet import FleetState, Status
 from sglconsole.state.json_view import fleet_json
 

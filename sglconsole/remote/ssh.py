@@ -19,143 +19,31 @@ import logging
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import asyncssh
 
 from sglconsole.config import Host
 from sglconsole.errors import AuthError, HostKeyError, HostUnreachable, RemoteCommandFailed
+from sglconsole.remote.ssh_auth import (
+    agent_holds,
+    known_hosts_has,
+    locked_key_message,
+    no_known_hosts_message,
+    public_key_of,
+)
+from sglconsole.remote.ssh_stream import RemoteStream
+from sglconsole.remote.ssh_target import (
+    Target,
+    reason_of,
+    resolve,
+)
 from sglconsole.remote.transport import RunResult, command_line, quote
 
 log = logging.getLogger(__name__)
 
 JumpResolver = Callable[[str], "SshHost"]
-
-DEFAULT_CONNECT_TIMEOUT = 10.0
-DEFAULT_KEEPALIVE_INTERVAL = 5.0
-"""asyncssh's own default is no keepalive at all: a dead host would hang a feed forever."""
-DEFAULT_KEEPALIVE_COUNT_MAX = 3
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where and how one host is reached, once hosts.yaml and its ssh_config have both spoken."""
-
-    address: str
-    """As hosts.yaml names it: an address, or a Host alias of the ssh_config."""
-    hostname: str
-    port: int
-    user: str
-    connect_timeout: float
-    keepalive_interval: float
-    keepalive_count_max: int
-    config_files: list[str] | None
-    """The OpenSSH client config files read (None: none, `ssh_config: none`)."""
-    identity_files: tuple[str, ...]
-    """From the ssh_config's IdentityFile (hosts.yaml's identity_file is used instead if set)."""
-    known_hosts_files: tuple[str, ...]
-    """From the ssh_config's UserKnownHostsFile (hosts.yaml's known_hosts is used instead)."""
-    proxy_jump: str | None
-    identity_agent: str | None
-    from_ssh_config: frozenset[str]
-    """Which of hostname, port, user, connect_timeout, keepalive came from the ssh_config."""
-
-    @property
-    def where(self) -> str:
-        endpoint = f"{self.hostname}:{self.port}"
-        return endpoint if self.hostname == self.address else f"{self.address} ({endpoint})"
-
-    @property
-    def ssh(self) -> str:
-        """user@hostname:port, for tables."""
-        return f"{self.user}@{self.hostname}:{self.port}"
-
-
-def config_files(host: Host) -> list[str] | None:
-    """The OpenSSH client config files asyncssh reads for a host (None: `ssh_config: none`)."""
-    if host.ssh_config == "none":
-        return None
-    if host.ssh_config:
-        return [os.path.expanduser(host.ssh_config)]
-    default = os.path.expanduser("~/.ssh/config")
-    return [default] if os.access(default, os.R_OK) else []
-
-
-def resolve(host: Host, name: str | None = None) -> Target:
-    """hosts.yaml's values, else the ssh_config's, else the console's defaults (raises
-    HostUnreachable naming the ssh_config file when it cannot be read)."""
-    files = config_files(host)
-    for path in files or ():
-        if not os.path.exists(path):
-            raise HostUnreachable(
-                name or host.address,
-                f"ssh_config file {path} does not exist (hosts.yaml ssh_config)",
-            )
-    try:
-        options = asyncssh.SSHClientConnectionOptions(
-            host=host.address,
-            port=host.port or (),
-            username=host.user or (),
-            config=files,
-            client_keys=None,  # only the config is wanted here: keys are checked by the caller
-            known_hosts=None,
-        )
-    except (OSError, ValueError, asyncssh.Error) as exc:
-        where = ", ".join(files or ()) or "ssh_config"
-        raise HostUnreachable(name or host.address, f"cannot use {where}: {_reason(exc)}") from None
-    config = options.config
-    from_config = {
-        key
-        for key, option, explicit in (
-            ("hostname", "Hostname", False),
-            ("port", "Port", host.port),
-            ("user", "User", host.user),
-            ("connect_timeout", "ConnectTimeout", host.connect_timeout),
-            ("keepalive_interval", "ServerAliveInterval", host.keepalive_interval),
-            ("keepalive_count_max", "ServerAliveCountMax", host.keepalive_count_max),
-        )
-        if not explicit and config.get(option) is not None
-    }
-
-    def pick(explicit: Any, option: str, default: Any) -> Any:
-        if explicit is not None:
-            return explicit
-        value = config.get(option)
-        return default if value is None else value
-
-    jump = config.get("ProxyJump")
-    agent = config.get("IdentityAgent")
-    return Target(
-        address=host.address,
-        hostname=str(options.host),
-        port=int(options.port),
-        user=str(options.username),
-        connect_timeout=float(
-            pick(host.connect_timeout, "ConnectTimeout", DEFAULT_CONNECT_TIMEOUT)
-        ),
-        keepalive_interval=float(
-            pick(host.keepalive_interval, "ServerAliveInterval", DEFAULT_KEEPALIVE_INTERVAL)
-        ),
-        keepalive_count_max=int(
-            pick(host.keepalive_count_max, "ServerAliveCountMax", DEFAULT_KEEPALIVE_COUNT_MAX)
-        ),
-        config_files=files,
-        identity_files=tuple(str(p) for p in config.get("IdentityFile") or ()),
-        known_hosts_files=tuple(str(p) for p in config.get("UserKnownHostsFile") or ()),
-        proxy_jump=str(jump) if jump and str(jump).lower() != "none" else None,
-        identity_agent=str(agent) if agent else None,
-        from_ssh_config=frozenset(from_config),
-    )
-
-
-def connect_timeout(host: Host) -> float:
-    """The host's effective connect timeout (the console's default if its ssh_config is broken)."""
-    try:
-        return resolve(host).connect_timeout
-    except HostUnreachable:
-        return host.connect_timeout or DEFAULT_CONNECT_TIMEOUT
 
 
 class _ClientEvents(asyncssh.SSHClient):
@@ -166,52 +54,6 @@ class _ClientEvents(asyncssh.SSHClient):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._owner._on_lost(exc)
-
-
-class RemoteStream:
-    """A long-running remote command read line by line (nvidia-smi -lms, the watcher)."""
-
-    def __init__(self, host: str, argv: Sequence[str], process: asyncssh.SSHClientProcess):
-        self.host = host
-        self.argv = list(argv)
-        self._process = process
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        try:
-            async for line in self._process.stdout:
-                if not line:  # EOF
-                    break
-                yield line.rstrip("\n")
-        except (asyncssh.Error, OSError) as exc:  # the connection went away under the stream
-            raise HostUnreachable(self.host, f"connection lost: {_reason(exc)}") from None
-
-    def write(self, text: str) -> None:
-        self._process.stdin.write(text)
-
-    async def stderr_text(self, limit: int = 4096) -> str:
-        try:
-            return (await asyncio.wait_for(self._process.stderr.read(limit), 1.0)) or ""
-        except (TimeoutError, asyncssh.Error, OSError):
-            return ""
-
-    @property
-    def exit_status(self) -> int | None:
-        return self._process.exit_status
-
-    async def close(self) -> None:
-        # EOF on stdin tells our own watcher to exit; closing the channel makes
-        # anything else (nvidia-smi -lms) die on its next write.
-        try:
-            self._process.stdin.write_eof()
-            if self._process.exit_status is None:
-                self._process.terminate()  # where the server honours signal requests
-        except (asyncssh.Error, OSError, BrokenPipeError):
-            pass
-        self._process.close()
-        try:
-            await asyncio.wait_for(self._process.wait_closed(), 2.0)
-        except (TimeoutError, asyncssh.Error, OSError):
-            pass
 
 
 class SshHost:
@@ -266,7 +108,7 @@ class SshHost:
         self._forwards.clear()
         self.lost_at = time.time()
         if exc is not None:
-            self.last_error = f"connection lost: {_reason(exc)}"
+            self.last_error = f"connection lost: {reason_of(exc)}"
 
     async def _open(self) -> asyncssh.SSHClientConnection:
         target = resolve(self.host, self.name)
@@ -337,13 +179,15 @@ class SshHost:
             path = os.path.expanduser(host.known_hosts)
             if not os.path.exists(path):
                 raise HostKeyError(
-                    self.name, _no_known_hosts(host.known_hosts, target, "hosts.yaml")
+                    self.name, no_known_hosts_message(host.known_hosts, target, "hosts.yaml")
                 )
             options["known_hosts"] = path
         else:
             for path in target.known_hosts_files:
                 if not os.path.exists(os.path.expanduser(path)):
-                    raise HostKeyError(self.name, _no_known_hosts(path, target, "ssh_config"))
+                    raise HostKeyError(
+                        self.name, no_known_hosts_message(path, target, "ssh_config")
+                    )
         if host.jump:
             options["tunnel"] = await self._tunnel(host.jump)
         return options
@@ -367,9 +211,9 @@ class SshHost:
             ) from None
         else:
             return {"client_keys": [path]}
-        public = _public_key(path)
-        if public is None or not await _agent_holds(public, target.identity_agent):
-            raise AuthError(self.name, _locked(written))
+        public = public_key_of(path)
+        if public is None or not await agent_holds(public, target.identity_agent):
+            raise AuthError(self.name, locked_key_message(written))
         # the encrypted file is skipped; of the agent's keys, only this one is offered
         return {"client_keys": [path], "ignore_encrypted": True, "agent_identities": [public]}
 
@@ -385,9 +229,9 @@ class SshHost:
             except (OSError, asyncssh.KeyImportError) as exc:
                 if "passphrase" not in str(exc).lower():
                     continue
-            public = _public_key(path)
-            if public is None or not await _agent_holds(public, target.identity_agent):
-                return _locked(written)
+            public = public_key_of(path)
+            if public is None or not await agent_holds(public, target.identity_agent):
+                return locked_key_message(written)
         return None
 
     async def _tunnel(self, jump: str) -> Any:
@@ -413,7 +257,7 @@ class SshHost:
         )
         fingerprint = await self._fingerprint(options, target)
         seen = f" (it presents {fingerprint})" if fingerprint else ""
-        if _known_hosts_has(known, address, port):
+        if known_hosts_has(known, address, port):
             return (
                 f"host key of {shown} CHANGED{seen} and does not match {known}: refusing to "
                 "connect. If the host was reinstalled, verify the new key out of band, then: "
@@ -471,7 +315,7 @@ class SshHost:
                 _text(exc.stderr) or f"timed out after {timeout:g}s",
             )
         except (asyncssh.Error, OSError) as exc:
-            raise HostUnreachable(self.name, f"command channel failed: {_reason(exc)}") from None
+            raise HostUnreachable(self.name, f"command channel failed: {reason_of(exc)}") from None
         if check and not out.ok:
             raise RemoteCommandFailed(self.name, list(argv), out.exit_status, out.stderr)
         return out
@@ -481,7 +325,7 @@ class SshHost:
         try:
             process = await conn.create_process(self.wire(argv), errors="replace")
         except (asyncssh.Error, OSError) as exc:
-            raise HostUnreachable(self.name, f"cannot open a channel: {_reason(exc)}") from None
+            raise HostUnreachable(self.name, f"cannot open a channel: {reason_of(exc)}") from None
         return RemoteStream(self.name, argv, process)
 
     async def forward(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
@@ -494,7 +338,8 @@ class SshHost:
                 listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
             except (asyncssh.Error, OSError) as exc:
                 raise HostUnreachable(
-                    self.name, f"port forward to {remote_host}:{remote_port} failed: {_reason(exc)}"
+                    self.name,
+                    f"port forward to {remote_host}:{remote_port} failed: {reason_of(exc)}",
                 ) from None
             self._forwards[key] = listener
         return listener.get_port()
@@ -504,65 +349,6 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _reason(exc: BaseException) -> str:
-    return (
-        getattr(exc, "reason", None)
-        or getattr(exc, "strerror", None)
-        or str(exc)
-        or type(exc).__name__
-    )
-
-
-def _locked(written: str) -> str:
-    return (
-        f"identity file {written} is passphrase-protected and no ssh-agent holds it: "
-        f"ssh-add {written}"
-    )
-
-
-def _no_known_hosts(written: str, target: Target, source: str) -> str:
-    return (
-        f"known_hosts file {written} does not exist ({source}): create it with the host's key, "
-        f"checked out of band: ssh-keyscan -p {target.port} {target.hostname} >> {written}"
-    )
-
-
-def _public_key(path: str) -> asyncssh.SSHKey | None:
-    """The public half of a (possibly encrypted) private key: OpenSSH's format carries it in
-    clear; other formats need the .pub file beside it."""
-    for candidate in (path, path + ".pub"):
-        try:
-            return asyncssh.read_public_key(candidate)
-        except (OSError, ValueError, asyncssh.KeyImportError):
-            continue
-    return None
-
-
-async def _agent_holds(public: asyncssh.SSHKey, agent_path: str | None) -> bool:
-    path = os.path.expanduser(agent_path) if agent_path else os.environ.get("SSH_AUTH_SOCK", "")
-    if not path:
-        return False
-    try:
-        async with await asyncssh.connect_agent(path) as agent:
-            keys = await asyncio.wait_for(agent.get_keys(), 5.0)
-    except (OSError, TimeoutError, asyncssh.Error, ValueError):
-        return False
-    return any(key.public_data == public.public_data for key in keys)
-
-
-def _known_hosts_has(path: str, address: str, port: int) -> bool:
-    """Whether known_hosts names this host at all (then a mismatch means a changed key)."""
-    try:
-        known = asyncssh.read_known_hosts(os.path.expanduser(path))
-    except (OSError, ValueError, asyncssh.Error):
-        return False
-    try:
-        host_keys, ca_keys, *_ = known.match(address, "", port)
-    except (ValueError, TypeError):
-        return False
-    return bool(host_keys or ca_keys)
 
 
 class Fleet:
