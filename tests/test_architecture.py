@@ -52,3 +52,11 @@ def test_the_allowlist_names_only_long_modules():
         or len((REPO / name).read_text(encoding="utf-8").splitlines()) <= MAX_LINES
     )
     assert not stale, f"remove from TOO_LONG_FOR_NOW: {stale}"
+
+
+def test_the_code_keeps_the_project_style():
+    """ruff's rules in pyproject.toml, the 100-column limit (E501) among them."""
+    ruff = Path(sys.executable).parent / "ruff"
+    for command in (["check", "."], ["format", "--check", "."]):
+        result = subprocess.run([str(ruff), *command], cwd=REPO, capture_output=True, text=True)
+        assert result.returncode == 0, f"ruff {' '.join(command)}:\n{result.stdout[-3000:]}"

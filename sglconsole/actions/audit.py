@@ -86,7 +86,8 @@ class AuditLog:
         return out
 
     def actions(self) -> list[dict]:
-        """One record per action: its end record, or its begin record if it never ended (interrupted)."""
+        """One record per action: its end record, or its begin record if it never ended
+        (interrupted)."""
         merged: dict[str, dict] = {}
         for record in self.records():
             merged[record.get("id", "")] = record

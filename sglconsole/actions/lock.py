@@ -44,7 +44,8 @@ async def host_lock(ctx: ActionContext, host: str, port: int, action: str, wait:
             who = answer.get("holder") or {}
             raise StageFailed(
                 f"{host}:{port} is locked by {who.get('user', '?')}@{who.get('console', '?')} "
-                f"({who.get('action', 'an action')} since {who.get('since', '?')}); nothing was changed"
+                f"({who.get('action', 'an action')} since {who.get('since', '?')}); "
+                "nothing was changed"
             )
         yield
     finally:

@@ -117,7 +117,8 @@ async def generate(
                             break  # closing the stream aborts the request on the server
         except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError) as exc:
             raise ProbeError(
-                f"no HTTP answer through the SSH forward (is the server listening?): {type(exc).__name__} {exc}".strip()
+                "no HTTP answer through the SSH forward (is the server listening?): "
+                f"{type(exc).__name__} {exc}".strip()
             ) from None
         except httpx.HTTPError as exc:
             raise ProbeError(f"{type(exc).__name__}: {exc}") from None

@@ -78,7 +78,8 @@ def _bench(parser: argparse.ArgumentParser):
         "--engine",
         choices=ENGINES,
         default="auto",
-        help="host: the host's python -m sglang.bench_serving; console: sglconsole's generator; auto (default): host if it has one",
+        help="host: the host's python -m sglang.bench_serving; console: sglconsole's generator; "
+        "auto (default): host if it has one",
     )
     parser.add_argument(
         "--compare",
@@ -125,7 +126,8 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
 
 
 class Display:
-    """Stage lines, and a progress bar under them while a level runs (only on a terminal; nothing with --json)."""
+    """Stage lines, and a progress bar under them while a level runs (only on a terminal;
+    nothing with --json)."""
 
     def __init__(self, quiet: bool):
         self.quiet = quiet
@@ -186,7 +188,8 @@ async def _sweep(
 
 
 async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
-    """--save-baseline: refuse (before the sweep) when the server does not run its profile's argv."""
+    """--save-baseline: refuse (before the sweep) when the server does not run its profile's
+    argv."""
     from sglconsole.remote.drift import diff_server
 
     name = ctx.config.server(host, port).profile
@@ -195,7 +198,8 @@ async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
         if report.differs:
             flags = ", ".join(r.flag for r in report.differences[:5])
             raise UsageError(
-                f"{host}:{port} differs from profile {name} ({flags}): its numbers are not that profile's; "
+                f"{host}:{port} differs from profile {name} ({flags}): "
+                "its numbers are not that profile's; "
                 f"relaunch it first (sglconsole relaunch {host}:{port}) or bench --compare {name}"
             )
         stage.detail = f"runs profile {name} exactly"
@@ -276,7 +280,8 @@ async def _compare_plan(
         "bench --compare",
         f"{host}:{port}",
         [
-            f"for each of {', '.join(profiles)}: relaunch {host}:{port} with it (preflight, stop, launch, ready), "
+            f"for each of {', '.join(profiles)}: relaunch {host}:{port} with it "
+            "(preflight, stop, launch, ready), "
             f"then sweep concurrency {levels}",
             f"afterwards put back what runs now: {now}",
             "a failure or Ctrl-C also puts it back",

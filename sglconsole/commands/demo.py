@@ -79,9 +79,15 @@ def ssh_problem(mode: str) -> str | None:
     if mode != "sshd":
         return None
     if os.geteuid() != 0:
-        return "--ssh sshd needs root (OpenSSH's sshd -i runs as root): run as root, or use --ssh asyncssh"
+        return (
+            "--ssh sshd needs root (OpenSSH's sshd -i runs as root): "
+            "run as root, or use --ssh asyncssh"
+        )
     if not (shutil.which("sshd") or os.path.exists("/usr/sbin/sshd")):
-        return "--ssh sshd needs OpenSSH's server: apt-get install openssh-server (or use --ssh asyncssh)"
+        return (
+            "--ssh sshd needs OpenSSH's server: "
+            "apt-get install openssh-server (or use --ssh asyncssh)"
+        )
     return None
 
 
@@ -89,7 +95,8 @@ def _serve(path: Path) -> int:
     out = stdout()
     out.print(str(path), soft_wrap=True)
     out.print(
-        f"[dim]simulated fleet is up; try: sglconsole status -c {escape(str(path))}  (Ctrl-C stops it)[/dim]"
+        "[dim]simulated fleet is up; try: "
+        f"sglconsole status -c {escape(str(path))}  (Ctrl-C stops it)[/dim]"
     )
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):

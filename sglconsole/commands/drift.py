@@ -90,7 +90,11 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
             worst = max(worst, 1 if report.differs else 0)
             results[f"{host}:{port}"] = report
             if not as_json:
-                title = f"{host}:{port}  pid {process.main.pid}  sglang {report.version}  profile {cfg.server(host, port).profile}"
+                profile = cfg.server(host, port).profile
+                title = (
+                    f"{host}:{port}  pid {process.main.pid}  sglang {report.version}"
+                    f"  profile {profile}"
+                )
                 out.print(safe(title, "bold"))
                 out.print(report_table(report))
                 if report.ambient_line():

@@ -128,14 +128,16 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
             for orphan in host.view.orphans if host.view else ():
                 parts.append(
                     Text(
-                        f"ORPHAN pid {orphan.pid} ({clean(orphan.title)}) ppid {orphan.ppid}: its server is gone",
+                        f"ORPHAN pid {orphan.pid} ({clean(orphan.title)}) ppid {orphan.ppid}: "
+                        "its server is gone",
                         style="bold red",
                     )
                 )
             for app in host.view.unaccounted if host.view else ():
                 parts.append(
                     Text(
-                        f"GPU memory held by pid {app.pid} ({clean(app.process_name)}, {app.used_mib} MiB) that no server accounts for",
+                        f"GPU memory held by pid {app.pid} ({clean(app.process_name)}, "
+                        f"{app.used_mib} MiB) that no server accounts for",
                         style="yellow",
                     )
                 )

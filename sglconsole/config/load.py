@@ -150,7 +150,11 @@ def _compose(text: str, filename: str) -> tuple[Any, dict[Path_, int]]:
 
 def _reader_problem(exc: yaml.reader.ReaderError, text: str, filename: str) -> str:
     line = text.count("\n", 0, max(0, exc.position)) + 1
-    return f"{filename}:{line}: YAML syntax error: character {exc.character!r} is not allowed in YAML (column {exc.position - text.rfind(chr(10), 0, exc.position)})"
+    column = exc.position - text.rfind("\n", 0, exc.position)
+    return (
+        f"{filename}:{line}: YAML syntax error: character {exc.character!r} is not allowed "
+        f"in YAML (column {column})"
+    )
 
 
 def _record_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int], filename: str) -> None:
@@ -206,7 +210,8 @@ def _cross_check(model: HostsFile, lines: dict[Path_, int], filename: str) -> li
             if server.port in seen_ports:
                 add(
                     loc + ("port",),
-                    f"port {server.port} is already used by servers[{seen_ports[server.port]}] on this host",
+                    f"port {server.port} is already used by "
+                    f"servers[{seen_ports[server.port]}] on this host",
                 )
             seen_ports.setdefault(server.port, index)
             if server.profile not in model.profiles:
@@ -222,7 +227,8 @@ def _cross_check(model: HostsFile, lines: dict[Path_, int], filename: str) -> li
                 if port_flag is not None and port_flag != str(server.port):
                     add(
                         loc + ("port",),
-                        f"profile {server.profile!r} sets --port {port_flag}, which disagrees with this server's port {server.port}",
+                        f"profile {server.profile!r} sets --port {port_flag}, "
+                        f"which disagrees with this server's port {server.port}",
                     )
     _check_jump_cycles(model, add)
     return sorted(dict.fromkeys(problems), key=_line_of)

@@ -145,8 +145,8 @@ def main():
         out(
             stage="identity",
             ok=False,
-            detail="pid %d is not the server we saw (start time or argv changed: PID reused); nothing signalled"
-            % pid,
+            detail="pid %d is not the server we saw (start time or argv changed: "
+            "PID reused); nothing signalled" % pid,
         )
         return 3
     root["uid"] = owner(pid)
