@@ -74,6 +74,34 @@ async def tour(app: ConsoleApp, pilot, out: Path, size: str) -> list[Path]:
     return saved
 
 
+async def incident(app: ConsoleApp, pilot, out: Path) -> list[Path]:
+    """The README's incident walkthrough: SLOW -> why -> restore -> verified, as the operator
+    sees it (run last: the restore changes the fleet)."""
+    from sglconsole.tui.history import ActionRecord
+
+    def restore_done() -> bool:
+        return any(
+            isinstance(r, ActionRecord) and r.action == "restore" and not r.running
+            for r in app.session.history
+        )
+
+    main, saved = app.main, []
+    main.tree.select(("ct129", 30000))
+    await pilot.press("g")
+    saved.append(await shoot(app, pilot, out, "incident-1-slow"))
+    await pilot.press("d")
+    saved.append(await shoot(app, pilot, out, "incident-2-why"))
+    await pilot.press("R")
+    if not await until(lambda: isinstance(app.screen, ConfirmScreen), 20):
+        return saved
+    saved.append(await shoot(app, pilot, out, "incident-3-confirm"))
+    await pilot.press("y")
+    if await until(restore_done, 120):
+        await until(lambda: main.server is not None and main.server.status == Status.UP, 30)
+        saved.append(await shoot(app, pilot, out, "incident-4-verified"))
+    return saved
+
+
 async def run(out: Path, record: Path | None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sglconsole-shots-") as workdir:
@@ -90,6 +118,8 @@ async def run(out: Path, record: Path | None) -> list[Path]:
                             "screenshots show what there is"
                         )
                     saved += await tour(app, pilot, out, size)
+                    if size == "large":
+                        saved += await incident(app, pilot, out)
             return saved
         finally:
             fleet.stop()
