@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sglconsole import config as config_module
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
-from sglconsole.actions.restore import decode_tok_s
+from sglconsole.actions.restore import decode_stats
 from sglconsole.config.edit import update_file
 from sglconsole.core.processes import launch_args
 from sglconsole.core.secrets import is_secret_env, is_secret_flag
@@ -55,6 +55,20 @@ def _without_secrets_env(env: dict[str, str]) -> dict[str, str]:
         for k, v in env.items()
         if k not in SERVER_OWNED_ENV
     }
+
+
+def _without_port(args: list[str]) -> list[str]:
+    """The port belongs to the server entry (a launch adds it): a profile that named one could
+    not be reused on another port (hosts.yaml would refuse it)."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--port":
+            skip = True
+        elif not arg.startswith("--port="):
+            out.append(arg)
+    return out
 
 
 def _without_secret_args(args: list[str]) -> list[str]:
@@ -100,14 +114,20 @@ async def capture(
     configured = ctx.config.find_server(host, port)
     log = (configured.log if configured else None) or process.main.stdout
     async with ctx.stage("measure", "baseline from its recent decode lines") as stage:
-        speed, accept = await decode_tok_s(ssh, log) if log else (None, None)
+        stats = await decode_stats(ssh, log) if log else None
+        speed, accept = (stats.tok_s, stats.accept_len) if stats else (None, None)
+        running = round(stats.running) if stats and stats.running else None
         info = await server_info(ssh, configured.http_address if configured else "127.0.0.1", port)
-        stage.detail = f"{speed:.1f} tok/s" if speed else "no busy decode lines: no baseline"
+        stage.detail = (
+            f"{speed:.1f} tok/s at {running} running"
+            if speed
+            else "no busy decode lines: no baseline"
+        )
     profile: dict = {
         "description": f"captured from {host}:{port} (pid {process.main.pid})"
         f" on {time.strftime('%Y-%m-%d')}",
         "python": process.python,
-        "args": _without_secret_args(list(launch_args(process.main.argv))),
+        "args": _without_secret_args(_without_port(list(launch_args(process.main.argv)))),
     }
     env = _without_secrets_env(process.main.env or {})
     if env:
@@ -120,6 +140,8 @@ async def capture(
             k: v
             for k, v in {
                 "gen_throughput": round(speed, 1),
+                # a figure means nothing without the load it was measured under
+                "concurrency": running,
                 "accept_len": round(accept, 2) if accept else None,
                 "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "sglang_version": (info or {}).get("version"),
@@ -192,7 +214,7 @@ async def capture_unit(
     profile: dict = {
         "description": f"captured from systemd unit {unit} on {host} ({time.strftime('%Y-%m-%d')})",
         "python": python,
-        "args": _without_secret_args(args),
+        "args": _without_secret_args(_without_port(args)),
     }
     env = _without_secrets_env(command.env)
     if env:

@@ -39,11 +39,9 @@ Restart=on-failure
 WantedBy=multi-user.target
 """
 
-EXPECTED_ARGS = [
+EXPECTED_ARGS = [  # no --port: the server entry owns it
     "--model-path",
     "/srv/models/Qwen3.6-27B",
-    "--port",
-    "30000",
     "--host",
     "0.0.0.0",
     "--tp-size",
@@ -153,6 +151,9 @@ def test_capture_the_running_server_with_a_baseline(fleet):
     profile = data["profiles"]["what-runs"]
     assert "--speculative-algo" in profile["args"] and profile["python"].endswith("/bin/python3")
     assert "CUDA_VISIBLE_DEVICES" not in profile.get("env", {})  # the server entry owns GPU pinning
+    assert "--port" not in profile["args"]  # and its port
+    baseline = profile["baseline"]
+    assert baseline["gen_throughput"] > 0 and baseline["concurrency"] == 1, baseline
     assert fleet.config_path.read_text().startswith("# ops fleet -- keep these comments\n")
     assert "# proven profiles below" in fleet.config_path.read_text()
 
