@@ -65,14 +65,6 @@ async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) 
     )
 
 
-async def decode_tok_s(
-    ssh: SshHost, log: str, since_offset: int | None = None
-) -> tuple[float | None, float | None]:
-    """(median aggregate tok/s, median accept length) of the busy decode lines ending a log."""
-    stats = await decode_stats(ssh, log, since_offset)
-    return stats.tok_s, stats.accept_len
-
-
 async def restore(
     ctx: ActionContext,
     host: str,
