@@ -100,6 +100,15 @@ def _mask_json(value):
     return value
 
 
+def helper_named(arg: str) -> str:
+    """A host helper's source (a `python -c` argument) as its docstring's first line."""
+    if "\n" not in arg or len(arg) < 200:
+        return arg
+    lines = arg.strip().splitlines()
+    first = lines[0].strip().strip('"').strip() or "python helper"
+    return f"<{first} ({len(lines)} lines of Python; -v prints them)>"
+
+
 class StageFailed(ActionError):
     def __init__(self, message: str, evidence: list[str] | None = None):
         super().__init__(message)
@@ -115,6 +124,8 @@ class ActionContext:
     stages: list[Stage] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     """With dry_run: the exact remote commands that would have run."""
+    commands_short: list[str] = field(default_factory=list)
+    """The same, each host helper's source shown by its first line (`-v` prints the source)."""
 
     @asynccontextmanager
     async def stage(self, name: str, detail: str = ""):
@@ -135,8 +146,11 @@ class ActionContext:
                 self._end(current, StageState.OK, current.detail)
 
     def would_run(self, ssh, argv: list[str]) -> None:
-        """Under --dry-run: note the exact remote command, secrets masked (JSON arguments too)."""
-        self.commands.append(ssh.command(masked_argv(argv)))
+        """Under --dry-run: note the exact remote command, secrets masked (JSON arguments too),
+        and a short form with each host helper's source named, not printed."""
+        masked = masked_argv(argv)
+        self.commands.append(ssh.command(masked))
+        self.commands_short.append(ssh.command([helper_named(arg) for arg in masked]))
 
     def fail(self, stage: Stage, detail: str) -> None:
         """End a stage as failed without raising: a wrong answer is a verdict, not an error."""

@@ -73,6 +73,12 @@ def _common(parser: argparse.ArgumentParser, destructive: bool = True) -> None:
             action="store_true",
             help="print the remote commands instead of running them",
         )
+        parser.add_argument(
+            "--verbose",
+            "-v",
+            action="store_true",
+            help="with --dry-run: print the host helpers' Python source too",
+        )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -105,7 +111,7 @@ async def _run(
         await fleet.close()
     if ctx.dry_run and not args.json:
         stdout().print(Text("dry run: these remote commands would run:", style="bold yellow"))
-        for line in ctx.commands:
+        for line in ctx.commands if getattr(args, "verbose", False) else ctx.commands_short:
             stdout().print(safe("  " + line), soft_wrap=True)
     if args.json:
         print(json.dumps(_result_json(result), indent=2, default=str))

@@ -338,7 +338,10 @@ def test_dry_run_prints_the_commands_and_changes_nothing(fleet_factory, state_di
     result = cli("restore", "-c", str(fleet.config_path), "ct129:30000", "--dry-run")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "dry run: these remote commands would run" in result.stdout
-    assert "kill_agent" in result.stdout or "Stop one SGLang server" in result.stdout
+    assert "<Stop one SGLang server on this host" in result.stdout  # named, not printed
+    assert "def main():" not in result.stdout and len(result.stdout.splitlines()) < 60
+    verbose = cli("restore", "-c", str(fleet.config_path), "ct129:30000", "--dry-run", "-v")
+    assert "def main():" in verbose.stdout  # -v: the helpers' source, as it would be sent
     assert cmdline_of_port(fleet.config_path) == before
     assert not (state_dir / "sglconsole" / "actions.jsonl").exists()
 
