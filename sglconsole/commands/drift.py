@@ -52,7 +52,7 @@ def report_table(report: drift.Report, left: str = "profile", right: str = "runn
             _cell(row.shown(row.profile)),
             _cell(row.shown(row.running)),
             _cell(row.shown(row.resolved)) if row.kind == "flag" else Text(""),
-            Text(row.state.value, style=style),
+            Text(row.state.label, style=style),
         )
     return table
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import sys
 from collections.abc import Callable
 
 from rich.console import Console
@@ -28,11 +30,22 @@ def config_path(args: argparse.Namespace) -> str | None:
 
 
 def stdout() -> Console:
-    return Console(highlight=False)
+    return Console(highlight=False, width=_piped_width(sys.stdout))
 
 
 def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, width=_piped_width(sys.stderr))
+
+
+def _piped_width(stream) -> int | None:
+    """Into a pipe or file, tables keep their natural width (rich would cut them to 80 columns,
+    wrapping flag names mid-word); COLUMNS still decides when set. A terminal: its own width."""
+    try:
+        if stream.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    return None if os.environ.get("COLUMNS") else 200
 
 
 def run_async(coro) -> int:

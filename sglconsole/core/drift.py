@@ -27,6 +27,20 @@ class State(StrEnum):
     ONLY_RUNNING = "ONLY_RUNNING"
     DEFAULTED_DIFFERENTLY = "DEFAULTED_DIFFERENTLY"
 
+    @property
+    def label(self) -> str:
+        """In words, for people (the value stays the JSON's)."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    State.SAME: "same",
+    State.DIFFERENT: "differs",
+    State.ONLY_PROFILE: "profile only",
+    State.ONLY_RUNNING: "running only",
+    State.DEFAULTED_DIFFERENTLY: "default differs",
+}
+
 
 PERFORMANCE = re.compile(
     r"^(speculative_.*|tp_size|dp_size|pp_size|ep_size|mem_fraction_static|max_running_requests|context_length|"

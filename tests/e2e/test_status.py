@@ -202,3 +202,21 @@ def test_a_server_started_with_the_sglang_serve_cli_is_found_compared_and_killed
     )
     (server,) = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["serve1"]["servers"]
     assert server["status"] == "DOWN"
+
+
+def test_piped_tables_keep_their_width_and_speak_words(demo_fleet):
+    """Into a pipe, rich cut tables to 80 columns (flag names wrapped mid-word) and the diff
+    showed enum names (DEFAULTED_DIFFERENTLY)."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    result = subprocess.run(
+        [sys.executable, "-m", "sglconsole", "diff", "-c", str(demo_fleet.config_path), "ct129"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert "speculative-num-draft-tokens" in out  # one piece, not wrapped
+    assert "DEFAULTED_DIFFERENTLY" not in out and "ONLY_RUNNING" not in out
+    assert "differs" in out
