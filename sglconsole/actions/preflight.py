@@ -15,7 +15,7 @@ from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.drift import check_version, did_you_mean
 from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
-from sglconsole.remote.sglang_args import Verdict
+from sglconsole.remote.sglang_args import Verdict, error_line
 from sglconsole.remote.ssh import SshHost
 
 PATHS_SNIPPET = r"""
@@ -88,7 +88,7 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
     canonical = verdict.results["profile"]
     if canonical.error:
         hint = did_you_mean(canonical.error, verdict.all_flags())
-        last = canonical.error.strip().splitlines()[-1]
+        last = error_line(canonical.error)
         result.checks.append(Check("arguments", False, last + (f" ({hint})" if hint else "")))
     else:
         result.checks.append(

@@ -224,10 +224,12 @@ def _print_invalid(errors: dict, hints: dict, version: str | None, as_json: bool
             )
         )
     else:
+        from sglconsole.remote.sglang_args import error_line
+
         out = stdout()
         for key, error in errors.items():
             out.print(safe(f"{key.upper()} is invalid for SGLang {version}:", "bold red"))
-            out.print(safe(error))
+            out.print(safe(error_line(error)))
             if hints.get(key):
                 out.print(safe(hints[key], "yellow"))
     return 2

@@ -141,6 +141,14 @@ def parse_output(stdout: str, stderr: str = "", python: str = "") -> Verdict:
     )
 
 
+def error_line(error: str) -> str:
+    """argparse's verdict without the usage it prints first (~600 lines for SGLang's parser):
+    its `error:` line, else the last line."""
+    lines = [line for line in error.strip().splitlines() if line.strip()]
+    found = next((line for line in reversed(lines) if ": error: " in line), None)
+    return found or (lines[-1] if lines else error)
+
+
 def request(argvs: dict[str, list[str]]) -> str:
     return json.dumps({"argvs": argvs})
 
