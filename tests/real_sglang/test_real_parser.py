@@ -145,7 +145,7 @@ def test_argdiff_cli_with_the_real_sglang(real_python):
     assert same.returncode == 0, same.stdout + same.stderr
     bad = run("--json", "--model-path m --mamba-scheduler-strategy extra_buffer", " ".join(DRIFTED))
     assert bad.returncode == 2 and "unrecognized arguments" in json.loads(bad.stdout)["errors"]["a"]
-    typo = run("--model-path m --speculative-num-step 3", " ".join(DRIFTED))
+    typo = run("--model-path m --speculative-num-stpes 3", " ".join(DRIFTED))
     assert typo.returncode == 2 and "did you mean" in typo.stdout
     assert len(typo.stdout.splitlines()) < 10, typo.stdout[:2000]  # not SGLang's 600-line usage
 
