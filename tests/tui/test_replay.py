@@ -39,6 +39,8 @@ async def test_a_replay_is_read_only_and_cannot_reach_hosts(demo_replay):
         assert "up 0m" in shown(
             app, "#server-header"
         )  # uptime by the recording's clock, not today's
+        top = shown(app, "#top-bar")  # a replay is never taken for the fleet as it is now
+        assert top.startswith("sglconsole  REPLAY 20") and "recorded, not live" in top, top
 
 
 async def test_a_problem_on_another_host_notifies_and_runs_the_alert_command(tmp_path):

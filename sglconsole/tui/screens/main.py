@@ -85,7 +85,10 @@ class MainScreen(RunsActions, Screen):
         now = self.session.clock()
         unreachable = {n for n, h in self.session.fleet.hosts.items() if h.reachable is False}
         self.tree.sync(hosts | unreachable, now)
-        self.query_one(TopBar).show(self.session.fleet, self.session.read_only, self.session.bell)
+        replay_at = now if self.session.ssh is None else None
+        self.query_one(TopBar).show(
+            self.session.fleet, self.session.read_only, self.session.bell, replay_at
+        )
         if not hosts or (self.selected is not None and self.selected[0] in hosts):
             self.update_detail(
                 now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S
