@@ -158,7 +158,8 @@ async def test_metrics_page_is_read_where_the_server_has_one(demo_fleet):
 def test_status_json_carries_the_metrics_page(demo_fleet):
     result = cli("status", "-c", str(demo_fleet.config_path), "--json")
     h200 = {s["port"]: s for s in json.loads(result.stdout)["hosts"]["h200x4"]["servers"]}
-    assert h200[30000]["metrics"]["running_req"] == 2, h200[30000]
+    # two background requests; between one's end and the next's start the gauge says 1
+    assert h200[30000]["metrics"]["running_req"] in (1, 2), h200[30000]
     assert h200[30000]["load_source"] == "log" or h200[30000]["load_source"] == "metrics"
 
 
