@@ -175,8 +175,8 @@ def _write_bin(root: Path) -> None:
         f"#!{python} -S\n"
         "import sys\n"
         f"sys.path.insert(0, {str(PROJECT_ROOT)!r})\n"
-        "from sglconsole.sim.nvidia_smi import main\n"
-        f"raise SystemExit(main(root={str(root)!r}))\n"
+        "from sglconsole.sim.nvidia_smi import program\n"
+        f"raise SystemExit(program(root={str(root)!r}))\n"
     )
     pct = root / "bin" / "pct"
     pct.write_text(

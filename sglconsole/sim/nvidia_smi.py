@@ -1,10 +1,6 @@
 """A replay of the real ``nvidia-smi`` CLI for a simulated GPU host.
 
-Used as the simulated host's ``bin/nvidia-smi``::
-
-    #!/path/python3
-    from sglconsole.sim.nvidia_smi import main; raise SystemExit(main())
-
+Used as the simulated host's ``bin/nvidia-smi`` (``raise SystemExit(program(root=...))``).
 The host ROOT comes from ``main(root=...)``, else env ``SGLSIM_ROOT``, else the
 launcher's location (``ROOT/bin/nvidia-smi``). Host settings and registered
 GPU uses are described in :mod:`sglconsole.sim.gpustate`.
@@ -251,12 +247,16 @@ class _Out:
         self.stream.flush()
 
 
-def main(argv: list[str] | None = None, root: str | None = None) -> int:
-    """Run the simulated nvidia-smi; returns its exit code."""
+def program(root: str | None = None) -> int:
+    """As a program it dies quietly on a closed pipe, like C; never so in main() (in-process)."""
     import signal
 
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # die quietly like a C program
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    return main(root=root)
+
+
+def main(argv: list[str] | None = None, root: str | None = None) -> int:
+    """Run the simulated nvidia-smi; returns its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     out = _Out()
     try:
@@ -394,4 +394,4 @@ def _render_once(
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(program())

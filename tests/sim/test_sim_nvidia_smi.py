@@ -522,3 +522,13 @@ def test_host_json_roundtrip(tmp_path):
     assert json.loads((root / "sim" / "host.json").read_text())["gpu_count"] == 2
     with pytest.raises(ValueError):
         gpustate.write_host(root, nvidia_smi="explode")
+
+
+def test_running_it_in_process_leaves_sigpipe_alone(h200):
+    """The simulated nvidia-smi called in-process once set SIGPIPE to SIG_DFL for the caller: the
+    next broken pipe killed the whole test run (exit 141)."""
+    import signal
+
+    before = signal.getsignal(signal.SIGPIPE)
+    assert sim.main(["-L"], root=str(h200)) == 0
+    assert signal.getsignal(signal.SIGPIPE) == before
