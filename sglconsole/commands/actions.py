@@ -120,6 +120,19 @@ async def _run(
     return 0 if result.ok else 1
 
 
+def next_step(message: str, target: str) -> str:
+    """What can help after a failed relaunch or restore. A proven config that now loops or answers
+    wrongly is not fixed by running it again, nor by a rollback to the same thing."""
+    if "probe: DEGENERATE" in message or "probe: WRONG" in message:
+        return (
+            "the server runs its proven profile and still answers wrongly: the SGLang on the "
+            "host is the likeliest cause (a version with a known bug loops). A rollback would "
+            "bring back the same config; try the profile with another SGLang (its python: or "
+            f"requires_sglang), or roll back only if {target} ran something else before"
+        )
+    return f"to bring back what ran before: sglconsole rollback {target}"
+
+
 def _report_failure(ctx: ActionContext, name: str, args: argparse.Namespace, message: str) -> int:
     if args.json:
         print(
@@ -137,9 +150,7 @@ def _report_failure(ctx: ActionContext, name: str, args: argparse.Namespace, mes
     else:
         stdout().print(safe(f"{name} failed: {message}", "bold red"))
         if name in ("relaunch", "restore") and not ctx.dry_run:
-            stdout().print(
-                safe(f"to bring back what ran before: sglconsole rollback {args.target}", "yellow")
-            )
+            stdout().print(safe(next_step(message, args.target), "yellow"))
     return 1
 
 

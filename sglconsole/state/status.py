@@ -47,9 +47,11 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if verdict == "DEGENERATE" and getattr(server.probe, "pid", None) == server.process.main.pid:
         return Status.DEGENERATE, "the probe's answer loops"
     if looping(server):
+        version = f" on sglang {server.version}" if server.version else ""
         return (
             Status.LOOPING,
-            "accept rate pinned at its ceiling while requests run (repeating output)",
+            f"accept rate pinned at its ceiling while requests run (repeating output){version}; "
+            "if it runs its profile, a relaunch loops again: try another SGLang version",
         )
     drift = server.drift
     differs = drift is not None and getattr(drift, "differs", False)

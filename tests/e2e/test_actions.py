@@ -432,3 +432,17 @@ def test_restore_all_restores_a_hosts_servers_one_after_another(fleet_factory, s
     actions = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()
     starts = [a["time"] for a in actions]
     assert [a["port"] for a in actions] == [30000, 30001] and starts == sorted(starts)
+
+
+def test_a_restore_that_still_loops_says_what_can_help(fleet_factory, state_dir):
+    """A buggy SGLang loops on the proven config itself: a rollback to the same config is no help
+    and the console must not offer it as the next step."""
+    from sglconsole.sim.scenarios import demo_hosts
+
+    (old059,) = [host for host in demo_hosts(startup_s=0.5) if host.name == "old059"]
+    fleet = fleet_factory([old059])
+    result = cli("restore", "-c", str(fleet.config_path), "old059:30000", "--yes")
+    assert result.returncode == 1, result.stdout
+    assert "probe: DEGENERATE" in result.stdout
+    assert "still answers wrongly" in result.stdout and "another SGLang" in result.stdout
+    assert "to bring back what ran before" not in result.stdout
