@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shlex
 
@@ -11,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole import config
+from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
 from sglconsole.core.drift import did_you_mean
@@ -99,7 +99,7 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
     finally:
         await fleet.close()
     if as_json:
-        print(json.dumps({k: v.to_dict() for k, v in results.items()}, indent=2, default=str))
+        print_json({k: v.to_dict() for k, v in results.items()})
     return worst
 
 
@@ -184,11 +184,7 @@ def _argdiff(parser: argparse.ArgumentParser):
                 }
                 for r in report.rows
             ]
-            print(
-                json.dumps(
-                    {"version": verdict.version, "rows": rows, "errors": {}}, indent=2, default=str
-                )
-            )
+            print_json({"version": verdict.version, "rows": rows, "errors": {}})
         else:
             out = stdout()
             out.print(safe(f"SGLang {verdict.version} ({verdict.python})", "bold"))
@@ -208,16 +204,13 @@ def _argdiff(parser: argparse.ArgumentParser):
 
 def _print_invalid(errors: dict, hints: dict, version: str | None, as_json: bool) -> int:
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "version": version,
-                    "rows": [],
-                    "errors": errors,
-                    "hints": {k: v for k, v in hints.items() if v},
-                },
-                indent=2,
-            )
+        print_json(
+            {
+                "version": version,
+                "rows": [],
+                "errors": errors,
+                "hints": {k: v for k, v in hints.items() if v},
+            }
         )
     else:
         out = stdout()
