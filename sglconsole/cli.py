@@ -56,7 +56,8 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
         "--config",
         metavar="FILE",
         default=argparse.SUPPRESS,
-        help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)",
+        help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml,"
+        " ~/.config/sglconsole/hosts.yaml, $XDG_CONFIG_HOME/sglconsole/hosts.yaml)",
     )
 
 
