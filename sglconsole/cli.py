@@ -1,13 +1,15 @@
 """The `sglconsole` command line: subcommands, each a thin call into the library.
 
 Exit codes: 0 success, 1 "something is not right" (a status, a drift), 2 an
-error the user must fix (bad config, unreachable host, bad arguments).
+error the user must fix (bad config, unreachable host, bad arguments), 130
+interrupted, 141 stdout was closed by its reader (`... --json | head`: quietly).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from sglconsole import __version__
@@ -57,10 +59,8 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
         "--config",
         metavar="FILE",
         default=argparse.SUPPRESS,
-        help=(
-            "hosts.yaml to use "
-            "(default: $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml)"
-        ),
+        help="hosts.yaml to use (default: $SGLCONSOLE_CONFIG, ./hosts.yaml,"
+        " ~/.config/sglconsole/hosts.yaml, $XDG_CONFIG_HOME/sglconsole/hosts.yaml)",
     )
 
 
@@ -76,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
 
         handler = open_console
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is met where it can be handled
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except ConsoleError as exc:
         for line in str(exc).splitlines():
             stderr().print(f"[red]error:[/red] {_escape(line)}")
@@ -84,6 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         stderr().print("[yellow]interrupted[/yellow]")
         return 130
+
+
+def _stdout_closed() -> int:
+    """stdout's reader went away (`sglconsole probe --json | head`): stop quietly, like a
+    process killed by SIGPIPE (exit 141), and let nothing write to the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 128 + 13
 
 
 def _escape(text: str) -> str:

@@ -194,6 +194,37 @@ def test_discovery_order(tmp_path, monkeypatch):
         config.discover()
 
 
+def test_xdg_config_home_is_searched_last_and_a_miss_names_every_path(tmp_path):
+    home, xdg, work = tmp_path / "home", tmp_path / "xdg", tmp_path / "work"
+    work.mkdir()
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(xdg), "COLUMNS": "2000"}
+    env.pop(config.CONFIG_ENV, None)
+
+    def hosts() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "sglconsole", "hosts"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    missing = hosts()
+    dot_config = home / ".config" / "sglconsole" / "hosts.yaml"
+    in_xdg = xdg / "sglconsole" / "hosts.yaml"
+    assert missing.returncode == 2 and "no hosts.yaml found" in missing.stderr
+    assert f"looked in hosts.yaml, {dot_config}, {in_xdg})" in missing.stderr
+    in_xdg.parent.mkdir(parents=True)
+    in_xdg.write_text("hosts:\n  from-xdg:\n    address: 127.0.0.1\n")
+    found = hosts()
+    assert found.returncode == 0 and "from-xdg" in found.stdout, found.stderr
+    dot_config.parent.mkdir(parents=True)  # the ones searched before it still win
+    dot_config.write_text("hosts:\n  from-home:\n    address: 127.0.0.1\n")
+    assert "from-home" in hosts().stdout
+
+
 def run_cli(*args: str, cwd: Path = REPO, home: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200", **({"HOME": str(home)} if home else {})}
     return subprocess.run(

@@ -4,7 +4,7 @@
 Run it with an interpreter that has the real ``sglang`` importable, e.g. the
 venv that ``tools/real_sglang_venv.sh`` builds::
 
-    <venv>/bin/python tools/gen_flag_table.py sglconsole/sim/flags/sglang-0.5.23.json
+    <venv>/bin/python tools/gen_flag_table.py sglconsole/data/flags/sglang-0.5.23.json
 
 It uses only the standard library and ``sglang``. The parser is built exactly
 as SGLang builds it (``ServerArgs.add_cli_args(argparse.ArgumentParser())``)

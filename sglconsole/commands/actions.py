@@ -10,7 +10,6 @@ failed, 2 when it was refused.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from rich.text import Text
@@ -19,6 +18,7 @@ from sglconsole import config
 from sglconsole.actions.base import ActionContext, Plan, Stage, StageFailed, StageState
 from sglconsole.actions.registry import ACTIONS, Action
 from sglconsole.commands.drift import parse_target
+from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.core.text import safe
 from sglconsole.errors import RemoteError, UsageError
@@ -114,7 +114,7 @@ async def _run(
         for line in ctx.commands if getattr(args, "verbose", False) else ctx.commands_short:
             stdout().print(safe("  " + line), soft_wrap=True)
     if args.json:
-        print(json.dumps(_result_json(result), indent=2, default=str))
+        print_json(_result_json(result))
     else:
         stdout().print(safe(result.summary, "bold green" if result.ok else "bold red"))
     return 0 if result.ok else 1
@@ -135,17 +135,13 @@ def next_step(message: str, target: str) -> str:
 
 def _report_failure(ctx: ActionContext, name: str, args: argparse.Namespace, message: str) -> int:
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "action": name,
-                    "ok": False,
-                    "error": message,
-                    "stages": [_stage_json(s) for s in ctx.stages],
-                },
-                indent=2,
-                default=str,
-            )
+        print_json(
+            {
+                "action": name,
+                "ok": False,
+                "error": message,
+                "stages": [_stage_json(s) for s in ctx.stages],
+            }
         )
     else:
         stdout().print(safe(f"{name} failed: {message}", "bold red"))

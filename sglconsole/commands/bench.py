@@ -8,7 +8,6 @@ the command was refused (bad arguments, a drifted server for --save-baseline).
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -26,6 +25,7 @@ from sglconsole.bench.model import (
 )
 from sglconsole.bench.sweep import run_sweep
 from sglconsole.commands.actions import STATE_STYLE, confirm, target
+from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
@@ -208,7 +208,7 @@ async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
 
 def _failed(args: argparse.Namespace, message: str) -> int:
     if args.json:
-        print(json.dumps({"ok": False, "error": message}, indent=2))
+        print_json({"ok": False, "error": message})
     else:
         stdout().print(safe(message, "bold red"))
     return 1
@@ -216,7 +216,7 @@ def _failed(args: argparse.Namespace, message: str) -> int:
 
 def _print_sweep(result: SweepResult, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print_json(result.to_dict())
         return
     out = stdout()
     out.print(render.sweep_table(result))
@@ -291,7 +291,7 @@ async def _compare_plan(
 
 def _print_compare(result: CompareResult, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print_json(result.to_dict())
         return
     out = stdout()
     differences = render.differences_table(result)

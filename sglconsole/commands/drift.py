@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shlex
+import sys
 
 from rich.table import Table
 from rich.text import Text
 
 from sglconsole import config
+from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
 from sglconsole.core.drift import did_you_mean
@@ -103,7 +104,7 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
     finally:
         await fleet.close()
     if as_json:
-        print(json.dumps({k: v.to_dict() for k, v in results.items()}, indent=2, default=str))
+        print_json({k: v.to_dict() for k, v in results.items()})
     return worst
 
 
@@ -150,22 +151,26 @@ def _argdiff(parser: argparse.ArgumentParser):
     parser.add_argument("b", help="a command line, or @FILE")
     parser.add_argument(
         "--python",
-        help="interpreter whose SGLang judges (default: this one, with the sglang extra)",
+        help="interpreter whose SGLang judges (default: this one, with the sglang extra;"
+        " without SGLang, the flag tables shipped with sglconsole)",
+    )
+    parser.add_argument(
+        "--sglang-version",
+        metavar="X",
+        help="judge by the flag table of SGLang X shipped with sglconsole (or the newest one not"
+        " newer) instead of an installed SGLang (default when SGLang is not importable: the"
+        " newest table)",
     )
     parser.add_argument("--json", action="store_true")
 
     def handle(args: argparse.Namespace) -> int:
-        from sglconsole.remote.sglang_args import canonicalize_local
-
         argv_a, env_a = split_command(args.a)
         argv_b, env_b = split_command(args.b)
-        verdict = canonicalize_local(args.python, {"a": argv_a, "b": argv_b})
-        if not verdict.ok:
-            raise UsageError(verdict.error or "SGLang could not be asked")
+        verdict = _judge(args, {"a": argv_a, "b": argv_b})
         errors = {k: v.error for k, v in verdict.results.items() if v.error}
         hints = {k: did_you_mean(e, verdict.all_flags()) for k, e in errors.items()}
         if errors:
-            return _print_invalid(errors, hints, verdict.version, args.json)
+            return _print_invalid(errors, hints, verdict.version, args.json, _source(verdict))
         a, b = verdict.results["a"], verdict.results["b"]
         report = drift.build(
             profile_values=a.values,
@@ -188,14 +193,13 @@ def _argdiff(parser: argparse.ArgumentParser):
                 }
                 for r in report.rows
             ]
-            print(
-                json.dumps(
-                    {"version": verdict.version, "rows": rows, "errors": {}}, indent=2, default=str
-                )
+            print_json(
+                {"version": verdict.version, "source": _source(verdict), "rows": rows, "errors": {}}
             )
         else:
             out = stdout()
-            out.print(safe(f"SGLang {verdict.version} ({verdict.python})", "bold"))
+            judge = verdict.python or "flag table shipped with sglconsole"
+            out.print(safe(f"SGLang {verdict.version} ({judge})", "bold"))
             out.print(report_table(report, "A", "B"))
             out.print(
                 Text(
@@ -210,18 +214,55 @@ def _argdiff(parser: argparse.ArgumentParser):
     return handle
 
 
-def _print_invalid(errors: dict, hints: dict, version: str | None, as_json: bool) -> int:
+def _judge(args: argparse.Namespace, argvs: dict[str, list[str]]):
+    """The installed SGLang's parser (--python's, or this interpreter's); the shipped flag
+    tables when --sglang-version asks for them or when SGLang is not importable here."""
+    from sglconsole.config.flag_tables import available_versions
+    from sglconsole.remote.sglang_args import (
+        canonicalize_local,
+        canonicalize_table,
+        not_importable,
+    )
+
+    if args.sglang_version and not args.python:
+        verdict = canonicalize_table(args.sglang_version, argvs)
+        _say(
+            f"argdiff: judged by the flag table of SGLang {verdict.version} shipped with sglconsole"
+        )
+        return verdict
+    verdict = canonicalize_local(args.python, argvs)
+    if not verdict.ok and not args.python and not_importable(verdict):
+        verdict = canonicalize_table(None, argvs)
+        _say(
+            f"argdiff: SGLang is not importable here: judged by the flag table of SGLang"
+            f" {verdict.version} shipped with sglconsole (--sglang-version X picks another:"
+            f" {', '.join(available_versions())})"
+        )
+    if not verdict.ok:
+        raise UsageError(verdict.error or "SGLang could not be asked")
+    return verdict
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _source(verdict) -> str:
+    return "sglang" if verdict.python else "flag-table"
+
+
+def _print_invalid(
+    errors: dict, hints: dict, version: str | None, as_json: bool, source: str = "sglang"
+) -> int:
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "version": version,
-                    "rows": [],
-                    "errors": errors,
-                    "hints": {k: v for k, v in hints.items() if v},
-                },
-                indent=2,
-            )
+        print_json(
+            {
+                "version": version,
+                "source": source,
+                "rows": [],
+                "errors": errors,
+                "hints": {k: v for k, v in hints.items() if v},
+            }
         )
     else:
         from sglconsole.remote.sglang_args import error_line

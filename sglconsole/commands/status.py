@@ -11,9 +11,10 @@ from rich.live import Live
 from rich.markup import escape
 
 from sglconsole import config
+from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
-from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.remote.monitor import FleetMonitor, drift_pending
 from sglconsole.remote.ssh_target import connect_timeout
 from sglconsole.state.fleet import FleetState, Status
 from sglconsole.state.json_view import fleet_json
@@ -24,7 +25,12 @@ from sglconsole.state.json_view import fleet_json
 )
 def _status(parser: argparse.ArgumentParser):
     parser.add_argument("--json", action="store_true", help="print the state as JSON")
-    parser.add_argument("--watch", action="store_true", help="keep the table updating until Ctrl-C")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep the table updating until Ctrl-C (with --json: one JSON object per line"
+        " per refresh, JSON Lines)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -59,7 +65,17 @@ async def _run(
         )  # a one-shot status is not UP before that
         for host in monitor.state.hosts:
             monitor.state.refresh_status(host)
-        if watch:
+        if watch and as_json:  # JSON Lines: one `status --json` object per refresh
+            try:
+                while True:
+                    print(json.dumps(_status_json(monitor.state, unjudged)), flush=True)
+                    await asyncio.sleep(1)
+                    for host in monitor.state.hosts:
+                        monitor.state.refresh_status(host)
+                    unjudged = [s.key for s in monitor.state.all_servers() if drift_pending(s)]
+            except asyncio.CancelledError:
+                pass
+        elif watch:
             with Live(fleet_view(monitor.state), console=stdout(), refresh_per_second=2) as live:
                 try:
                     while True:
@@ -70,7 +86,7 @@ async def _run(
                 except asyncio.CancelledError:
                     pass
         elif as_json:
-            print(json.dumps({**fleet_json(monitor.state), "drift_not_known": unjudged}, indent=2))
+            print(json.dumps(_status_json(monitor.state, unjudged), indent=2))
         else:
             stdout().print(fleet_view(monitor.state))
             for key in unjudged:
@@ -79,6 +95,10 @@ async def _run(
                     f"(the host's SGLang did not answer within {drift_timeout:g} s)"
                 )
         return exit_code(monitor.state)
+
+
+def _status_json(fleet: FleetState, unjudged: list[str]) -> dict:
+    return {**fleet_json(fleet), "drift_not_known": unjudged}
 
 
 def exit_code(fleet: FleetState) -> int:
@@ -106,7 +126,7 @@ def _log_stats(parser: argparse.ArgumentParser):
             )
             return 1
         if args.json:
-            print(json.dumps(stats.to_dict(), indent=2))
+            print_json(stats.to_dict())
         else:
             _print_stats(stats.to_dict())
         return 0

@@ -28,18 +28,30 @@ CONFIG_ENV = "SGLCONSOLE_CONFIG"
 # ------------------------------------------------------------------ discovery
 
 
+def candidates() -> list[Path]:
+    """Where hosts.yaml is looked for without -c or $SGLCONSOLE_CONFIG, in order:
+    ./hosts.yaml, ~/.config/sglconsole/hosts.yaml, $XDG_CONFIG_HOME/sglconsole/hosts.yaml."""
+    found = [Path("hosts.yaml"), Path.home() / ".config" / "sglconsole" / "hosts.yaml"]
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if os.path.isabs(xdg):  # the XDG spec: a relative value is invalid and ignored
+        found.append(Path(xdg) / "sglconsole" / "hosts.yaml")
+    return list(dict.fromkeys(found))
+
+
 def discover(cli_path: str | os.PathLike | None = None) -> Path:
-    """-c PATH, then $SGLCONSOLE_CONFIG, ./hosts.yaml, ~/.config/sglconsole/hosts.yaml."""
+    """-c PATH, then $SGLCONSOLE_CONFIG, then the first of candidates() that exists."""
     if cli_path:
         return Path(cli_path)
     if os.environ.get(CONFIG_ENV):
         return Path(os.environ[CONFIG_ENV])
-    candidates = [Path("hosts.yaml"), Path.home() / ".config" / "sglconsole" / "hosts.yaml"]
-    for candidate in candidates:
+    tried = candidates()
+    for candidate in tried:
         if candidate.is_file():
             return candidate
-    tried = ", ".join(str(c) for c in candidates)
-    raise ConfigError(f"no hosts.yaml found (give -c PATH or set ${CONFIG_ENV}; looked in {tried})")
+    looked = ", ".join(str(c) for c in tried)
+    raise ConfigError(
+        f"no hosts.yaml found (give -c PATH or set ${CONFIG_ENV}; looked in {looked})"
+    )
 
 
 def load(cli_path: str | os.PathLike | None = None) -> Config:

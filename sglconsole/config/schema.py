@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -75,16 +75,37 @@ def _known_hosts(value: Any) -> str:
     raise ValueError(f"expected a path to a known_hosts file or 'none', got {value!r}")
 
 
-Port = Annotated[int, BeforeValidator(_port)]
-Argv = Annotated[list[str], BeforeValidator(_argv)]
-EnvValue = Annotated[str, BeforeValidator(_env_value)]
-Specifier = Annotated[str, BeforeValidator(_specifier)]
-Launcher = Annotated[str, BeforeValidator(_launcher)]
-KnownHosts = Annotated[str, BeforeValidator(_known_hosts)]
+# json_schema_input_type: what the published JSON Schema (`sglconsole schema hosts`) accepts,
+# as the validators do; it changes nothing in validation
+Port = Annotated[
+    int,
+    BeforeValidator(
+        _port,
+        json_schema_input_type=Annotated[int, Field(ge=1, le=65535)]
+        | Annotated[str, Field(pattern=r"^\s*[0-9]+\s*$")],
+    ),
+]
+Argv = Annotated[
+    list[str], BeforeValidator(_argv, json_schema_input_type=list[str | int | float] | str)
+]
+EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float)]
+Specifier = Annotated[str, BeforeValidator(_specifier, json_schema_input_type=str)]
+Launcher = Annotated[
+    str,
+    BeforeValidator(
+        _launcher,
+        json_schema_input_type=Literal["nohup", "systemd-run"]
+        | Annotated[str, Field(pattern=r"^systemd:[\w@.:-]+$")],
+    ),
+]
+KnownHosts = Annotated[
+    str, BeforeValidator(_known_hosts, json_schema_input_type=Annotated[str, Field(min_length=1)])
+]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # the docstrings under the fields are their descriptions in the JSON Schema
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 # --------------------------------------------------------------------- models

@@ -53,3 +53,71 @@ def mask_value(name: str, value: object, env: bool = False) -> object:
         return MASK if is_secret_env(name) else value
     key = name if name.startswith("--") else "--" + name.replace("_", "-")
     return MASK if is_secret_flag(key) else value
+
+
+def mask_tree(value: object) -> object:
+    """A JSON-like document (hosts.yaml as loaded, a result) with its secrets masked: every
+    `env`/`*_env` mapping by variable name, every list of strings as an argv."""
+    if isinstance(value, dict):
+        return {
+            k: (
+                mask_env(v)
+                if isinstance(k, str) and k.endswith("env") and isinstance(v, dict)
+                else mask_tree(v)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, str) for v in value):
+            return mask_argv(list(value))
+        return [mask_tree(v) for v in value]
+    return value
+
+
+_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;)\]}]+)"
+_FLAG_IN_TEXT = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)(=|[ \t]+)" + _VALUE)
+_ASSIGN_IN_TEXT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)=" + _VALUE)
+_KEYED_IN_TEXT = re.compile(r"([\"'])([A-Za-z_][\w-]*)\1([ \t]*:[ \t]*)" + _VALUE)
+_NOT_SECRET = ("", "''", '""', "None", "null", "none", "****", "'****'", '"****"')
+
+
+def _secret_name(name: str) -> bool:
+    if name.isupper():
+        return is_secret_env(name)
+    return is_secret_flag("--" + name.replace("_", "-"))
+
+
+def _masked(value: str) -> str:
+    if value in _NOT_SECRET or value.startswith("--"):
+        return value
+    if value[0] in "'\"" and value[-1] == value[0] and len(value) >= 2:
+        return value[0] + MASK + value[0]
+    return MASK
+
+
+def mask_text(line: str) -> str:
+    """A line of free text (a server's log, a shell command) with secret values masked:
+    `--api-key sk-..`, `--hf-token=..`, `api_key='..'` (SGLang's server_args),
+    `'api_key': '..'` and `"api_key": ".."`, `HF_TOKEN=..`."""
+    if "=" not in line and "--" not in line and ":" not in line:
+        return line
+    line = _FLAG_IN_TEXT.sub(
+        lambda m: (
+            m.group(1) + m.group(2) + _masked(m.group(3))
+            if is_secret_flag(m.group(1))
+            else m.group(0)
+        ),
+        line,
+    )
+    line = _ASSIGN_IN_TEXT.sub(
+        lambda m: f"{m.group(1)}={_masked(m.group(2))}" if _secret_name(m.group(1)) else m.group(0),
+        line,
+    )
+    return _KEYED_IN_TEXT.sub(
+        lambda m: (
+            m.group(1) + m.group(2) + m.group(1) + m.group(3) + _masked(m.group(4))
+            if _secret_name(m.group(2))
+            else m.group(0)
+        ),
+        line,
+    )

@@ -114,6 +114,30 @@ class Verdict:
         return [f for a in self.actions.values() for f in a.get("flags", [])]
 
 
+def _verdict(data: dict) -> Verdict:
+    results = {
+        key: Canonical(r.get("values") or {}, set(r.get("given") or []), r.get("error"))
+        for key, r in (data.get("results") or {}).items()
+    }
+    return Verdict(
+        True, data.get("version"), data.get("python"), data.get("actions") or {}, results
+    )
+
+
+def canonicalize_table(version: str | None, argvs: dict[str, list[str]]) -> Verdict:
+    """The same judgement from the flag table of SGLang `version` shipped with sglconsole
+    (None: the newest), for when SGLang is not importable here."""
+    from sglconsole.config.flag_tables import load_table
+    from sglconsole.core.flag_table import parse
+
+    return _verdict(parse(load_table(version), argvs))
+
+
+def not_importable(verdict: Verdict) -> bool:
+    """The interpreter ran, but has no SGLang."""
+    return not verdict.ok and "SGLang is not importable" in (verdict.error or "")
+
+
 def parse_output(stdout: str, stderr: str = "", python: str = "") -> Verdict:
     for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
@@ -123,13 +147,7 @@ def parse_output(stdout: str, stderr: str = "", python: str = "") -> Verdict:
                 break
             if not data.get("ok"):
                 return Verdict(False, None, data.get("python"), {}, {}, data.get("error"))
-            results = {
-                key: Canonical(r.get("values") or {}, set(r.get("given") or []), r.get("error"))
-                for key, r in (data.get("results") or {}).items()
-            }
-            return Verdict(
-                True, data.get("version"), data.get("python"), data.get("actions") or {}, results
-            )
+            return _verdict(data)
     detail = (stderr.strip().splitlines() or ["no output"])[-1]
     return Verdict(
         False,

@@ -1,7 +1,8 @@
 """SGLang's command-line flags, per version, rebuilt as an argparse parser.
 
-The tables in flags/ were generated from the real ``ServerArgs.add_cli_args``
-by tools/gen_flag_table.py, so the simulator accepts exactly the flags a real
+The tables in sglconsole/data/flags/ (shared with the console's `argdiff`, read as
+data files: nothing is imported from the console) were generated from the real
+``ServerArgs.add_cli_args`` by tools/gen_flag_table.py, so the simulator accepts exactly the flags a real
 server of that version accepts, with argparse's own prefix matching and error
 texts. Stdlib only: simulated processes import this.
 """
@@ -14,7 +15,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-FLAGS_DIR = Path(__file__).with_name("flags")
+FLAGS_DIR = Path(__file__).parents[1] / "data" / "flags"
 
 
 def available_versions() -> list[str]:

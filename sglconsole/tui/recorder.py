@@ -5,16 +5,23 @@ Line kinds: `header` (format version, hosts.yaml as loaded), `host` and
 `log` (new raw lines), `gone` (an unmanaged server that stopped). Every line
 has `t`, the console's clock. Writes go through a thread so a slow disk
 never stalls the UI.
+
+Secrets are masked as everywhere else (hosts.yaml's args and env, processes'
+argv and env, `--api-key ..` and `api_key='..'` in log lines) and the file is
+created 0600: a recording is shared more readily than a hosts.yaml.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from sglconsole.core.secrets import mask_text, mask_tree
 from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui import codec
 from sglconsole.tui.coalesce import Key
@@ -26,7 +33,11 @@ FORMAT = 1
 class _Writer(threading.Thread):
     def __init__(self, path: Path):
         super().__init__(name="sglconsole-recorder", daemon=True)
-        self.file = path.open("w", encoding="utf-8")
+        # 0600 from the start (an existing file is truncated and narrowed too)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # never /dev/stdout, a pipe, /dev/null
+            os.fchmod(fd, 0o600)
+        self.file = os.fdopen(fd, "w", encoding="utf-8")
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
 
     def run(self) -> None:
@@ -44,7 +55,7 @@ class Recorder:
         self._cursors: dict[tuple[str, int], tuple[TailCursor, TailCursor]] = {}
         self._writer = _Writer(path)
         self._writer.start()
-        config = fleet.config.model.model_dump(mode="json")
+        config = mask_tree(fleet.config.model.model_dump(mode="json"))
         self._emit({"kind": "header", "format": FORMAT, "config": config})
         self.write((name, None) for name in fleet.hosts)
 
@@ -99,7 +110,7 @@ class Recorder:
                     **codec.encode_sample(sample),
                 }
             )
-        new_lines = lines.take()
+        new_lines = [mask_text(line) for line in lines.take()]
         if new_lines:
             self._emit(
                 {"kind": "log", "host": server.host, "port": server.port, "lines": new_lines}

@@ -161,8 +161,8 @@ def test_the_simulators_flag_table_is_the_real_parser(real_python, tmp_path):
     )
     fresh = json.loads(out.read_text())
     committed = json.loads(
-        (REPO / "sglconsole" / "sim" / "flags" / "sglang-0.5.23.json").read_text()
+        (REPO / "sglconsole" / "data" / "flags" / "sglang-0.5.23.json").read_text()
     )
     assert fresh["actions"] == committed["actions"], (
-        "SGLang's parser changed: regenerate sglconsole/sim/flags/"
+        "SGLang's parser changed: regenerate sglconsole/data/flags/"
     )

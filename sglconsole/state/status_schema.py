@@ -1,0 +1,110 @@
+"""The shape of `status --json` (and of each line of `status --watch --json`), as pydantic models.
+
+`sglconsole schema status` prints their JSON Schema; the tests validate real `status --json`
+output against them (extra keys are errors), so this stays what json_view writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sglconsole.state.json_view import SCHEMA_VERSION
+from sglconsole.state.model import Status
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class StatusGpu(_Model):
+    index: int
+    name: str | None = None
+    uuid: str | None = None
+    util: float | None = None
+    """GPU utilisation, percent."""
+    mem_used_mib: float | None = None
+    mem_total_mib: float | None = None
+    temperature_c: float | None = None
+    power_w: float | None = None
+
+
+class StatusChild(_Model):
+    pid: int
+    title: str
+    """The process title, e.g. sglang::scheduler_TP0."""
+    state: str | None = None
+    """Its state letter in /proc (R, S, D, Z, ...)."""
+
+
+class StatusOrphan(_Model):
+    pid: int
+    ppid: int | None = None
+    title: str
+
+
+class StatusServer(_Model):
+    port: int
+    profile: str | None = None
+    managed: bool
+    """Configured in hosts.yaml (an unmanaged server was found running on the host)."""
+    status: Status
+    reason: str | None = None
+    pid: int | None = None
+    argv: list[str] | None = None
+    """The running command line, secrets masked."""
+    env: dict[str, str] | None = None
+    """Its environment as launched, secrets masked."""
+    gpus: list[int] | None = None
+    children: list[StatusChild] = []
+    tok_s: float | None = None
+    """Decode tokens per second."""
+    accept_len: float | None = None
+    running_req: int | None = None
+    queue_req: int | None = None
+    load_source: str | None = None
+    metrics: dict[str, Any] | None = None
+    """The server's /metrics page, parsed."""
+    uptime_s: float | None = None
+    version: str | None = None
+    health: str | None = None
+    log: str | None = None
+    drift: bool | None = None
+    """Whether it differs from its profile (null: not known)."""
+    drift_count: int | None = None
+    generation: int
+
+
+class StatusHost(_Model):
+    reachable: bool | None = None
+    error: str | None = None
+    gpu_error: str | None = None
+    gpus: list[StatusGpu] = []
+    servers: list[StatusServer] = []
+    orphans: list[StatusOrphan] = []
+    unaccounted_gpu_pids: list[int] = []
+    notes: list[str] = []
+
+
+class StatusJson(_Model):
+    """`sglconsole status --json`: the fleet as the console sees it."""
+
+    schema_version: str = Field(examples=[SCHEMA_VERSION])
+    """Grows its minor part when a key is added, its major part when a key changes or goes."""
+    generated_at: float
+    """Unix time."""
+    generated_at_iso: str
+    generation: int
+    hosts: dict[str, StatusHost]
+    worst: Status
+    """The worst status in the fleet."""
+    drift_not_known: list[str] = []
+    """HOST:PORT of servers whose drift the host's SGLang had not judged in time."""
+
+
+def status_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **StatusJson.model_json_schema(),
+    }
