@@ -1,3 +1,14 @@
 """CLI subcommands; importing this package registers them in commands.registry."""
 
-from sglconsole.commands import actions, basic, bench, capture, demo, drift, replay, status, tui  # noqa: F401
+from sglconsole.commands import (  # noqa: F401
+    actions,
+    basic,
+    bench,
+    capture,
+    demo,
+    drift,
+    exporter,
+    replay,
+    status,
+    tui,
+)
