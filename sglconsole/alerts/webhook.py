@@ -84,6 +84,7 @@ class Alertmanager:
         self.firing: dict[tuple[str, int | None], dict] = {}
         self._unsent: list[dict] = []  # resolutions that did not get through: again at the resend
         self._tasks: set[asyncio.Task] = set()
+        self._order = asyncio.Lock()  # posts leave in the order of the news (FIFO)
 
     def news(self, alert: Alert) -> None:
         """Feed what the tracker said; the posts run in the background."""
@@ -104,7 +105,11 @@ class Alertmanager:
             self.firing[key] = firing
             batch.append(self._fire(firing))
         if batch:
-            self._spawn(self.post(batch))
+            self._spawn(self._send(batch))
+
+    async def _send(self, batch: list[dict]) -> None:
+        async with self._order:
+            await self.post(batch)
 
     def _fire(self, alert: dict) -> dict:
         return {**alert, "endsAt": iso(self.clock() + 4 * self.resend_s)}
@@ -113,10 +118,11 @@ class Alertmanager:
         """Forever: every `resend_s`, what still fires (and resolutions not yet delivered)."""
         while True:
             await asyncio.sleep(self.resend_s)
-            batch, self._unsent = self._unsent, []
-            batch += [self._fire(a) for a in self.firing.values()]
-            if batch:
-                await self.post(batch)
+            async with self._order:  # what fires as of now, never a stale copy after its end
+                batch, self._unsent = self._unsent, []
+                batch += [self._fire(a) for a in self.firing.values()]
+                if batch:
+                    await self.post(batch)
 
     async def post(self, batch: list[dict]) -> bool:
         ok = True

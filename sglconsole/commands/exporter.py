@@ -38,6 +38,21 @@ def _exporter(parser: argparse.ArgumentParser):
         metavar="S",
         help="seconds between re-sending the alerts that still fire (default 60)",
     )
+    parser.add_argument(
+        "--hold",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds a new status must hold before it is news (default 5, as in the console)",
+    )
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="a flapping server alerts once per this many seconds unless it gets worse "
+        "(default 300, as in the console)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug lines too")
 
     def handle(args: argparse.Namespace) -> int:
@@ -62,7 +77,16 @@ def _exporter(parser: argparse.ArgumentParser):
         logging.getLogger("httpx").setLevel(logging.WARNING)
         logging.getLogger("asyncssh").setLevel(logging.WARNING)
         try:
-            return run_async(run(cfg, listen, args.webhook, args.resend))
+            return run_async(
+                run(
+                    cfg,
+                    listen,
+                    args.webhook,
+                    resend_s=args.resend,
+                    hold_s=args.hold,
+                    quiet_s=args.quiet,
+                )
+            )
         except OSError as exc:  # the port is taken, the address is not ours
             raise UsageError(f"--listen {args.listen}: {exc.strerror or exc}") from None
 

@@ -162,15 +162,13 @@ class Exporter:
                 log.warning("%s: unreachable: %s", name, host.error or "?")
 
 
-async def run(
-    config: Config, listen: tuple[str, int], webhooks: list[str], resend_s: float = RESEND_S
-) -> int:
+async def run(config: Config, listen: tuple[str, int], webhooks: list[str], **options) -> int:
     """Until SIGTERM or SIGINT."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
-    exporter = Exporter(config, listen=listen, webhooks=webhooks, resend_s=resend_s)
+    exporter = Exporter(config, listen=listen, webhooks=webhooks, **options)
     host, port = await exporter.start()
     shown = f"[{host}]" if ":" in host else host
     log.info(
