@@ -56,6 +56,7 @@ class Exporter:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(FleetCollector(self.fleet, clock=clock, restores=RestoreTimes()))
         self.server: asyncio.Server | None = None
+        self.address: tuple[str, int] | None = None
         self._tasks: list[asyncio.Task] = []
         self._alert_tasks: set[asyncio.Task] = set()
         self._hosts_seen: dict[str, tuple[bool | None, str | None]] = {}
@@ -66,7 +67,7 @@ class Exporter:
         """Listen first (a taken port fails before any SSH), then start watching; the address."""
         routes = {"/metrics": self.metrics, "/status": self.status, "/": self.index}
         self.server = await serve(*self.listen, routes)
-        address = self.server.sockets[0].getsockname()[:2]
+        self.address = address = self.server.sockets[0].getsockname()[:2]
         self.monitor.start()
         self._tasks.append(asyncio.create_task(self._tick(), name="exporter:tick"))
         if self.webhook is not None:

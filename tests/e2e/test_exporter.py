@@ -3,6 +3,7 @@ over HTTP, read by a real Prometheus (Debian's package), alerting a real HTTP re
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -12,17 +13,19 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from sglconsole import config
 from sglconsole.actions.audit import AuditLog
+from sglconsole.actions.probe import ProbeResult
+from sglconsole.exporter.service import Exporter as ExporterService
+from tests.alert_receiver import Receiver
 from tests.e2e.test_status import cli
 from tests.reliability.test_faults import quiet_host
 
@@ -235,38 +238,6 @@ def test_status_is_what_status_json_prints(demo_exporter, demo_fleet):
 # ------------------------------------------------------------------ alerts
 
 
-class Receiver:
-    """A tiny Alertmanager stand-in: remembers every POST to /api/v2/alerts."""
-
-    def __init__(self):
-        self.posts: list[tuple[float, list]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                ok = self.path == "/api/v2/alerts"
-                if ok:
-                    receiver.posts.append((time.time(), json.loads(body)))
-                self.send_response(200 if ok else 404)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def alerts(self) -> list[tuple[float, dict]]:
-        return [(when, alert) for when, batch in self.posts for alert in batch]
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def parse_time(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
@@ -458,3 +429,60 @@ def test_a_real_prometheus_scrapes_the_exporter(demo_exporter, prometheus):
     assert not any(a["labels"]["alertname"] == "SglconsoleUnreachable" for a in alerts), alerts
     rules = httpx.get(prometheus + "/api/v1/rules", timeout=10).json()["data"]["groups"]
     assert all(r["health"] == "ok" for g in rules for r in g["rules"]), rules
+
+
+# ---------------------------------------------------------- in the process
+
+
+async def test_a_probe_verdict_is_shown_for_the_process_it_judged(demo_fleet):
+    cfg = config.load(demo_fleet.config_path)
+    async with ExporterService(cfg, listen=("127.0.0.1", 0)) as exporter:
+        base = f"http://127.0.0.1:{exporter.address[1]}"
+        server = exporter.fleet.server("h200x4", 30001)
+        deadline = time.monotonic() + 30
+        while server.process is None:
+            assert time.monotonic() < deadline, "h200x4:30001 never seen running"
+            await asyncio.sleep(0.1)
+        labels = {"host": "h200x4", "port": "30001"}
+        pid = server.process.main.pid
+        async with httpx.AsyncClient() as client:
+
+            async def scrape() -> dict:
+                text = (await client.get(base + "/metrics")).text
+                return {f.name: f.samples for f in text_string_to_metric_families(text)}
+
+            # what the console keeps after a probe (tui.operations.keep_probe)
+            server.probe = ProbeResult("DEGENERATE", "loops", pid=pid)
+            samples = await scrape()
+            verdicts = {
+                s.labels["verdict"]: s.value
+                for s in samples["sglconsole_server_probe_verdict"]
+                if labels.items() <= s.labels.items()
+            }
+            assert verdicts == {"OK": 0, "WRONG": 0, "DEGENERATE": 1, "SLOW": 0, "ERROR": 0}
+            server.probe = ProbeResult("OK", "fine", pid=pid + 1)  # another process's verdict
+            assert value(await scrape(), "sglconsole_server_probe_verdict", **labels) is None
+            # OpenMetrics for whoever asks for it; HEAD has no body
+            reply = await client.get(
+                base + "/metrics", headers={"Accept": "application/openmetrics-text"}
+            )
+            assert reply.headers["content-type"].startswith("application/openmetrics-text")
+            assert reply.text.endswith("# EOF\n")
+            head = await client.head(base + "/status")
+            assert head.status_code == 200 and head.content == b""
+            assert int(head.headers["content-length"]) > 100
+
+
+def test_mistakes_are_usage_errors(demo_fleet):
+    path = str(demo_fleet.config_path)
+    bad = cli("exporter", "-c", path, "--listen", "9464")
+    assert bad.returncode == 2 and "expected HOST:PORT" in bad.stderr, bad.stderr
+    bad = cli("exporter", "-c", path, "--webhook", "alertmanager:9093")
+    assert bad.returncode == 2 and "expected an http(s) URL" in bad.stderr, bad.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        bad = cli("exporter", "-c", path, "--listen", f"127.0.0.1:{port}")
+    assert bad.returncode == 2 and f"127.0.0.1:{port}" in bad.stderr, bad.stderr
+    assert "in use" in bad.stderr, bad.stderr
