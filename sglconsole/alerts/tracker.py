@@ -71,6 +71,10 @@ class _Track:
 class AlertTracker:
     hold_s: float = HOLD_S
     quiet_s: float = QUIET_S
+    announce_first: bool = False
+    """Tell the problems found at start too (after the hold), as news from UNKNOWN: a service
+    with no screen (the exporter) that restarts must not forget what was firing. The console
+    keeps them quiet: the operator sees the fleet."""
     _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
 
     def observe(
@@ -80,8 +84,10 @@ class AlertTracker:
         key = (host, port)
         track = self._tracks.get(key)
         if track is None:
-            self._tracks[key] = _Track(status)
-            return None
+            if not self.announce_first:
+                self._tracks[key] = _Track(status)
+                return None
+            track = self._tracks[key] = _Track(Status.UNKNOWN)
         if status == track.settled:
             track.pending = None
             return None
@@ -95,7 +101,8 @@ class AlertTracker:
         self, track: _Track, key: tuple[str, int | None], status: Status, reason: str, now: float
     ) -> Alert | None:
         old, track.settled, track.pending = track.settled, status, None
-        if old in SILENT_FROM or (old == Status.STARTING and status not in PROBLEMS):
+        silent = old in SILENT_FROM and not self.announce_first
+        if silent or (old == Status.STARTING and status not in PROBLEMS):
             return None
         if status not in PROBLEMS and old not in PROBLEMS:
             return None

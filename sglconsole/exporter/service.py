@@ -51,7 +51,7 @@ class Exporter:
         self.fleet = self.monitor.state
         self.tick_s = tick_s
         self.clock = clock
-        self.tracker = AlertTracker(hold_s=hold_s, quiet_s=quiet_s)
+        self.tracker = AlertTracker(hold_s=hold_s, quiet_s=quiet_s, announce_first=True)
         self.webhook = Alertmanager(webhooks, resend_s=resend_s, clock=clock) if webhooks else None
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(FleetCollector(self.fleet, clock=clock, restores=RestoreTimes()))
@@ -77,6 +77,10 @@ class Exporter:
     async def stop(self) -> None:
         if self.server is not None:
             self.server.close()
+            try:  # a request being answered ends within its read timeout
+                await asyncio.wait_for(self.server.wait_closed(), 15)
+            except TimeoutError:
+                pass
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

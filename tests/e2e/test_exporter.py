@@ -196,6 +196,13 @@ def test_metrics_tell_the_demo_story(demo_exporter):
         assert value(samples, "sglconsole_host_up", host=host) == 1
         assert value(samples, "sglconsole_host_reachable", host=host, state="reachable") == 1
         assert value(samples, "sglconsole_host_error", host=host) == 0
+    # no screen: the problems found at start are news (after the hold), each once
+    wanted = [r"h200x4:30003 UNKNOWN -> DOWN", r"old059:30000 \w+ -> LOOPING"]
+    deadline = time.monotonic() + 20
+    while not all(re.search(f"alert problem: {w}", demo_exporter.stderr()) for w in wanted):
+        assert time.monotonic() < deadline, demo_exporter.stderr()
+        time.sleep(0.2)
+    assert demo_exporter.stderr().count("alert problem: h200x4:30003 ") == 1
 
 
 def test_scrapes_are_quick(demo_exporter):
