@@ -47,7 +47,8 @@ class Exporter:
     ):
         self.config = config
         self.listen = listen
-        self.monitor = monitor or FleetMonitor(config)
+        # always over SSH: a `source: prometheus` in hosts.yaml is read from this exporter
+        self.monitor = monitor or FleetMonitor(config, use_source=False)
         self.fleet = self.monitor.state
         self.tick_s = tick_s
         self.clock = clock

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from sglconsole import config
@@ -493,3 +494,78 @@ def test_mistakes_are_usage_errors(demo_fleet):
         bad = cli("exporter", "-c", path, "--listen", f"127.0.0.1:{port}")
     assert bad.returncode == 2 and f"127.0.0.1:{port}" in bad.stderr, bad.stderr
     assert "in use" in bad.stderr, bad.stderr
+
+
+def prometheus_config(demo_exporter, prometheus: str, demo_fleet) -> dict:
+    """The demo's hosts.yaml reading from Prometheus, once it has the demo's story; no host can
+    be reached over SSH, so what a console shows of them came from Prometheus."""
+    wait_metrics(demo_exporter, demo_story, 60, "the demo story")
+    slow = 'sglconsole_server_status{status="SLOW",host="ct129",port="30000"} == 1'
+    deadline = time.monotonic() + 60
+    while not query(prometheus, slow):
+        assert time.monotonic() < deadline, "Prometheus never saw ct129 SLOW"
+        time.sleep(0.5)
+    document = yaml.safe_load(demo_fleet.config_path.read_text())
+    for host in document["hosts"].values():
+        host["address"], host["port"] = "127.0.0.1", free_port()
+    document["source"] = {"prometheus": prometheus, "interval": 1}
+    return document
+
+
+def test_the_console_reads_the_fleet_from_prometheus(
+    demo_exporter, prometheus, demo_fleet, tmp_path
+):
+    document = prometheus_config(demo_exporter, prometheus, demo_fleet)
+    path = tmp_path / "hosts.yaml"
+    path.write_text(yaml.safe_dump(document))
+    began = time.monotonic()
+    result = cli("status", "-c", str(path), "--json", "--timeout", "20")
+    took = time.monotonic() - began
+    assert result.returncode == 1, result.stderr  # not every configured server is UP
+    hosts = json.loads(result.stdout)["hosts"]
+    statuses = {(name, s["port"]): s["status"] for name, h in hosts.items() for s in h["servers"]}
+    assert statuses[("ct129", 30000)] == "SLOW" and statuses[("old059", 30000)] == "LOOPING"
+    assert statuses[("h200x4", 30003)] == "DOWN" and statuses[("h200x4", 30000)] == "UP"
+    ct129 = hosts["ct129"]
+    assert ct129["reachable"] is True and ct129["error"] is None
+    assert [g["name"] for g in ct129["gpus"]] == ["NVIDIA RTX A6000"] * 2
+    assert ct129["gpus"][0]["mem_total_mib"] == 49140
+    (server,) = ct129["servers"]
+    assert 25 < server["tok_s"] < 45 and server["drift"] is True and server["drift_count"] > 0
+    assert server["load_source"] == "prometheus" and "Prometheus" in server["reason"]
+    print(f"\nstatus --json from Prometheus: {took:.1f} s (the whole CLI)")
+    # Prometheus away: every server UNKNOWN, and the reason says where it looked
+    document["source"] = {"prometheus": f"http://127.0.0.1:{free_port()}"}
+    path.write_text(yaml.safe_dump(document))
+    away = json.loads(cli("status", "-c", str(path), "--json").stdout)["hosts"]["ct129"]
+    assert (
+        away["servers"][0]["status"] == "UNKNOWN"
+        and "prometheus http://127.0.0.1" in (away["servers"][0]["reason"])
+    )
+
+
+async def test_the_console_opens_on_prometheus(demo_exporter, prometheus, demo_fleet, tmp_path):
+    from sglconsole.state.fleet import Status
+    from sglconsole.tui.app import make_app
+    from tests.tui.helpers import shown, until
+
+    path = tmp_path / "hosts.yaml"
+    path.write_text(yaml.safe_dump(prometheus_config(demo_exporter, prometheus, demo_fleet)))
+    app = make_app(config.load(path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        fleet = app.session.fleet
+        await until(
+            pilot,
+            lambda: (
+                fleet.server("ct129", 30000).status == Status.SLOW
+                and fleet.server("old059", 30000).status == Status.LOOPING
+            ),
+            20,
+            "the demo's story from Prometheus",
+        )
+        await pilot.press("n")
+        await until(pilot, lambda: app.main.selected is not None, 5, "n to select a problem")
+        header = shown(app, "#server-header")
+        assert any(word in header for word in ("SLOW", "LOOPING", "DOWN")), header
+        assert "Prometheus" in header, header
+        assert fleet.hosts["ct129"].reachable is True  # though no SSH reaches it
