@@ -125,7 +125,8 @@ class AlertTracker:
 
 
 def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
-    """Feed every host's reachability and every reachable host's servers; return what became news."""
+    """Feed every host's reachability and every reachable host's servers; return what became
+    news."""
     found = []
     for host in fleet.hosts.values():
         reach = {False: Status.UNREACHABLE, None: Status.UNKNOWN}.get(host.reachable, Status.UP)

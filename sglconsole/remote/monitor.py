@@ -77,7 +77,8 @@ class FleetMonitor:
         await self.stop()
 
     async def wait_settled(self, timeout: float) -> bool:
-        """Until every host has answered (or failed) once and every running server has a health answer."""
+        """Until every host has answered (or failed) once and every running server has a health
+        answer."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while loop.time() < deadline:
