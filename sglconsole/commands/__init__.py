@@ -7,6 +7,7 @@ from sglconsole.commands import (  # noqa: F401
     capture,
     demo,
     drift,
+    exporter,
     replay,
     schema,
     status,

@@ -75,6 +75,12 @@ def _known_hosts(value: Any) -> str:
     raise ValueError(f"expected a path to a known_hosts file or 'none', got {value!r}")
 
 
+def _http_url(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"https?://[^/\s]+(/\S*)?", value):
+        return value.rstrip("/")
+    raise ValueError(f"expected an http(s) URL such as http://prometheus:9090, got {value!r}")
+
+
 # json_schema_input_type: what the published JSON Schema (`sglconsole schema hosts`) accepts,
 # as the validators do; it changes nothing in validation
 Port = Annotated[
@@ -206,11 +212,22 @@ class Host(HostFields):
     servers: list[Server] = []
 
 
+class Source(Model):
+    """Where the console reads the fleet's numbers instead of one SSH session per host."""
+
+    prometheus: Annotated[str, BeforeValidator(_http_url)]
+    """A Prometheus that scrapes `sglconsole exporter`: statuses, tok/s, load and GPUs come from
+    it (actions still reach their host over SSH)."""
+    interval: float = Field(default=5.0, gt=0)
+    """Seconds between two reads."""
+
+
 class HostsFile(Model):
     hosts: dict[str, Host]
     profiles: dict[str, Profile] = {}
     defaults: HostFields | None = None
     alert_command: Argv | None = None
+    source: Source | None = None
 
 
 class Config:

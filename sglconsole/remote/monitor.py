@@ -1,4 +1,5 @@
-"""Watch every host of a config concurrently: one HostMonitor task per host."""
+"""Watch every host of a config concurrently: one HostMonitor task per host, or, when hosts.yaml
+names a `source: {prometheus: URL}`, one reader of that Prometheus for the whole fleet."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 
 from sglconsole.config import Config
 from sglconsole.remote.parser_cache import ParserCache
+from sglconsole.remote.prometheus_feed import PrometheusFeed
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.state.fleet import FleetState
@@ -19,35 +21,52 @@ class FleetMonitor:
         ssh: Fleet | None = None,
         watch_interval: float = 2.0,
         log_poll: float = 0.1,
+        use_source: bool = True,
     ):
+        """use_source=False: over SSH even when hosts.yaml names a source (the exporter, which
+        is what that Prometheus reads)."""
         self.config = config
         self.state = FleetState(config)
-        self.ssh = ssh or Fleet(config.hosts)
+        self.ssh = ssh or Fleet(config.hosts)  # connects only when used: actions need it
         self.parser_cache = ParserCache()
-        self.monitors = {
-            name: HostMonitor(
-                name,
-                host,
-                self.ssh[name],
-                self.state,
-                watch_interval=watch_interval,
-                log_poll=log_poll,
-                parser_cache=self.parser_cache,
-            )
-            for name, host in config.hosts.items()
-        }
+        source = config.model.source if use_source else None
+        self.prometheus = (
+            PrometheusFeed(source.prometheus, self.state, interval=source.interval)
+            if source is not None
+            else None
+        )
+        self.monitors = (
+            {}
+            if self.prometheus is not None
+            else {
+                name: HostMonitor(
+                    name,
+                    host,
+                    self.ssh[name],
+                    self.state,
+                    watch_interval=watch_interval,
+                    log_poll=log_poll,
+                    parser_cache=self.parser_cache,
+                )
+                for name, host in config.hosts.items()
+            }
+        )
         self._tasks: list[asyncio.Task] = []
 
     def start(self) -> None:
         self._tasks = [
             asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()
         ]
+        if self.prometheus is not None:
+            self._tasks.append(asyncio.create_task(self.prometheus.run(), name="monitor:prom"))
 
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.gather(*(m.close() for m in self.monitors.values()), return_exceptions=True)
+        if self.prometheus is not None:
+            await self.prometheus.close()
         await self.ssh.close()
 
     async def __aenter__(self) -> FleetMonitor:
@@ -80,6 +99,8 @@ class FleetMonitor:
             await asyncio.sleep(0.1)
 
     def _settled(self, name: str) -> bool:
+        if self.prometheus is not None:
+            return self.prometheus.answered
         host = self.state.hosts[name]
         if host.reachable is False:
             return True

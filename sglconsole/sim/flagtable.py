@@ -2,9 +2,9 @@
 
 The tables in sglconsole/data/flags/ (shared with the console's `argdiff`, read as
 data files: nothing is imported from the console) were generated from the real
-``ServerArgs.add_cli_args`` by tools/gen_flag_table.py, so the simulator accepts exactly the flags a real
-server of that version accepts, with argparse's own prefix matching and error
-texts. Stdlib only: simulated processes import this.
+``ServerArgs.add_cli_args`` by tools/gen_flag_table.py, so the simulator accepts
+exactly the flags a real server of that version accepts, with argparse's own prefix
+matching and error texts. Stdlib only: simulated processes import this.
 """
 
 from __future__ import annotations

@@ -76,6 +76,8 @@ class FleetState:
         now = now or time.time()
         hstate = self.hosts[host]
         self.generation += 1
+        if hstate.source is not None:
+            return  # its views come whole from elsewhere (remote.prometheus_feed)
         for server in hstate.servers.values():
             server.view = derive_view(server, hstate, now, self.generation)
 

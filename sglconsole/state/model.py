@@ -200,6 +200,9 @@ class HostState:
     view: ProcessView | None = None
     servers: dict[int, ServerState] = field(default_factory=dict)
     watcher_error: str | None = None
+    source: str | None = None
+    """Who publishes the views when it is not this console's own SSH session ("prometheus"):
+    then FleetState.refresh_status leaves them as they were published."""
 
     @property
     def gpu_model(self) -> str | None:

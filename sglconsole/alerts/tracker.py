@@ -1,0 +1,142 @@
+"""Alerts on status changes, with hysteresis: a status must hold before it counts, and a
+server that flaps alerts once per quiet period (unless it gets worse)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sglconsole.state.fleet import SEVERITY, FleetState, Status
+
+HOLD_S = 5.0
+QUIET_S = 300.0
+PROBLEMS = {
+    Status.DOWN,
+    Status.DRIFT,
+    Status.SLOW,
+    Status.DEGENERATE,
+    Status.LOOPING,
+    Status.STALLED,
+    Status.UNREACHABLE,
+    Status.UNMANAGED,
+}
+SILENT_FROM = {Status.UNKNOWN}  # the first real status after connecting is not news
+
+
+def rank(status: Status) -> int:
+    return len(SEVERITY) - SEVERITY.index(status)
+
+
+@dataclass(frozen=True)
+class Alert:
+    host: str
+    port: int | None
+    old: Status
+    new: Status
+    reason: str
+    time: float
+
+    @property
+    def problem(self) -> bool:
+        return self.new in PROBLEMS
+
+    @property
+    def target(self) -> str:
+        return self.host if self.port is None else f"{self.host}:{self.port}"
+
+    def to_json(self) -> dict:
+        return {
+            "event": "problem" if self.problem else "recovered",
+            "host": self.host,
+            "port": self.port,
+            "from": self.old.value,
+            "to": self.new.value,
+            "reason": self.reason,
+            "time": self.time,
+        }
+
+
+@dataclass
+class _Track:
+    settled: Status
+    pending: Status | None = None
+    since: float = 0.0
+    alerted_at: float | None = None
+    alerted: Status | None = None
+    """The last problem alerted."""
+    recovery_told: bool = False
+    """Whether the recovery from `alerted` was alerted (once per quiet period)."""
+
+
+@dataclass
+class AlertTracker:
+    hold_s: float = HOLD_S
+    quiet_s: float = QUIET_S
+    announce_first: bool = False
+    """Tell the problems found at start too (after the hold), as news from UNKNOWN: a service
+    with no screen (the exporter) that restarts must not forget what was firing. The console
+    keeps them quiet: the operator sees the fleet."""
+    _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
+
+    def observe(
+        self, host: str, port: int | None, status: Status, reason: str, now: float
+    ) -> Alert | None:
+        """Feed the current status of a host (port None: its reachability) or a server."""
+        key = (host, port)
+        track = self._tracks.get(key)
+        if track is None:
+            if not self.announce_first:
+                self._tracks[key] = _Track(status)
+                return None
+            track = self._tracks[key] = _Track(Status.UNKNOWN)
+        if status == track.settled:
+            track.pending = None
+            return None
+        if status != track.pending:
+            track.pending, track.since = status, now
+        if now - track.since < self.hold_s:
+            return None
+        return self._settle(track, key, status, reason, now)
+
+    def _settle(
+        self, track: _Track, key: tuple[str, int | None], status: Status, reason: str, now: float
+    ) -> Alert | None:
+        old, track.settled, track.pending = track.settled, status, None
+        silent = old in SILENT_FROM and not self.announce_first
+        if silent or (old == Status.STARTING and status not in PROBLEMS):
+            return None
+        if status not in PROBLEMS and old not in PROBLEMS:
+            return None
+        if self._quiet(track, status, now):
+            return None
+        if status in PROBLEMS:
+            track.alerted_at, track.alerted, track.recovery_told = now, status, False
+        else:
+            track.recovery_told = True
+        return Alert(*key, old, status, reason, now)
+
+    def _quiet(self, track: _Track, status: Status, now: float) -> bool:
+        """Within the quiet period only a worse problem than the one alerted gets through, and
+        the first recovery from it (whoever was told of a problem is told when it is over)."""
+        if track.alerted_at is None or now - track.alerted_at >= self.quiet_s:
+            return False
+        if status not in PROBLEMS:
+            return track.recovery_told
+        return not (track.alerted is not None and rank(status) > rank(track.alerted))
+
+
+def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
+    """Feed every host's reachability and every reachable host's servers; return what became
+    news."""
+    found = []
+    for host in fleet.hosts.values():
+        reach = {False: Status.UNREACHABLE, None: Status.UNKNOWN}.get(host.reachable, Status.UP)
+        found.append(tracker.observe(host.name, None, reach, host.error or "", now))
+        if host.reachable:
+            # while an action works on a server, its passing states are not news: the alert
+            # ("recovered", "DOWN") waits for the state the action ends in, after its checks
+            found += [
+                tracker.observe(host.name, s.port, s.status, s.reason, now)
+                for s in host.servers.values()
+                if not s.action
+            ]
+    return [alert for alert in found if alert is not None]
