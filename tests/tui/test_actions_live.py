@@ -48,7 +48,7 @@ async def test_cancelling_a_confirmation_changes_nothing(fleet_factory):
         )
         pid = server_of(app).process.main.pid
         app.main.tree.select(("ct129", 30000))
-        for key, answer in (("k", "n"), ("R", "escape")):
+        for key, answer in (("ctrl+k", "n"), ("R", "escape")):
             await pilot.press(key)
             await until(
                 pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, f"{key}'s confirmation"

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import time
 
+from textual import events
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Static, Tree
+from textual.widgets import ContentSwitcher, Input, Static, Tree
 
+from sglconsole.actions import Plan
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui import gating, keys
 from sglconsole.tui.coalesce import Key, hosts_of
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.screens.acting import RunsActions
+from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.screens.help import HelpScreen
 from sglconsole.tui.session import Session
 from sglconsole.tui.widgets.activity import ActivityView, ProgressPanel
@@ -73,6 +76,22 @@ class MainScreen(RunsActions, Screen):
         key = self.selected
         return None if key is None or key[1] is None else self.session.fleet.server(*key)
 
+    @property
+    def target(self) -> ServerState | None:
+        """What a server's key acts on: the selected server, or the selected host's only one."""
+        if self.server is not None or self.selected is None:
+            return self.server
+        host = self.session.fleet.hosts.get(self.selected[0])
+        servers = list(host.servers.values()) if host is not None else []
+        return servers[0] if len(servers) == 1 else None
+
+    def aim(self) -> ServerState | None:
+        """The target, selected in the tree when a host was (so the operator sees which)."""
+        target = self.target
+        if target is not None and self.server is None:
+            self.tree.select((target.host, target.port))
+        return target
+
     # ------------------------------------------------------------ refreshing
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
@@ -130,7 +149,7 @@ class MainScreen(RunsActions, Screen):
     # ---------------------------------------------------------------- gating
 
     def facts(self) -> gating.Facts:
-        server = self.server
+        server = self.target
         busy = server is not None and (server.host, server.port) in self.session.busy
         log = self.server_view.log if self.is_mounted else None
         closable = bool(log and log.filtering) or bool(
@@ -143,10 +162,31 @@ class MainScreen(RunsActions, Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return gating.state(action, self.facts()) if action in GATED else True
 
+    def refusal(self, key: keys.Key) -> str | None:
+        """Why KEY does nothing now (a greyed or hidden key), to say so instead of silence."""
+        if key.name not in GATED:
+            return None
+        host = self.selected[0] if self.selected and self.selected[1] is None else None
+        servers = len(self.session.fleet.hosts[host].servers) if host else 0
+        label = key.binding.description.lower()
+        return gating.refusal(key.name, label, self.facts(), host, servers)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key the gating turned off reaches here instead of its action: say why."""
+        if not self.is_active or isinstance(self.focused, Input):
+            return
+        for key in keys.BY_KEY.get(event.key, ()):
+            why = self.refusal(key)
+            if why:
+                event.stop()
+                event.prevent_default()
+                self.notify(why, severity="warning", timeout=4)
+                return
+
     # ------------------------------------------------------------ view keys
 
     def open_tab(self, tab: str) -> None:
-        if self.server is not None:
+        if self.aim() is not None:
             self.query_one(ContentSwitcher).current = "server-view"
             self.server_view.open(tab)
 
@@ -165,10 +205,12 @@ class MainScreen(RunsActions, Screen):
         self.refresh_bindings()
 
     def action_follow(self) -> None:
+        self.aim()
         following = self.server_view.log.toggle_follow()
         self.notify("log: following" if following else "log: paused (f follows again)", timeout=2)
 
     def action_verbatim(self) -> None:
+        self.aim()
         self.server_view.log.toggle_condensed()
 
     def action_activity(self) -> None:
@@ -196,6 +238,23 @@ class MainScreen(RunsActions, Screen):
     # --------------------------------------------------------- console keys
 
     def action_lock(self) -> None:
+        """Asks first: nothing turns it off in this session, and it sits next to l."""
+        plan = Plan(
+            "lock",
+            "this console read-only",
+            [
+                "kill, relaunch, restore, rollback and capture are turned off",
+                "this cannot be undone in this session: only a restart of the console brings"
+                " them back",
+                "other consoles and the CLI are not affected",
+            ],
+        )
+        self.app.push_screen(ConfirmScreen(plan), self._lock)
+
+    def _lock(self, yes: bool | None) -> None:
+        if not yes:
+            self.notify("not locked: the console can still change hosts", timeout=3)
+            return
         self.session.lock()
         self.notify(
             "read-only: actions that change a host are hidden until you restart the console"

@@ -1,0 +1,81 @@
+"""Operator trust: keys that say why they do nothing, a kill no vim habit opens, honest times."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from sglconsole import config
+from sglconsole.tui.app import make_app
+from sglconsole.tui.screens.confirm import ConfirmScreen
+from sglconsole.tui.screens.help import HelpScreen, keys_table
+from tests.tui.helpers import actions_done, plain, until
+from tests.tui.test_actions_live import dialog_text, drifted_ct129, server_of
+
+SIZE = (100, 30)
+
+
+def said(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_j_k_move_and_kill_is_ctrl_k_in_help_and_refused_keys_say_why(demo_replay):
+    app = make_app(None, replay=demo_replay)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.main.tree.select(("ct129", 30000))
+        await pilot.pause()
+        await pilot.press("j")
+        assert app.main.selected == ("h200x4", None)
+        await pilot.press("k")
+        assert app.main.selected == ("ct129", 30000) and app.screen is app.main
+        await pilot.press("ctrl+k")  # a recording cannot kill: said, not silent
+        await pilot.pause()
+        assert "replay: kill is off (a recording cannot reach a host)" in said(app), said(app)
+        table = plain(keys_table(app))
+        assert re.search(r"\^k\s+Kill", table) and re.search(r"k/↑\s+Up", table), table
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_a_host_with_one_server_is_acted_on_and_one_with_many_says_so(demo_replay):
+    app = make_app(None, replay=demo_replay)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.main.tree.select(("h200x4", None))
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert "select a server (h200x4 has 4)" in said(app), said(app)
+        assert app.main.selected == ("h200x4", None)
+        app.main.tree.select(("ct129", None))  # ct129 has one server: d shows its diff
+        await pilot.pause()
+        await pilot.press("d")
+        await until(pilot, lambda: app.main.selected == ("ct129", 30000), 5, "ct129:30000")
+        assert app.main.server_view.tab == "config"
+
+
+async def test_ctrl_k_on_a_host_kills_its_only_server_told_in_local_time_timed_from_yes(
+    fleet_factory,
+):
+    fleet = fleet_factory([drifted_ct129()])
+    app = make_app(config.load(fleet.config_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(
+            pilot, lambda: server_of(app) and server_of(app).process, 30, "the server's process"
+        )
+        main = server_of(app).process.main
+        app.main.tree.select(("ct129", None))  # the host, whose only server is ct129:30000
+        await pilot.pause()
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the kill dialog")
+        text = dialog_text(app)
+        assert "Kill ct129:30000?" in text and f"pid {main.pid}" in text
+        local = time.strftime("%H:%M:%S", time.localtime(main.start))
+        assert re.search(rf"started {local}, \d+m\d\ds ago", text), text  # not a raw epoch
+        await pilot.pause(3)  # the operator reads the plan: not part of the kill's time
+        yes_at = app.session.clock()
+        await pilot.press("y")
+        await until(pilot, lambda: actions_done(app), 60, "the kill")
+        record = actions_done(app)[-1]
+        assert record.action == "kill" and record.ok, record.summary
+        assert record.started >= yes_at, (record.started, yes_at)
