@@ -115,6 +115,8 @@ async def test_b_sweeps_the_selected_server_and_charts_tok_s(fleet_factory):
         )
         app.main.tree.select(("ct129", 30000))
         await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "b's confirmation")
+        await pilot.press("y")
         await until(pilot, lambda: actions_done(app), 120, "the sweep")
         record = actions_done(app)[-1]
         assert record.ok, (record.summary, [s.line() for s in record.stages])

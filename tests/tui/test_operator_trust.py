@@ -79,3 +79,28 @@ async def test_ctrl_k_on_a_host_kills_its_only_server_told_in_local_time_timed_f
         record = actions_done(app)[-1]
         assert record.action == "kill" and record.ok, record.summary
         assert record.started >= yes_at, (record.started, yes_at)
+
+
+async def test_b_asks_first_then_benches_a_non_speculative_demo_server_end_to_end(demo_fleet):
+    app = make_app(config.load(demo_fleet.config_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(
+            pilot,
+            lambda: (s := app.session.fleet.server("h200x4", 30000)) and s.health == "ok",
+            40,
+            "h200x4:30000 healthy",
+        )
+        app.main.tree.select(("h200x4", 30000))
+        await pilot.pause()
+        await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "b's confirmation")
+        text = dialog_text(app)
+        assert "Bench h200x4:30000?" in text and "1, 4, 16 concurrent" in text, text
+        assert re.search(r"duration: about \d+ s", text) and "8, 16, 64 requests" in text, text
+        await pilot.press("y")
+        await until(pilot, lambda: actions_done(app), 180, "the sweep")
+        record = actions_done(app)[-1]
+        assert record.ok, (record.summary, [s.line() for s in record.stages])
+        assert "TypeError" not in record.summary
+        rows = [line.split() for line in record.summary.splitlines()[1:4]]
+        assert [int(r[0]) for r in rows] == [1, 4, 16] and all(float(r[2]) > 0 for r in rows)
