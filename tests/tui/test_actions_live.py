@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sglconsole import config
+from sglconsole.actions.audit import AuditLog
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
 from sglconsole.state.fleet import Status
@@ -93,6 +94,10 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
         assert "launch" in [s.name for s in record.stages] and "restore ct129:30000" in plain(
             app.main.query_one("#progress").content
         )
+        # the audit log's end record carries the verdict, not only "pid N ready"
+        restores = [r for r in AuditLog().actions() if r["action"] == "restore"]
+        assert restores[-1]["phase"] == "end" and restores[-1]["ok"], restores
+        assert "probe OK" in restores[-1]["outcome"] and "baseline" in restores[-1]["outcome"]
         await until(pilot, lambda: server_of(app).status == Status.UP, 90, "ct129:30000 UP")
         await until(pilot, lambda: server_of(app).drift is not None, 30, "the new pid's drift")
         assert server_of(app).process.main.pid != old_pid and not server_of(app).drift.differs

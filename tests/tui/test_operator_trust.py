@@ -5,10 +5,16 @@ from __future__ import annotations
 import re
 import time
 
+from textual.widgets._toast import Toast
+
 from sglconsole import config
+from sglconsole.actions import Stage, StageState
+from sglconsole.actions.audit import AuditLog
 from sglconsole.tui.app import make_app
+from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.screens.help import HelpScreen, keys_table
+from sglconsole.tui.widgets.activity import ProgressPanel
 from tests.tui.helpers import actions_done, plain, until
 from tests.tui.test_actions_live import dialog_text, drifted_ct129, server_of
 
@@ -104,3 +110,78 @@ async def test_b_asks_first_then_benches_a_non_speculative_demo_server_end_to_en
         assert "TypeError" not in record.summary
         rows = [line.split() for line in record.summary.splitlines()[1:4]]
         assert [int(r[0]) for r in rows] == [1, 4, 16] and all(float(r[2]) > 0 for r in rows)
+
+
+def overlaps(a, b) -> bool:
+    return a.x < b.right and b.x < a.right and a.y < b.bottom and b.y < a.bottom
+
+
+async def test_at_80x24_no_toast_covers_the_progress_panel_of_a_finished_probe(demo_fleet):
+    app = make_app(config.load(demo_fleet.config_path))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await until(
+            pilot,
+            lambda: (s := app.session.fleet.server("h200x4", 30000)) and s.health == "ok",
+            40,
+            "h200x4:30000 healthy",
+        )
+        app.main.tree.select(("h200x4", 30000))
+        await pilot.pause()
+        await pilot.press("p")
+        await until(pilot, lambda: actions_done(app), 60, "the probe")
+        app.notify("something else happened", timeout=30)  # any toast, e.g. an alert
+        await pilot.pause(0.3)
+        panel = app.main.query_one(ProgressPanel)
+        assert panel.display and "probe h200x4:30000" in plain(
+            app.main.query_one("#progress").content
+        )
+        toasts = list(app.screen.query(Toast))
+        assert toasts
+        for toast in toasts:
+            assert not overlaps(toast.region, panel.region), (toast.region, panel.region)
+
+
+def long_record(running: bool) -> ActionRecord:
+    record = ActionRecord("restore", "ct129:30000", 0.0)
+    for n in range(14):
+        record.stage(Stage(f"step{n}", StageState.OK, f"detail {n}", duration=0.1))
+    record.stage(Stage("last-step", StageState.RUNNING, "waiting for ready"))
+    if not running:
+        record.stages[-1].state = StageState.OK
+        record.finish(True, "UP as pid 9: at baseline", [], 1.0)
+    return record
+
+
+async def test_the_progress_panel_follows_the_running_step_and_goes_with_its_server(demo_replay):
+    app = make_app(None, replay=demo_replay)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.main.tree.select(("ct129", 30000))
+        await pilot.pause()
+        panel = app.main.query_one(ProgressPanel)
+        app.main.progress(long_record(running=True))
+        await pilot.pause(0.3)
+        assert panel.display and panel.max_scroll_y > 0  # 15 steps do not fit at 80x24
+        assert panel.scroll_y == panel.max_scroll_y  # the running step is in view
+        app.main.progress(long_record(running=False))
+        await pilot.pause(0.3)
+        assert panel.scroll_y == 0  # done: the outcome heads the panel
+        app.main.tree.select(("h200x4", 30000))
+        await until(pilot, lambda: not panel.display, 5, "the panel to go with its server")
+
+
+async def test_the_activity_view_shows_every_consoles_audit_and_what_never_finished(demo_replay):
+    audit = AuditLog()
+    done = audit.begin("kill", "h200x4", 30001, pid=41)
+    audit.end(done, True, "stopped pid 41 (SIGTERM)")
+    audit.begin("relaunch", "ct129", 30000, stopping_pid=9)  # the console quit midway
+    app = make_app(None, replay=demo_replay)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("a")
+        await pilot.pause()
+        text = plain(app.main.query_one("#activity-body").content, width=160)
+        lines = [line for line in text.splitlines() if "30001" in line or "relaunch" in line]
+        assert len(lines) == 2 and "relaunch" in lines[0], text  # newest first
+        assert "never finished — check the server" in lines[0], text
+        assert "done: stopped pid 41 (SIGTERM)" in lines[1], text
+        assert f"{done['user']}@{done['console_host']}" in lines[1], text
+        assert "nothing done yet this session" in text

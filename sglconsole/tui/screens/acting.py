@@ -28,6 +28,9 @@ class RunsActions:
     def aim(self) -> ServerState | None:
         raise NotImplementedError
 
+    def shows(self, target: str) -> bool:
+        raise NotImplementedError
+
     async def action_quit(self) -> None:
         if not self.session.busy:
             await self.app.action_quit()
@@ -119,17 +122,27 @@ class RunsActions:
     async def confirm(self, plan: Plan) -> bool:
         return bool(await self.app.push_screen_wait(ConfirmScreen(plan)))
 
-    def progress(self, record: ActionRecord) -> None:
-        self.query_one(ProgressPanel).show(record)
+    def progress(self, record: ActionRecord) -> bool:
+        """Shown in the panel when it is about what is selected (True then)."""
+        panel = self.query_one(ProgressPanel)
+        shown = self.shows(record.target) or panel.record is record
+        if shown:
+            panel.show(record)
         self.refresh_bindings()
+        return shown and panel.display
 
     def finished(self, record: ActionRecord) -> None:
-        self.progress(record)
-        severity = "information" if record.ok else "error"
-        self.notify(
-            f"{record.action} {record.target}: {record.summary}", severity=severity, timeout=10
-        )
+        if not self.progress(record):
+            # the operator looks elsewhere: one line says it ended (the panel holds the detail)
+            severity = "information" if record.ok else "error"
+            outcome = record.summary.splitlines()[0] if record.summary else ""
+            verdict = "done" if record.ok else "FAILED"
+            self.notify(
+                f"{record.action} {record.target} {verdict}: {outcome}",
+                severity=severity,
+                timeout=6,
+            )
         self.update_detail(self.session.clock())
 
     def refused(self, message: str) -> None:
-        self.notify(message, severity="warning", timeout=6)
+        self.notify(message, severity="warning", timeout=4)

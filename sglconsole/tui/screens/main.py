@@ -11,9 +11,11 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static, Tree
 
 from sglconsole.actions import Plan
+from sglconsole.actions.audit import AuditLog
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui import gating, keys
 from sglconsole.tui.coalesce import Key, hosts_of
+from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.screens.acting import RunsActions
 from sglconsole.tui.screens.confirm import ConfirmScreen
@@ -27,6 +29,7 @@ from sglconsole.tui.widgets.server_view import ServerView
 from sglconsole.tui.widgets.top_bar import TopBar
 
 GATED = gating.NEEDS_SERVER | {"lock", "close"}
+AUDIT_SHOWN = 30
 DETAIL_S = 1.0
 
 
@@ -52,7 +55,7 @@ class MainScreen(RunsActions, Screen):
                     yield HostView(id="host-view")
                     yield ServerView(self.session.fleet, id="server-view")
                     yield ActivityView(id="activity-view")
-                yield ProgressPanel(id="progress")
+                yield ProgressPanel(id="progress-panel")
         yield KeyBar(id="key-bar")
 
     def on_mount(self) -> None:
@@ -125,7 +128,7 @@ class MainScreen(RunsActions, Screen):
         elif switcher.current == "host-view":
             self.query_one(HostView).update_view(now)
         else:
-            self.query_one(ActivityView).show(self.session.history)
+            self.show_activity()
 
     # ------------------------------------------------------------- selection
 
@@ -136,8 +139,31 @@ class MainScreen(RunsActions, Screen):
         if key is not None:
             self.show_selection(key)
 
+    def shows(self, target: str) -> bool:
+        """Whether HOST:PORT is what is selected (the server, or its host)."""
+        key = self.selected
+        if key is None:
+            return False
+        return (
+            target == f"{key[0]}:{key[1]}"
+            if key[1] is not None
+            else (target.startswith(f"{key[0]}:"))
+        )
+
     def show_selection(self, key: Key) -> None:
         now = self.session.clock()
+        panel = self.query_one(ProgressPanel)
+        if panel.record is not None and not self.shows(panel.record.target):
+            panel.close()  # another server's progress (or outcome) is not about this one
+            panel.record = None
+        running = [
+            e
+            for e in self.session.history
+            if isinstance(e, ActionRecord) and e.running and self.shows(e.target)
+        ]
+        if running and key[1] is not None:
+            panel.show(running[-1])
+        self.refresh_bindings()
         switcher = self.query_one(ContentSwitcher)
         if self.server is not None:
             self.server_view.show(self.server, now)
@@ -215,7 +241,14 @@ class MainScreen(RunsActions, Screen):
 
     def action_activity(self) -> None:
         self.query_one(ContentSwitcher).current = "activity-view"
-        self.query_one(ActivityView).show(self.session.history)
+        self.show_activity()
+
+    def show_activity(self) -> None:
+        """This session's history, then the audit log every console and the CLI write."""
+        running = [f"{host}:{port}" for host, port in self.session.busy]
+        self.query_one(ActivityView).show(
+            self.session.history, AuditLog().recent(AUDIT_SHOWN), running
+        )
 
     def action_close(self) -> None:
         log = self.server_view.log
