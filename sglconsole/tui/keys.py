@@ -68,7 +68,7 @@ KEYS: list[Key] = [
             "Relaunch",
             "stop the server and start its proven profile (no baseline check)",
         ),
-        8,
+        9,
     ),
     Key(
         FIX,
@@ -82,7 +82,7 @@ KEYS: list[Key] = [
             "Rollback",
             "bring back exactly what ran before the last kill/relaunch/restore",
         ),
-        12,
+        8,
     ),
     Key(
         FIX,
@@ -114,7 +114,7 @@ KEYS: list[Key] = [
             "filter the log (Enter keeps it, Escape clears it)",
             key_display="/",
         ),
-        9,
+        12,
     ),
     Key(LOOK, _b("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")),
     Key(
@@ -165,6 +165,16 @@ KEYS: list[Key] = [
             key_display="esc",
         ),
         10,
+    ),
+    Key(
+        CONSOLE,
+        _b(
+            "backslash",
+            "fleet_pane",
+            "Fleet pane",
+            "hide or show the fleet tree: the detail gets the whole width (j/k still move)",
+            key_display="\\",
+        ),
     ),
     Key(
         CONSOLE,

@@ -15,6 +15,7 @@ from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.screens.help import HelpScreen, keys_table
 from sglconsole.tui.widgets.activity import ProgressPanel
+from sglconsole.tui.widgets.key_bar import KeyBar
 from tests.tui.helpers import actions_done, plain, until
 from tests.tui.test_actions_live import dialog_text, drifted_ct129, server_of
 
@@ -185,3 +186,37 @@ async def test_the_activity_view_shows_every_consoles_audit_and_what_never_finis
         assert "done: stopped pid 41 (SIGTERM)" in lines[1], text
         assert f"{done['user']}@{done['console_host']}" in lines[1], text
         assert "nothing done yet this session" in text
+
+
+async def test_rollback_is_in_the_footer_at_120_columns(demo_fleet):
+    app = make_app(config.load(demo_fleet.config_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(
+            pilot,
+            lambda: (s := app.session.fleet.server("ct129", 30000)) and s.process,
+            40,
+            "ct129:30000 running",
+        )
+        app.main.tree.select(("ct129", 30000))
+        await pilot.pause(0.3)
+        bar = app.main.query_one(KeyBar)
+        keys = bar.keys_text().plain
+        assert "Rollback" in keys and "Restore" in keys and "Kill" in keys, keys
+        assert "Help" in keys and "Quit" in keys and bar.keys_text().cell_len <= 120, keys
+
+
+async def test_backslash_gives_the_detail_pane_the_whole_width_at_80x24(demo_replay):
+    app = make_app(None, replay=demo_replay)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.main.tree.select(("ct129", 30000))
+        await pilot.pause()
+        detail = app.main.query_one("#detail")
+        assert detail.region.width < 60
+        await pilot.press("backslash")
+        await pilot.pause()
+        assert detail.region.width == 80
+        await pilot.press("j")  # still moves in the hidden tree
+        assert app.main.selected == ("h200x4", None)
+        await pilot.press("backslash")
+        await pilot.pause()
+        assert detail.region.width < 60 and app.main.query_one("#fleet-pane").display

@@ -294,6 +294,11 @@ class MainScreen(RunsActions, Screen):
         )
         self.redraw(set())
 
+    def action_fleet_pane(self) -> None:
+        """At 80 columns the detail pane needs the tree's third: hide it (keys still move in it)."""
+        pane = self.query_one("#fleet-pane")
+        pane.display = not pane.display
+
     def action_bell(self) -> None:
         self.session.bell = not self.session.bell
         self.notify(f"bell on alerts: {'on' if self.session.bell else 'off'}", timeout=2)
