@@ -85,6 +85,28 @@ class AuditLog:
                 continue
         return out
 
+    def recent(self, limit: int = 20, tail_bytes: int = 262144) -> list[dict]:
+        """The last LIMIT actions, newest first, one record each (as `actions`), read from the
+        file's last TAIL_BYTES only: it grows for ever, and a console reads it often."""
+        try:
+            with self.path.open("rb") as file:
+                size = file.seek(0, os.SEEK_END)
+                file.seek(max(0, size - tail_bytes))
+                lines = file.read().decode(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        if size > tail_bytes:
+            lines = lines[1:]  # the first may be cut
+        merged: dict[str, dict] = {}
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                merged[record.get("id", "")] = record
+        return list(reversed(merged.values()))[:limit]
+
     def actions(self) -> list[dict]:
         """One record per action: its end record, or its begin record if it never ended
         (interrupted)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import time
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
@@ -18,6 +19,7 @@ from sglconsole.actions.lock import host_lock
 from sglconsole.config import Server
 from sglconsole.core.processes import ServerProcess
 from sglconsole.core.secrets import mask_argv
+from sglconsole.core.text import fmt_duration
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh import SshHost
@@ -47,7 +49,8 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
         "kill",
         target,
         [
-            f"host {host}, port {port}, pid {process.main.pid} (started {process.main.start:.0f})",
+            f"host {host}, port {port}, pid {process.main.pid} "
+            f"({started_text(process.main.start)})",
             f"running: {shlex.join(mask_argv(list(process.main.argv)))}",
             f"children: {', '.join(c.title for c in process.children) or 'none'}",
             f"how: {how}",
@@ -55,6 +58,18 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
         ],
         argv=list(process.main.argv),
     )
+
+
+def started_text(start: float, now: float | None = None) -> str:
+    """'started 14:03:21, 2h05m ago' (local time; the day too when not today)."""
+    if start <= 0:
+        return "start time unknown"
+    now = time.time() if now is None else now
+    when = time.localtime(start)
+    shown = time.strftime(
+        "%H:%M:%S" if when[:3] == time.localtime(now)[:3] else "%Y-%m-%d %H:%M:%S", when
+    )
+    return f"started {shown}, {fmt_duration(now - start)} ago"
 
 
 async def kill(

@@ -76,9 +76,11 @@ async def replace(
     action: str,
     preflight: bool = True,
     snap: Snapshot | None = None,
+    keep_open: bool = False,
 ) -> Started:
     """preflight -> stop what runs -> launch -> ready, all of the one SPEC.
-    The shared body of relaunch, restore, rollback and bench compare."""
+    The shared body of relaunch, restore, rollback and bench compare. KEEP_OPEN: on success the
+    audit record is left for the caller to end (`started.audit_record`) with its own verdict."""
     async with host_lock(ctx, spec.host, spec.port, action):
         return await _replace(
             ctx,
@@ -88,6 +90,7 @@ async def replace(
             action=action,
             preflight=preflight,
             snap=snap,
+            keep_open=keep_open,
         )
 
 
@@ -100,6 +103,7 @@ async def _replace(
     action: str,
     preflight: bool,
     snap: Snapshot | None,
+    keep_open: bool = False,
 ) -> Started:
     host, port = spec.host, spec.port
     ssh = ctx.ssh[host]
@@ -145,7 +149,9 @@ async def _replace(
             )
             audit.end(record, False, f"failed: {exc}{hint}")
         raise
-    if record:
+    if record and keep_open:
+        started.audit_record = record
+    elif record:
         audit.end(record, True, f"pid {started.pid} ready", pid=started.pid)
     return started
 

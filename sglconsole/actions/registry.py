@@ -110,7 +110,7 @@ register(
         plan_kill,
         confirm=True,
         doing="being stopped (kill)",
-        key="k",
+        key="ctrl+k",  # as in k9s: k moves up, as in vim
     )
 )
 register(

@@ -8,6 +8,7 @@ baseline. The tok/s before and after come from the server's own decode lines.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 from dataclasses import dataclass
 
@@ -88,22 +89,49 @@ async def restore(
             log = server.log or running.main.stdout
             before = await decode_stats(ssh, log) if log else before
             stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
+    audit = audit or AuditLog()
     started = await replace(
-        ctx, spec, audit=audit, rollbacks=rollbacks, action="restore", snap=snap
+        ctx, spec, audit=audit, rollbacks=rollbacks, action="restore", snap=snap, keep_open=True
     )
     if ctx.dry_run:
         return ctx.result("restore", target, True, "dry run: nothing was changed")
-    checked = await probe(ctx, host, port)
-    verdict = checked.data["probe"]
-    async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
-        after = await decode_stats(ssh, spec.log, started.log_off)
-        problems = compare(profile, after, verdict)
-        stage.detail = describe(before, after, profile, verdict)
-        if problems:
-            raise StageFailed("; ".join(problems))
-    if verdict.verdict != "OK":
-        raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
+    record, verdict = started.audit_record, None
+    try:
+        checked = await probe(ctx, host, port)
+        verdict = checked.data["probe"]
+        async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
+            after = await decode_stats(ssh, spec.log, started.log_off)
+            problems = compare(profile, after, verdict)
+            stage.detail = describe(before, after, profile, verdict)
+            if problems:
+                raise StageFailed("; ".join(problems))
+        if verdict.verdict != "OK":
+            raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
+    except BaseException as exc:  # the audit says how it ended, a quit midway included
+        if record:
+            said = f"probe {verdict.verdict}, " if verdict is not None else ""
+            if isinstance(exc, asyncio.CancelledError):
+                exc = "cancelled before the checks ended (the console quit?)"
+            audit.end(
+                record,
+                False,
+                f"pid {started.pid} ready, then failed: {said}{exc or type(exc).__name__}",
+                pid=started.pid,
+                probe=verdict.verdict if verdict is not None else None,
+            )
+        raise
     summary = f"UP as pid {started.pid}: {describe(before, after, profile, verdict)}"
+    if record:
+        audit.end(
+            record,
+            True,
+            f"{summary}; probe {verdict.verdict}",
+            pid=started.pid,
+            probe=verdict.verdict,
+            before_tok_s=before.per_request,
+            after_tok_s=after.per_request,
+            accept_len=after.accept_len,
+        )
     return ctx.result(
         "restore",
         target,

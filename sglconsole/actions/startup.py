@@ -27,6 +27,8 @@ class Started:
     log_ino: int | None
     log_off: int | None
     lines: list[str] = field(default_factory=list)
+    audit_record: dict | None = None
+    """The audit "begin" record still open: the caller (a restore) ends it with its verdict."""
 
 
 async def wait_ready(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, started: Started) -> None:

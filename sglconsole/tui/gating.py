@@ -77,3 +77,29 @@ def state(action: str, facts: Facts) -> bool | None:
     if not all(getattr(facts, need) for need in NEEDS.get(action, ())):
         return None
     return True
+
+
+def refusal(
+    action: str, label: str, facts: Facts, host: str | None = None, servers: int = 0
+) -> str | None:
+    """Why a key does nothing now, said instead of silence (None: it runs, or it is not ours).
+
+    LABEL names the action for the operator; HOST and SERVERS: the selected host and how many
+    servers it has, when a host (not a server) is selected."""
+    if state(action, facts):
+        return None
+    if action in CHANGES_HOST | {"lock"} and facts.read_only and facts.live:
+        if action == "lock":
+            return None  # already read-only: nothing to say
+        return f"read-only: {label} is off (started with --read-only or L)"
+    if action in CHANGES_HOST | {"probe", "bench"} and not facts.live:
+        return f"replay: {label} is off (a recording cannot reach a host)"
+    if action in NEEDS_SERVER and facts.server is None:
+        return f"select a server ({host} has {servers})" if host else "select a server"
+    if action in CHANGES_HOST | {"probe", "bench"} and facts.busy:
+        return f"{label}: an action already runs on {facts.server.key}"
+    if "running" in NEEDS.get(action, ()) and not facts.running:
+        return f"{label}: nothing runs on {facts.server.key}"
+    if "managed" in NEEDS.get(action, ()) and not facts.managed:
+        return f"{label}: {facts.server.key} is not in hosts.yaml (c captures it)"
+    return None

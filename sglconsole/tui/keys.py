@@ -1,7 +1,7 @@
 """Every key of the main screen, declared once: footer, `?` help and the command palette read this.
 
-`k` is kill, so vim's j/k pair is split: `j`/`J` move down/up the fleet
-(shift reverses, as with tab and n/N); arrows work as usual in the tree.
+`j`/`k` move down/up the fleet as in vim (`J` still goes up, shift reversing as with tab and
+n/N); kill is `ctrl+k`, as in k9s, so no vim habit opens a kill dialog. Arrows work as usual.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ KEYS: list[Key] = [
             "Relaunch",
             "stop the server and start its proven profile (no baseline check)",
         ),
-        8,
+        9,
     ),
     Key(
         FIX,
@@ -82,7 +82,7 @@ KEYS: list[Key] = [
             "Rollback",
             "bring back exactly what ran before the last kill/relaunch/restore",
         ),
-        12,
+        8,
     ),
     Key(
         FIX,
@@ -114,7 +114,7 @@ KEYS: list[Key] = [
             "filter the log (Enter keeps it, Escape clears it)",
             key_display="/",
         ),
-        9,
+        12,
     ),
     Key(LOOK, _b("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")),
     Key(
@@ -152,7 +152,8 @@ KEYS: list[Key] = [
         _b("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓"),
     ),
     Key(
-        MOVE, _b("J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="J/↑")
+        MOVE,
+        _b("k,J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="k/↑"),
     ),
     Key(
         MOVE,
@@ -167,7 +168,22 @@ KEYS: list[Key] = [
     ),
     Key(
         CONSOLE,
-        _b("L", "lock", "Read-only", "hide every action that changes a host (cannot be undone)"),
+        _b(
+            "backslash",
+            "fleet_pane",
+            "Fleet pane",
+            "hide or show the fleet tree: the detail gets the whole width (j/k still move)",
+            key_display="\\",
+        ),
+    ),
+    Key(
+        CONSOLE,
+        _b(
+            "L",
+            "lock",
+            "Read-only",
+            "hide every action that changes a host (asks first: cannot be undone)",
+        ),
         15,
     ),
     Key(CONSOLE, _b("B", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
@@ -180,4 +196,9 @@ KEYS: list[Key] = [
 ]
 
 BINDINGS = [key.binding for key in KEYS]
+BY_KEY: dict[str, list[Key]] = {}
+"""Each key (as Textual names a pressed key) to what it is bound to."""
+for _key in KEYS:
+    for _name in _key.binding.key.split(","):
+        BY_KEY.setdefault(_name.strip(), []).append(_key)
 FOOTER = {key.binding.action: key.footer for key in KEYS if key.footer is not None}

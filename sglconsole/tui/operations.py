@@ -51,6 +51,7 @@ async def perform(
         plan = await _agreed(op, ctx, host, port, ui)
         if plan is None:
             return None
+        record.started = session.clock()  # its time is the action's, not the dialog's
     session.history.append(record)
     ui.progress(record)
     with doing(session.fleet, host, port, op.doing):

@@ -4,6 +4,7 @@ leave."""
 from __future__ import annotations
 
 from sglconsole import config
+from sglconsole.actions.audit import AuditLog
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
 from sglconsole.state.fleet import Status
@@ -49,7 +50,7 @@ async def test_cancelling_a_confirmation_changes_nothing(fleet_factory):
         )
         pid = server_of(app).process.main.pid
         app.main.tree.select(("ct129", 30000))
-        for key, answer in (("k", "n"), ("R", "escape")):
+        for key, answer in (("ctrl+k", "n"), ("R", "escape")):
             await pilot.press(key)
             await until(
                 pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, f"{key}'s confirmation"
@@ -94,6 +95,10 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
         assert "launch" in [s.name for s in record.stages] and "restore ct129:30000" in plain(
             app.main.query_one("#progress").content
         )
+        # the audit log's end record carries the verdict, not only "pid N ready"
+        restores = [r for r in AuditLog().actions() if r["action"] == "restore"]
+        assert restores[-1]["phase"] == "end" and restores[-1]["ok"], restores
+        assert "probe OK" in restores[-1]["outcome"] and "baseline" in restores[-1]["outcome"]
         await until(pilot, lambda: server_of(app).status == Status.UP, 90, "ct129:30000 UP")
         await until(pilot, lambda: server_of(app).drift is not None, 30, "the new pid's drift")
         assert server_of(app).process.main.pid != old_pid and not server_of(app).drift.differs
@@ -116,6 +121,8 @@ async def test_b_sweeps_the_selected_server_and_charts_tok_s(fleet_factory):
         )
         app.main.tree.select(("ct129", 30000))
         await pilot.press("b")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "b's confirmation")
+        await pilot.press("y")
         await until(pilot, lambda: actions_done(app), 120, "the sweep")
         record = actions_done(app)[-1]
         assert record.ok, (record.summary, [s.line() for s in record.stages])

@@ -30,7 +30,7 @@ def slow_and_compared(app):
     return server is not None and server.status == Status.SLOW and server.drift is not None
 
 
-async def test_n_finds_the_slow_server_and_j_J_move_through_the_fleet(demo_fleet):
+async def test_n_finds_the_slow_server_and_j_k_J_move_through_the_fleet(demo_fleet):
     app = app_on(demo_fleet)
     async with app.run_test(size=SMALL) as pilot:
         await until(pilot, lambda: slow_and_compared(app), 40, "ct129:30000 SLOW with its diff")
@@ -51,7 +51,9 @@ async def test_n_finds_the_slow_server_and_j_J_move_through_the_fleet(demo_fleet
         assert app.main.selected == ("h200x4", None)
         host = shown(app, "#host-body")
         assert all(f"3000{i}" in host for i in range(4)) and "DOWN" in host and "H200" in host
-        await pilot.press("J")
+        await pilot.press("k")  # up, as in vim: not a kill dialog
+        assert app.main.selected == ("ct129", 30000) and app.screen is app.main
+        await pilot.press("j", "J")  # J still goes up
         assert app.main.selected == ("ct129", 30000)
         await pilot.press("J")
         assert "container sees host PIDs" in plain(
@@ -132,7 +134,7 @@ async def test_p_probes_in_a_worker_and_records_the_result(demo_fleet):
 
 async def test_read_only_hides_every_action_that_changes_a_host(demo_fleet):
     app = app_on(demo_fleet, read_only=True)
-    async with app.run_test(size=LARGE) as pilot:
+    async with app.run_test(size=LARGE, notifications=True) as pilot:
         await until(pilot, lambda: running(app), 40, "ct129:30000 running")
         app.main.tree.select(("ct129", 30000))
         await pilot.pause()
@@ -140,27 +142,45 @@ async def test_read_only_hides_every_action_that_changes_a_host(demo_fleet):
         assert "Probe" in keys and "Diff" in keys and "READ-ONLY" in shown(app, "#top-bar")
         for word in ("Kill", "Restore", "Relaunch", "Rollback", "Capture", "Read-only"):
             assert word not in keys
-        for key in ("k", "R", "r", "u", "c"):
+        for key in ("ctrl+k", "R", "r", "u", "c"):
             await pilot.press(key)
             await pilot.pause(0.2)
             assert app.screen is app.main and not app.session.busy
         assert actions_done(app) == []
+        # none of them is silent: each says why it does nothing
+        said = [n.message for n in app._notifications]
+        for name in ("kill", "restore", "relaunch", "rollback", "capture"):
+            assert f"read-only: {name} is off (started with --read-only or L)" in said, said
         palette = {c.title for c in app.get_system_commands(app.main)}
         assert not any(t.startswith(("Kill", "Restore")) for t in palette) and any(
             t.startswith("Diff") for t in palette
         )
 
 
-async def test_L_locks_the_console_read_only_for_good(demo_fleet):
+async def test_L_asks_first_then_locks_the_console_read_only_for_good(demo_fleet):
     app = app_on(demo_fleet)
-    async with app.run_test(size=LARGE) as pilot:
+    async with app.run_test(size=LARGE, notifications=True) as pilot:
         await until(pilot, lambda: running(app), 40, "ct129:30000 running")
         app.main.tree.select(("ct129", 30000))
         await pilot.pause()
         assert "Restore" in app.main.query_one(KeyBar).keys_text().plain
+        await pilot.press("L")  # a slip next to l: it asks, and says it is for good
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 5, "L's confirmation")
+        text = "\n".join(plain(w.content) for w in app.screen.query("#dialog Static"))
+        assert "cannot be undone in this session" in text, text
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is app.main and not app.session.read_only
         await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 5, "L's confirmation")
+        await pilot.press("y")
         await pilot.pause()
         assert (
             app.session.read_only and "Restore" not in app.main.query_one(KeyBar).keys_text().plain
         )
         assert app.main.check_action("lock", ()) is False  # nothing turns it off
+        await pilot.press("R")
+        await pilot.pause(0.2)
+        assert app.screen is app.main and not app.session.busy
+        said = [n.message for n in app._notifications]
+        assert "read-only: restore is off (started with --read-only or L)" in said, said

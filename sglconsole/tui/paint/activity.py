@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from rich.console import Group
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
@@ -88,9 +90,60 @@ def history_line(entry: ActionRecord | AlertRecord, palette: Palette) -> Text:
     )
 
 
-def history(entries: list, palette: Palette) -> Group | Text:
-    if not entries:
-        return Text(
-            "nothing done yet this session; actions and alerts appear here", style=palette.muted
+def history(entries: list, palette: Palette, audit: list[dict] | None = None, running=()) -> Group:
+    """This session's actions and alerts, newest first; then AUDIT: the audit log's recent
+    actions of every console and the CLI (RUNNING: HOST:PORT this console acts on now)."""
+    parts: list = [Text("This session", style="bold underline")]
+    if entries:
+        parts += [history_line(e, palette) for e in reversed(entries)]
+    else:
+        parts.append(
+            Text(
+                "nothing done yet this session; actions and alerts appear here", style=palette.muted
+            )
         )
-    return Group(*(history_line(e, palette) for e in reversed(entries)))
+    if audit is not None:
+        parts += [
+            Text(""),
+            Text(
+                "Audit log: every console and the CLI on this machine, newest first",
+                style="bold underline",
+            ),
+        ]
+        parts += [audit_line(r, palette, set(running)) for r in audit] or [
+            Text("no action recorded yet", style=palette.muted)
+        ]
+    return Group(*parts)
+
+
+def _when(stamp: object) -> datetime | None:
+    try:
+        return datetime.strptime(str(stamp), "%Y-%m-%dT%H:%M:%S%z")
+    except ValueError:
+        return None
+
+
+def audit_line(record: dict, palette: Palette, running: set[str]) -> Text:
+    """One action of the audit log: when, what, where, who, and how it ended (or that it never
+    did: a begin with no end is a server an interrupted action may have left half done)."""
+    began, ended = _when(record.get("time")), _when(record.get("end_time"))
+    when = began.astimezone().strftime("%m-%d %H:%M:%S") if began else "?"
+    target = f"{record.get('host', '?')}:{record.get('port', '?')}"
+    took = f" ({(ended - began).total_seconds():.0f}s)" if began and ended else ""
+    who = f"{record.get('user', '?')}@{record.get('console_host', '?')}"
+    head = Text.assemble(
+        (f"{when} {clean(record.get('action', '?')):<8} {clean(target)}{took}  ", "bold"),
+        (f"{clean(who)}  ", palette.muted),
+    )
+    if record.get("phase") != "end":
+        if target in running:
+            head.append("running…", style=palette.accent)
+        else:
+            head.append("never finished — check the server", style=Style(bold=True) + palette.bad)
+        return head
+    ok = bool(record.get("ok"))
+    head.append(
+        ("done: " if ok else "FAILED: ") + clean(record.get("outcome", "")),
+        style=palette.good if ok else palette.bad,
+    )
+    return head

@@ -20,10 +20,16 @@ from sglconsole.tui.widgets.activity import ProgressPanel
 
 
 class RunsActions:
-    """Mixed into MainScreen, which provides `session`, `server` and `update_detail`."""
+    """Mixed into MainScreen, which provides `session`, `aim` (the server a key acts on: the
+    selected one, or the selected host's only one) and `update_detail`."""
 
     session: Session
-    server: ServerState | None
+
+    def aim(self) -> ServerState | None:
+        raise NotImplementedError
+
+    def shows(self, target: str) -> bool:
+        raise NotImplementedError
 
     async def action_quit(self) -> None:
         if not self.session.busy:
@@ -64,7 +70,7 @@ class RunsActions:
 
     def action_capture(self) -> None:
         """Asks the new profile's name first (and whether to replace one of that name)."""
-        server = self.server
+        server = self.aim()
         if server is None:
             return
         default = (
@@ -74,25 +80,24 @@ class RunsActions:
         )
         self.app.push_screen(
             AskScreen(f"Save what runs on {server.key} as the profile named:", default),
-            self._capture_as,
+            partial(self._capture_as, server),
         )
 
-    def _capture_as(self, name: str | None) -> None:
-        server = self.server
-        if not name or server is None:
+    def _capture_as(self, server: ServerState, name: str | None) -> None:
+        if not name:
             return
         if name not in self.session.config.profiles:
-            self.operate(ACTIONS["capture"], name=name)
+            self.operate(ACTIONS["capture"], server, name=name)
             return
         plan = replace_profile_plan(name, server.key, self.session.config.path)
-        self.app.push_screen(ConfirmScreen(plan), partial(self._replace_profile, name))
+        self.app.push_screen(ConfirmScreen(plan), partial(self._replace_profile, server, name))
 
-    def _replace_profile(self, name: str, yes: bool | None) -> None:
+    def _replace_profile(self, server: ServerState, name: str, yes: bool | None) -> None:
         if yes:
-            self.operate(ACTIONS["capture"], name=name, force=True)
+            self.operate(ACTIONS["capture"], server, name=name, force=True)
 
-    def operate(self, op: Action, **options) -> None:
-        server = self.server
+    def operate(self, op: Action, server: ServerState | None = None, **options) -> None:
+        server = server or self.aim()
         if server is None:
             return
         target = (server.host, server.port)
@@ -117,17 +122,27 @@ class RunsActions:
     async def confirm(self, plan: Plan) -> bool:
         return bool(await self.app.push_screen_wait(ConfirmScreen(plan)))
 
-    def progress(self, record: ActionRecord) -> None:
-        self.query_one(ProgressPanel).show(record)
+    def progress(self, record: ActionRecord) -> bool:
+        """Shown in the panel when it is about what is selected (True then)."""
+        panel = self.query_one(ProgressPanel)
+        shown = self.shows(record.target) or panel.record is record
+        if shown:
+            panel.show(record)
         self.refresh_bindings()
+        return shown and panel.display
 
     def finished(self, record: ActionRecord) -> None:
-        self.progress(record)
-        severity = "information" if record.ok else "error"
-        self.notify(
-            f"{record.action} {record.target}: {record.summary}", severity=severity, timeout=10
-        )
+        if not self.progress(record):
+            # the operator looks elsewhere: one line says it ended (the panel holds the detail)
+            severity = "information" if record.ok else "error"
+            outcome = record.summary.splitlines()[0] if record.summary else ""
+            verdict = "done" if record.ok else "FAILED"
+            self.notify(
+                f"{record.action} {record.target} {verdict}: {outcome}",
+                severity=severity,
+                timeout=6,
+            )
         self.update_detail(self.session.clock())
 
     def refused(self, message: str) -> None:
-        self.notify(message, severity="warning", timeout=6)
+        self.notify(message, severity="warning", timeout=4)

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import time
 
+from textual import events
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Static, Tree
+from textual.widgets import ContentSwitcher, Input, Static, Tree
 
+from sglconsole.actions import Plan
+from sglconsole.actions.audit import AuditLog
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui import gating, keys
 from sglconsole.tui.coalesce import Key, hosts_of
+from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.screens.acting import RunsActions
+from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.screens.help import HelpScreen
 from sglconsole.tui.session import Session
 from sglconsole.tui.widgets.activity import ActivityView, ProgressPanel
@@ -24,6 +29,7 @@ from sglconsole.tui.widgets.server_view import ServerView
 from sglconsole.tui.widgets.top_bar import TopBar
 
 GATED = gating.NEEDS_SERVER | {"lock", "close"}
+AUDIT_SHOWN = 30
 DETAIL_S = 1.0
 
 
@@ -49,7 +55,7 @@ class MainScreen(RunsActions, Screen):
                     yield HostView(id="host-view")
                     yield ServerView(self.session.fleet, id="server-view")
                     yield ActivityView(id="activity-view")
-                yield ProgressPanel(id="progress")
+                yield ProgressPanel(id="progress-panel")
         yield KeyBar(id="key-bar")
 
     def on_mount(self) -> None:
@@ -72,6 +78,22 @@ class MainScreen(RunsActions, Screen):
     def server(self) -> ServerState | None:
         key = self.selected
         return None if key is None or key[1] is None else self.session.fleet.server(*key)
+
+    @property
+    def target(self) -> ServerState | None:
+        """What a server's key acts on: the selected server, or the selected host's only one."""
+        if self.server is not None or self.selected is None:
+            return self.server
+        host = self.session.fleet.hosts.get(self.selected[0])
+        servers = list(host.servers.values()) if host is not None else []
+        return servers[0] if len(servers) == 1 else None
+
+    def aim(self) -> ServerState | None:
+        """The target, selected in the tree when a host was (so the operator sees which)."""
+        target = self.target
+        if target is not None and self.server is None:
+            self.tree.select((target.host, target.port))
+        return target
 
     # ------------------------------------------------------------ refreshing
 
@@ -109,7 +131,7 @@ class MainScreen(RunsActions, Screen):
         elif switcher.current == "host-view":
             self.query_one(HostView).update_view(now)
         else:
-            self.query_one(ActivityView).show(self.session.history)
+            self.show_activity()
 
     # ------------------------------------------------------------- selection
 
@@ -120,8 +142,31 @@ class MainScreen(RunsActions, Screen):
         if key is not None:
             self.show_selection(key)
 
+    def shows(self, target: str) -> bool:
+        """Whether HOST:PORT is what is selected (the server, or its host)."""
+        key = self.selected
+        if key is None:
+            return False
+        return (
+            target == f"{key[0]}:{key[1]}"
+            if key[1] is not None
+            else (target.startswith(f"{key[0]}:"))
+        )
+
     def show_selection(self, key: Key) -> None:
         now = self.session.clock()
+        panel = self.query_one(ProgressPanel)
+        if panel.record is not None and not self.shows(panel.record.target):
+            panel.close()  # another server's progress (or outcome) is not about this one
+            panel.record = None
+        running = [
+            e
+            for e in self.session.history
+            if isinstance(e, ActionRecord) and e.running and self.shows(e.target)
+        ]
+        if running and key[1] is not None:
+            panel.show(running[-1])
+        self.refresh_bindings()
         switcher = self.query_one(ContentSwitcher)
         if self.server is not None:
             self.server_view.show(self.server, now)
@@ -133,7 +178,7 @@ class MainScreen(RunsActions, Screen):
     # ---------------------------------------------------------------- gating
 
     def facts(self) -> gating.Facts:
-        server = self.server
+        server = self.target
         busy = server is not None and (server.host, server.port) in self.session.busy
         log = self.server_view.log if self.is_mounted else None
         closable = bool(log and log.filtering) or bool(
@@ -146,10 +191,31 @@ class MainScreen(RunsActions, Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return gating.state(action, self.facts()) if action in GATED else True
 
+    def refusal(self, key: keys.Key) -> str | None:
+        """Why KEY does nothing now (a greyed or hidden key), to say so instead of silence."""
+        if key.name not in GATED:
+            return None
+        host = self.selected[0] if self.selected and self.selected[1] is None else None
+        servers = len(self.session.fleet.hosts[host].servers) if host else 0
+        label = key.binding.description.lower()
+        return gating.refusal(key.name, label, self.facts(), host, servers)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key the gating turned off reaches here instead of its action: say why."""
+        if not self.is_active or isinstance(self.focused, Input):
+            return
+        for key in keys.BY_KEY.get(event.key, ()):
+            why = self.refusal(key)
+            if why:
+                event.stop()
+                event.prevent_default()
+                self.notify(why, severity="warning", timeout=4)
+                return
+
     # ------------------------------------------------------------ view keys
 
     def open_tab(self, tab: str) -> None:
-        if self.server is not None:
+        if self.aim() is not None:
             self.query_one(ContentSwitcher).current = "server-view"
             self.server_view.open(tab)
 
@@ -168,15 +234,24 @@ class MainScreen(RunsActions, Screen):
         self.refresh_bindings()
 
     def action_follow(self) -> None:
+        self.aim()
         following = self.server_view.log.toggle_follow()
         self.notify("log: following" if following else "log: paused (f follows again)", timeout=2)
 
     def action_verbatim(self) -> None:
+        self.aim()
         self.server_view.log.toggle_condensed()
 
     def action_activity(self) -> None:
         self.query_one(ContentSwitcher).current = "activity-view"
-        self.query_one(ActivityView).show(self.session.history)
+        self.show_activity()
+
+    def show_activity(self) -> None:
+        """This session's history, then the audit log every console and the CLI write."""
+        running = [f"{host}:{port}" for host, port in self.session.busy]
+        self.query_one(ActivityView).show(
+            self.session.history, AuditLog().recent(AUDIT_SHOWN), running
+        )
 
     def action_close(self) -> None:
         log = self.server_view.log
@@ -199,11 +274,33 @@ class MainScreen(RunsActions, Screen):
     # --------------------------------------------------------- console keys
 
     def action_lock(self) -> None:
+        """Asks first: nothing turns it off in this session, and it sits next to l."""
+        plan = Plan(
+            "lock",
+            "this console read-only",
+            [
+                "kill, relaunch, restore, rollback and capture are turned off",
+                "this cannot be undone in this session: only a restart of the console brings"
+                " them back",
+                "other consoles and the CLI are not affected",
+            ],
+        )
+        self.app.push_screen(ConfirmScreen(plan), self._lock)
+
+    def _lock(self, yes: bool | None) -> None:
+        if not yes:
+            self.notify("not locked: the console can still change hosts", timeout=3)
+            return
         self.session.lock()
         self.notify(
             "read-only: actions that change a host are hidden until you restart the console"
         )
         self.redraw(set())
+
+    def action_fleet_pane(self) -> None:
+        """At 80 columns the detail pane needs the tree's third: hide it (keys still move in it)."""
+        pane = self.query_one("#fleet-pane")
+        pane.display = not pane.display
 
     def action_bell(self) -> None:
         self.session.bell = not self.session.bell

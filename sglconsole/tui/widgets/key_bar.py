@@ -42,7 +42,7 @@ class KeyBar(Static):
     def keys_text(self) -> Text:
         items = self.shown()
         room = self.content_region.width or 80
-        while items and sum(_item_width(k) for k, _ in items) > room:
+        while items and sum(self._item_width(k) for k, _ in items) > room:
             items.remove(max(items, key=lambda item: FOOTER[item[0].binding.action]))
         pal = palette(self)
         text = Text()
@@ -52,7 +52,6 @@ class KeyBar(Static):
             text.append(f"{key.binding.description} ", style="" if enabled else pal.muted)
         return text
 
-
-def _item_width(key: Key) -> int:
-    display = key.binding.key_display or key.binding.key.split(",")[0]
-    return len(display) + len(key.binding.description) + 3
+    def _item_width(self, key: Key) -> int:
+        """As drawn: ` ^k Kill ` (the key as shown, not as named: ctrl+k is drawn ^k)."""
+        return len(self.app.get_key_display(key.binding)) + len(key.binding.description) + 3
