@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,16 @@ def state_dir(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def utc_clock(monkeypatch):
+    """Times on screen are local times: the same on every machine only in one zone (snapshots)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture

@@ -18,13 +18,15 @@ def summary(
 ) -> Text:
     servers = fleet.all_servers()
     counts = Counter(s.status for s in servers)
-    text = Text("sglconsole ", style="bold")
-    if replay_at is not None:
-        # first and loud: a replay must never be taken for the fleet as it is now
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(replay_at))
-        text.append(f" REPLAY {when}: recorded, not live ", style=f"bold reverse {pal.warn}")
+    if replay_at is None:
+        text = Text("sglconsole ", style="bold")
+    else:
+        # first and loud, in place of the name: a replay is never taken for the fleet of now
+        when = time.strftime("%m-%d %H:%M:%S", time.localtime(replay_at))
+        text = Text(f" REPLAY {when} ", style=f"bold reverse {pal.warn}")
         text.append(" ")
-    text.append(f"{len(fleet.hosts)} hosts · {len(servers)} servers ", style=pal.muted)
+    if replay_at is None:  # a replay's banner takes this room (its tree shows the same)
+        text.append(f"{len(fleet.hosts)} hosts · {len(servers)} servers ", style=pal.muted)
     for status in SEVERITY:
         if counts[status]:
             text.append(" ")
