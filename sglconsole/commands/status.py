@@ -24,6 +24,9 @@ from sglconsole.state.json_view import fleet_json
     "status", "one table per host: GPUs and servers; exit 0 when every configured server is UP"
 )
 def _status(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "hosts", nargs="*", metavar="HOST", help="only these hosts (default: every host)"
+    )
     parser.add_argument("--json", action="store_true", help="print the state as JSON")
     parser.add_argument(
         "--watch",
@@ -48,6 +51,8 @@ def _status(parser: argparse.ArgumentParser):
 
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
+        if args.hosts:
+            cfg = cfg.only(args.hosts)
         slowest = max([connect_timeout(h) for h in cfg.hosts.values()] + [1])
         timeout = args.timeout or slowest + 5
         return run_async(_run(cfg, args.json, args.watch, timeout, args.drift_timeout))

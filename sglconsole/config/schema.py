@@ -254,6 +254,19 @@ class Config:
             known = ", ".join(self.model.hosts) or "none"
             raise ConfigError(f"unknown host {name!r} (hosts: {known})") from None
 
+    def only(self, names: list[str]) -> Config:
+        """The same file narrowed to these hosts (and the jump hosts they need), for commands
+        that take host names; an unknown name is an error that lists the known ones."""
+        for name in names:
+            self.host(name)
+        keep = set(names)
+        for name in names:  # a jump host is reached through another configured host
+            jump = self.model.hosts[name].jump
+            if jump in self.model.hosts:
+                keep.add(jump)
+        hosts = {k: v for k, v in self.model.hosts.items() if k in keep}
+        return Config(self.model.model_copy(update={"hosts": hosts}), self.path, self.lines)
+
     def find_server(self, host: str, port: int) -> Server | None:
         """The server entry on HOST:PORT, or None where hosts.yaml configures none."""
         return next((s for s in self.host(host).servers if s.port == port), None)

@@ -221,3 +221,12 @@ def test_piped_tables_keep_their_width_and_speak_words(demo_fleet):
     assert "speculative-num-draft-tokens" in out  # one piece, not wrapped
     assert "DEFAULTED_DIFFERENTLY" not in out and "ONLY_RUNNING" not in out
     assert "differs" in out
+
+
+def test_status_of_some_hosts_only(demo_fleet):
+    path = str(demo_fleet.config_path)
+    one = cli("status", "-c", path, "h200x4", "--json")
+    assert set(json.loads(one.stdout)["hosts"]) == {"h200x4"}, one.stdout[-500:]
+    unknown = cli("status", "-c", path, "h200x5")
+    assert unknown.returncode == 2 and "unknown host 'h200x5'" in unknown.stderr
+    assert "h200x4" in unknown.stderr  # the known ones are listed
