@@ -227,3 +227,10 @@ def test_the_title_names_the_worst_status(demo_replay):
         fleet_title(demo_replay.fleet) == "sglconsole: LOOPING (3 hosts)"
     )  # old059 loops: worse than a stopped server
     assert fleet_title(FleetState(demo_replay.recording.config)) == "sglconsole: UNKNOWN"
+
+
+def test_long_flag_names_break_after_a_hyphen_never_mid_word():
+    from sglconsole.tui.paint.drift import at_hyphens
+
+    assert at_hyphens("--speculative-num-draft-tokens", 14) == "--speculative-\nnum-draft-\ntokens"
+    assert at_hyphens("--tp-size", 14) == "--tp-size"

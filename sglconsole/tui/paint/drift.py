@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -82,8 +84,22 @@ def rows_table(report: Report, palette: Palette, width: int) -> Table:
     for name in ("profile", "running") + (("resolved",) if wide else ()):
         table.add_column(name, overflow="fold", ratio=1)
     for row in report.rows:
-        table.add_row(*cells(row, palette, wide), style=_style(row, palette))
+        cols = cells(row, palette, wide)
+        cols[1] = Text(at_hyphens(cols[1].plain, room), style=cols[1].style)
+        table.add_row(*cols, style=_style(row, palette))
     return table
+
+
+def at_hyphens(name: str, width: int) -> str:
+    """A long flag name on as many lines as it needs, broken after a hyphen (--speculative-num-
+    / draft-tokens), never mid-word; a word longer than the width is folded as it must."""
+    lines: list[str] = []
+    for part in re.split(r"(?<=[^-]-)", name):
+        if lines and len(lines[-1]) + len(part) <= width:
+            lines[-1] += part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
 
 
 def cells(row: Row, palette: Palette, wide: bool) -> list[Text]:
