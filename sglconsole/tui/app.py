@@ -5,6 +5,7 @@ sets the title."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Iterable
 from functools import partial
@@ -16,6 +17,7 @@ from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
 from sglconsole.config import Config
+from sglconsole.config.console_settings import ConsoleSettings, load_settings
 from sglconsole.core.text import clean
 from sglconsole.errors import UsageError
 from sglconsole.remote.monitor import FleetMonitor
@@ -23,7 +25,7 @@ from sglconsole.tui.alert_command import run_alert_command
 from sglconsole.tui.alerts import Alert, AlertTracker, sweep
 from sglconsole.tui.coalesce import Dirty
 from sglconsole.tui.history import AlertRecord
-from sglconsole.tui.keys import KEYS
+from sglconsole.tui.keys import KEYS, bound
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.recorder import Recorder
 from sglconsole.tui.replay import Replay, load
@@ -39,8 +41,10 @@ MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 
-def theme_name(name: str | None) -> str:
-    """--theme: dark (default), light, ansi (the terminal's own colours), or any Textual theme."""
+def theme_name(name: str | None, settings: ConsoleSettings | None = None) -> str:
+    """--theme: dark (default), light, ansi (the terminal's own colours), or any Textual theme;
+    without --theme, TEXTUAL_THEME, then the settings file's theme."""
+    name = name or os.environ.get("TEXTUAL_THEME") or (settings.theme if settings else None)
     chosen = THEME_ALIASES.get(name or "dark", name or "dark")
     if chosen not in BUILTIN_THEMES:
         names = ", ".join([*THEME_ALIASES, *BUILTIN_THEMES])
@@ -64,8 +68,11 @@ class ConsoleApp(App[int]):
         replay: Replay | None = None,
         record: Path | None = None,
         theme: str = "textual-dark",
+        keymap: dict[str, str] | None = None,
     ):
         super().__init__()
+        self.keymap = keymap or {}
+        """binding id -> keys, from the settings file: what the keys are, for every view."""
         self.session = session
         self.monitor = monitor
         self.replay = replay
@@ -81,6 +88,8 @@ class ConsoleApp(App[int]):
         self._flushed_at = 0.0
 
     def on_mount(self) -> None:
+        if self.keymap:
+            self.set_keymap(self.keymap)
         self.push_screen(self.main)
         self._unsubscribe = self.session.fleet.subscribe(self.changed)
         if self.record_path is not None:
@@ -189,6 +198,10 @@ class ConsoleApp(App[int]):
         if problem:
             self.notify(problem, severity="warning")
 
+    def get_key_display(self, binding: Binding) -> str:
+        """As the operator bound it (the settings file's [keys]), not as declared."""
+        return super().get_key_display(bound(binding, self.keymap))
+
     # ------------------------------------------------------ command palette
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -203,6 +216,18 @@ class ConsoleApp(App[int]):
                 )
 
 
+def checked_keymap(settings: ConsoleSettings) -> dict[str, str]:
+    """The settings file's [keys], every id one of the console's bindings."""
+    known = {key.id for key in KEYS}
+    for name in settings.keys:
+        if name not in known:
+            raise UsageError(
+                f"{settings.path}: [keys]: unknown binding id {name!r} "
+                f"(ids: {', '.join(sorted(known))})"
+            )
+    return dict(settings.keys)
+
+
 def make_app(
     config: Config | None,
     *,
@@ -213,16 +238,30 @@ def make_app(
     replay: Replay | str | Path | None = None,
 ) -> ConsoleApp:
     """The console on a live fleet (its own FleetMonitor unless given one) or on a recording
-    (read-only)."""
+    (read-only); theme and keys from the operator's settings file (config.console_settings)."""
+    settings = load_settings()
+    keymap = checked_keymap(settings)
     record_path = Path(record) if record else None
     if replay is not None:
         replay = replay if isinstance(replay, Replay) else Replay(load(Path(replay)))
         session = Session(
             replay.recording.config, replay.fleet, None, read_only=True, clock=replay.clock
         )
-        return ConsoleApp(session, replay=replay, record=record_path, theme=theme_name(theme))
+        return ConsoleApp(
+            session,
+            replay=replay,
+            record=record_path,
+            theme=theme_name(theme, settings),
+            keymap=keymap,
+        )
     if config is None:
         raise UsageError("make_app needs a config, or a replay")
     monitor = monitor or FleetMonitor(config)
     session = Session(config, monitor.state, monitor.ssh, read_only=read_only)
-    return ConsoleApp(session, monitor=monitor, record=record_path, theme=theme_name(theme))
+    return ConsoleApp(
+        session,
+        monitor=monitor,
+        record=record_path,
+        theme=theme_name(theme, settings),
+        keymap=keymap,
+    )

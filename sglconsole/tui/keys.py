@@ -6,6 +6,7 @@ n/N); kill is `ctrl+k`, as in k9s, so no vim habit opens a kill dialog. Arrows w
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -47,6 +48,12 @@ def _b(
 def _act(name: str, label: str, tip: str) -> Binding:
     """An action's key, as the registry gives it."""
     return _b(ACTIONS[name].key, name, label, tip)
+
+
+def bound(binding: Binding, keymap: dict[str, str]) -> Binding:
+    """The binding with the keys the operator's settings give its id (Textual's keymap)."""
+    keys = keymap.get(binding.id or "")
+    return binding if keys is None else dataclasses.replace(binding, key=keys)
 
 
 FIX, LOOK, MOVE, CONSOLE = "Fix a server", "Look closer", "Move", "Console"
@@ -196,9 +203,4 @@ KEYS: list[Key] = [
 ]
 
 BINDINGS = [key.binding for key in KEYS]
-BY_KEY: dict[str, list[Key]] = {}
-"""Each key (as Textual names a pressed key) to what it is bound to."""
-for _key in KEYS:
-    for _name in _key.binding.key.split(","):
-        BY_KEY.setdefault(_name.strip(), []).append(_key)
 FOOTER = {key.binding.action: key.footer for key in KEYS if key.footer is not None}

@@ -204,7 +204,11 @@ class MainScreen(RunsActions, Screen):
         """A key the gating turned off reaches here instead of its action: say why."""
         if not self.is_active or isinstance(self.focused, Input):
             return
-        for key in keys.BY_KEY.get(event.key, ()):
+        keymap = getattr(self.app, "keymap", {})  # the operator's own keys (settings file)
+        for key in keys.KEYS:
+            names = keys.bound(key.binding, keymap).key.split(",")
+            if event.key not in (name.strip() for name in names):
+                continue
             why = self.refusal(key)
             if why:
                 event.stop()

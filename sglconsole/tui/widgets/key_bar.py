@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from sglconsole.tui.keys import FOOTER, KEYS, Key
+from sglconsole.tui.keys import FOOTER, KEYS, Key, bound
 from sglconsole.tui.widgets.common import palette
 
 
@@ -34,7 +34,8 @@ class KeyBar(Static):
         active = self.screen.active_bindings
         found = []
         for key in KEYS:
-            binding = active.get(key.binding.key.split(",")[0])
+            keys = bound(key.binding, getattr(self.app, "keymap", {})).key
+            binding = active.get(keys.split(",")[0])
             if key.binding.action in FOOTER and binding is not None:
                 found.append((key, binding.enabled))
         return found
