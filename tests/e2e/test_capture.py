@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -145,6 +146,11 @@ def test_capture_a_systemd_unit_with_continuations_and_environment(fleet):
 
 
 def test_capture_the_running_server_with_a_baseline(fleet):
+    log = fleet.hosts["ct129"].root / "logs" / "sglang-30000.log"
+    deadline = time.monotonic() + 30
+    while log.read_text().count("#running-req: 1") < 4:  # busy decode lines to measure
+        assert time.monotonic() < deadline, log.read_text()[-2000:]
+        time.sleep(0.5)
     result = cli("capture", "-c", str(fleet.config_path), "ct129:30000", "--as", "what-runs")
     assert result.returncode == 0, result.stdout + result.stderr
     data = yaml.safe_load(fleet.config_path.read_text())
