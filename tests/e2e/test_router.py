@@ -4,50 +4,26 @@ The router runs on the simulated host itself, started over SSH like an operator 
 reaches the simulated servers at their real addresses (http://127.0.0.1:3000x inside the host's
 network namespace) and the console reaches it through an SSH port forward (hosts.yaml
 `host:` + `port:`), exactly as it reaches the servers. Client traffic goes through the router the
-same way, while servers are restored under it.
+same way, while servers are restored under it (helpers shared with bench/router_restore.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
+from bench.router_restore import Traffic, routed_host, routers_yaml, start_router
 from sglconsole import config
 from sglconsole.actions import ActionContext, StageFailed
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.registry import ACTIONS
-from sglconsole.remote.router import RouterClient, router_base
 from sglconsole.remote.ssh import Fleet
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import QWEN8B
 
 pytestmark = pytest.mark.slow
-
-ROUTER_PORT = 39000
-
-
-def routed_host(count: int = 2, **sglang) -> HostSpec:
-    return HostSpec(
-        name="r1",
-        gpu_model="H200",
-        gpu_count=count,
-        models=("Qwen3-8B",),
-        sglang={"startup_s": 0.3, **sglang},
-        servers=[
-            ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*QWEN8B, "--port", str(30000 + i)])
-            for i in range(count)
-        ],
-    )
-
-
-def routers_yaml(count: int) -> dict:
-    servers = [f"r1:{30000 + i}" for i in range(count)]
-    return {"routers": {"front": {"host": "r1", "port": ROUTER_PORT, "servers": servers}}}
 
 
 @pytest.fixture
@@ -55,64 +31,6 @@ def state_dir(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(folder))
     return folder
-
-
-async def start_router(fleet: Fleet, count: int) -> RouterClient:
-    """`python -m sglang_router.launch_router` on the host, detached, in front of its servers."""
-    urls = " ".join(f"http://127.0.0.1:{30000 + i}" for i in range(count))
-    command = (
-        f"setsid nohup {sys.executable} -m sglang_router.launch_router --host 127.0.0.1"
-        f" --port {ROUTER_PORT} --worker-urls {urls} --policy round_robin"
-        f" --prometheus-host 127.0.0.1 --prometheus-port {ROUTER_PORT + 1} --log-level warn"
-        " > /tmp/sglang-router.log 2>&1 < /dev/null &"
-    )
-    started = await fleet["r1"].run(["sh", "-c", command])
-    assert started.ok, started.stderr
-    cfg_router = config.Router(host="r1", port=ROUTER_PORT)
-    client = RouterClient("front", await router_base(fleet, cfg_router))
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            workers = await client.workers()
-            if sum(1 for w in workers if w.get("is_healthy")) == count:
-                return client
-        except Exception:
-            pass
-        if time.monotonic() > deadline:
-            log = await fleet["r1"].run(["tail", "-20", "/tmp/sglang-router.log"])
-            raise AssertionError(f"the router did not list {count} workers:\n{log.stdout}")
-        await asyncio.sleep(0.3)
-
-
-class Traffic:
-    """A few clients sending /generate through the router, non-stop, counting every failure."""
-
-    def __init__(self, base: str, clients: int = 4):
-        self.base, self.clients = base, clients
-        self.ok = 0
-        self.failed: list[str] = []
-        self.stop = asyncio.Event()
-        self.tasks: list[asyncio.Task] = []
-
-    async def _client(self) -> None:
-        body = {"text": "What is 2+2?", "sampling_params": {"max_new_tokens": 24}}
-        async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
-            while not self.stop.is_set():
-                try:
-                    response = await client.post(self.base + "/generate", json=body)
-                    if response.status_code == 200 and "text" in response.json():
-                        self.ok += 1
-                    else:
-                        self.failed.append(f"{response.status_code} {response.text[:200]}")
-                except (httpx.HTTPError, ValueError) as exc:
-                    self.failed.append(f"{type(exc).__name__} {exc}")
-
-    def start(self) -> None:
-        self.tasks = [asyncio.create_task(self._client()) for _ in range(self.clients)]
-
-    async def finish(self) -> None:
-        self.stop.set()
-        await asyncio.gather(*self.tasks)
 
 
 def urls(workers: list[dict]) -> set[str]:
@@ -222,3 +140,44 @@ def test_a_killed_or_failing_server_stays_out_and_the_message_says_how_to_add_it
         "router-remove",
         "router-remove",
     ]
+
+
+def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_factory, state_dir):
+    fleet = fleet_factory([routed_host(2)], extra_config=routers_yaml(2))
+    cfg = config.load(fleet.config_path)
+
+    async def start_and_list(start: bool) -> set[str]:
+        ssh = Fleet(cfg.hosts)
+        try:
+            router = await start_router(ssh, 2) if start else None
+            if router is None:
+                from sglconsole.remote.router import RouterClient, router_base
+
+                router = RouterClient("front", await router_base(ssh, cfg.routers["front"]))
+            return urls(await router.workers())
+        finally:
+            await ssh.close()
+
+    both = {"http://127.0.0.1:30000", "http://127.0.0.1:30001"}
+    assert asyncio.run(start_and_list(True)) == both
+
+    def restore_all(*extra: str) -> subprocess.CompletedProcess:
+        argv = ["restore", "-c", str(fleet.config_path), "r1", "--all", "--yes", *extra]
+        return subprocess.run(
+            [sys.executable, "-m", "sglconsole", *argv], capture_output=True, text=True, timeout=300
+        )
+
+    refused = restore_all("--keep", "2")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "fewer than --keep 2: nothing was touched" in refused.stdout, refused.stdout
+    assert "rolling restore stopped at r1:30000; untouched: r1:30001" in refused.stderr
+    assert "== r1:30001" not in refused.stdout
+    assert asyncio.run(start_and_list(False)) == both
+
+    rolled = restore_all("--keep", "1")
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+    out = rolled.stdout
+    assert out.index("== r1:30000") < out.index("== r1:30001")
+    assert out.count("; back in router front\n") == 2, out
+    assert "router front: take r1:30001 (http://127.0.0.1:30001) out first" in out
+    assert asyncio.run(start_and_list(False)) == both
