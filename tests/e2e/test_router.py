@@ -167,6 +167,17 @@ def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_facto
             [sys.executable, "-m", "sglconsole", *argv], capture_output=True, text=True, timeout=300
         )
 
+    dry = subprocess.run(
+        [sys.executable, "-m", "sglconsole", "kill", "-c", str(fleet.config_path), "r1:30000"]
+        + ["--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "DELETE http://127.0.0.1:39000/workers/" in dry.stdout, dry.stdout
+    assert asyncio.run(start_and_list(False)) == both  # a dry run takes nothing out
+
     refused = restore_all("--keep", "2")
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "fewer than --keep 2: nothing was touched" in refused.stdout, refused.stdout
