@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sglconsole import config
+from sglconsole.config.routers import routes_of
 from sglconsole.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,6 +42,9 @@ def test_example_is_valid_and_uses_every_option():
     assert ct.servers[0].systemd_unit == "sglang-30000.service"
     for host in cfg.hosts.values():
         assert host.address.endswith(".example")
+    assert [r.worker_url for r in routes_of(cfg, "gpu4", 30000)] == ["http://127.0.0.1:30000"]
+    assert [r.worker_url for r in routes_of(cfg, "gpu4", 30003)] == ["http://10.0.0.4:30003"]
+    assert cfg.routers["front"].drain_timeout == 90 and routes_of(cfg, "ct129", 30000) == []
 
 
 def variant(old: str, new: str) -> str:
@@ -136,6 +140,36 @@ BROKEN = {
         variant("gpus: [3]", "gpus: [-3]"),
         "gpus: [-3]",
         "hosts.gpu4.servers[3].gpus[0]: expected a value >= 0, got -3",
+    ),
+    "router on an unknown host": (
+        variant("host: gpu4             #", "host: gpu5             #"),
+        "host: gpu5",
+        "routers.front.host: unknown host 'gpu5' (hosts: ",
+    ),
+    "router fronting a server that is not configured": (
+        variant('"gpu4:30002"]', '"gpu4:30009"]'),
+        '"gpu4:30009"]',
+        "routers.front.servers[2]: gpu4 has no server on port 30009 (configured: 30000, 30001",
+    ),
+    "router server not HOST:PORT": (
+        variant('servers: ["gpu4:30003"]', 'servers: ["gpu4"]'),
+        'servers: ["gpu4"]',
+        "routers.lab.servers[0]: expected HOST:PORT (e.g. h200x4:30000), got 'gpu4'",
+    ),
+    "router with both host and url": (
+        variant("    port: 39000\n", "    port: 39000\n    url: http://127.0.0.1:1\n"),
+        "  front:",
+        "routers.front: give either host: (an SSH host) and port:, or url:, not both or neither",
+    ),
+    "router key misspelt": (
+        variant("drain_timeout: 90", "drain_timout: 90"),
+        "drain_timout: 90",
+        "routers.front.drain_timout: unknown key (did you mean 'drain_timeout'?",
+    ),
+    "router worker url for a server it does not front": (
+        variant('{"gpu4:30003": "http', '{"gpu4:30001": "http'),
+        "worker_urls:",
+        'routers.lab.worker_urls["gpu4:30001"]: gpu4:30001 is not one of this router',
     ),
 }
 

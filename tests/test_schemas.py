@@ -33,7 +33,14 @@ def test_the_schema_command_prints_it():
     assert result.returncode == 0 and result.stdout == render("hosts")
     schema = json.loads(result.stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert set(schema["properties"]) == {"hosts", "profiles", "defaults", "alert_command", "source"}
+    assert set(schema["properties"]) == {
+        "hosts",
+        "profiles",
+        "defaults",
+        "alert_command",
+        "source",
+        "routers",
+    }
 
 
 def test_the_example_hosts_yaml_names_the_schema_and_passes_it():

@@ -10,7 +10,7 @@ uses the defaults. Actions of higher layers (the quick bench sweep) `register` t
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sglconsole.actions.base import ActionContext, ActionResult, Plan
 from sglconsole.actions.capture import capture
@@ -19,6 +19,7 @@ from sglconsole.actions.launch import plan_relaunch, relaunch
 from sglconsole.actions.probe import probe
 from sglconsole.actions.restore import restore
 from sglconsole.actions.rollback import plan_rollback, rollback
+from sglconsole.actions.routing import routed_plan, routed_run
 from sglconsole.config.launch_spec import LaunchSpec
 
 Planner = Callable[..., Awaitable[Plan]]
@@ -45,8 +46,18 @@ class Action:
 
 ACTIONS: dict[str, Action] = {}
 
+ROUTED = ("kill", "relaunch", "restore", "rollback")
+"""Behind an SGLang router these take the server out first, drain it, and put it back only when
+its probe passes (sglconsole.actions.routing); the plan says so. They also take `keep`."""
+
 
 def register(action: Action) -> Action:
+    if action.name in ROUTED:
+        action = replace(
+            action,
+            run=routed_run(action.name, action.run),
+            plan=routed_plan(action.name, action.plan) if action.plan else None,
+        )
     ACTIONS[action.name] = action
     return action
 

@@ -16,10 +16,11 @@ from rich.text import Text
 
 from sglconsole import config
 from sglconsole.actions.base import ActionContext, Plan, Stage, StageFailed, StageState
-from sglconsole.actions.registry import ACTIONS, Action
+from sglconsole.actions.registry import ACTIONS, ROUTED, Action
 from sglconsole.commands.drift import parse_target
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
+from sglconsole.config.routers import routes_of
 from sglconsole.core.text import safe
 from sglconsole.errors import RemoteError, UsageError
 from sglconsole.remote.ssh import Fleet
@@ -87,6 +88,8 @@ async def _run(
 ) -> int:
     name = action.name
     options = {k: v(args) for k, v in OPTIONS.get(name, {}).items()}
+    if name in ROUTED:
+        options.update(_keep(args))
     fleet = Fleet(cfg.hosts)
     ctx = ActionContext(
         cfg,
@@ -190,11 +193,38 @@ def _all_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--all",
         action="store_true",
-        help="HOST (no port): restore every server of the host, one after another",
+        help="HOST (no port): restore every server of the host, one after another (a rolling"
+        " restore: behind a router, it stops at the first server that fails)",
+    )
+    _keep_flag(parser)
+
+
+def _keep_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keep",
+        type=int,
+        metavar="N",
+        help="behind a router: touch a server only while N other healthy workers of each of its"
+        " routers stay in service",
     )
 
 
-FLAGS = {"relaunch": _profile_flag, "restore": _all_flag, "probe": _probe_flags}
+def _keep(args: argparse.Namespace) -> dict:
+    return {"keep": args.keep} if getattr(args, "keep", None) is not None else {}
+
+
+def _profile_keep_flags(parser: argparse.ArgumentParser) -> None:
+    _profile_flag(parser)
+    _keep_flag(parser)
+
+
+FLAGS = {
+    "relaunch": _profile_keep_flags,
+    "restore": _all_flag,
+    "kill": _keep_flag,
+    "rollback": _keep_flag,
+    "probe": _probe_flags,
+}
 OPTIONS = {
     "relaunch": {"profile_name": lambda a: a.profile},
     "probe": {
@@ -229,10 +259,19 @@ def _restore_all(args: argparse.Namespace, action: Action) -> int:
     if port is not None:
         raise UsageError("--all takes a HOST, not HOST:PORT")
     worst = 0
-    for server in cfg.host(host).servers:  # one at a time: never two starting on the same GPU
+    servers = cfg.host(host).servers
+    for index, server in enumerate(servers):  # one at a time: never two starting on one GPU
         args.target = f"{host}:{server.port}"
         stdout().print(Text(f"== {args.target}", style="bold"))
-        worst = max(worst, run_async(_run(cfg, args, action, host, server.port)))
+        code = run_async(_run(cfg, args, action, host, server.port))
+        worst = max(worst, code)
+        rest = [f"{host}:{s.port}" for s in servers[index + 1 :]]
+        if code != 0 and routes_of(cfg, host, server.port) and rest:
+            # a rolling restore behind a router: taking out more would only shrink the service
+            stderr().print(
+                safe(f"rolling restore stopped at {args.target}; untouched: {', '.join(rest)}")
+            )
+            break
     return worst
 
 

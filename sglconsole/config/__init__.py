@@ -11,6 +11,7 @@ from sglconsole.config.schema import (
     HostsFile,
     Probe,
     Profile,
+    Router,
     Server,
 )
 
@@ -24,6 +25,7 @@ __all__ = [
     "HostsFile",
     "Probe",
     "Profile",
+    "Router",
     "Server",
     "discover",
     "file_problems",

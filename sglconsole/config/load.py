@@ -18,6 +18,7 @@ import yaml
 from pydantic import ValidationError
 
 from sglconsole.config.problems import dotted, lookup_line, validation_problems
+from sglconsole.config.routers import check_routers
 from sglconsole.config.schema import NAME_RE, Config, Host, HostsFile
 from sglconsole.core.processes import flag
 from sglconsole.errors import ConfigError
@@ -243,6 +244,7 @@ def _cross_check(model: HostsFile, lines: dict[Path_, int], filename: str) -> li
                         f"which disagrees with this server's port {server.port}",
                     )
     _check_jump_cycles(model, add)
+    check_routers(model, add)
     return sorted(dict.fromkeys(problems), key=_line_of)
 
 

@@ -222,9 +222,27 @@ class Source(Model):
     """Seconds between two reads."""
 
 
+class Router(Model):
+    """An SGLang router (sglang-router) in front of some of the servers."""
+
+    host: str | None = None
+    """The SSH host it runs on (reached through an SSH port forward to `port`)."""
+    port: Port | None = None
+    url: str | None = None
+    """Reached directly instead, e.g. http://127.0.0.1:39000."""
+    servers: list[str] = []
+    """The servers it fronts, as HOST:PORT."""
+    worker_urls: dict[str, str] = {}
+    """HOST:PORT -> the URL the router knows that worker by, where the default is wrong
+    (default: http://<http_address>:PORT on the router's own host, else http://<address>:PORT)."""
+    drain_timeout: float = Field(default=60, gt=0)
+    """How long an action waits for a worker's running requests to finish once it is out."""
+
+
 class HostsFile(Model):
     hosts: dict[str, Host]
     profiles: dict[str, Profile] = {}
+    routers: dict[str, Router] = {}
     defaults: HostFields | None = None
     alert_command: Argv | None = None
     source: Source | None = None
@@ -246,6 +264,10 @@ class Config:
     @property
     def profiles(self) -> dict[str, Profile]:
         return self.model.profiles
+
+    @property
+    def routers(self) -> dict[str, Router]:
+        return self.model.routers
 
     def host(self, name: str) -> Host:
         try:

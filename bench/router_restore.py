@@ -1,0 +1,198 @@
+"""A rolling restore of routed servers under steady load, through the REAL SGLang router.
+
+    python bench/router_restore.py [--servers 4] [--clients 4] [--out bench/results.json]
+
+Starts one simulated host with N TP=1 servers, `python -m sglang_router.launch_router` on it in
+front of them (started over SSH, so it reaches the servers at their real addresses inside the
+host), and a few clients sending /generate through the router non-stop (through an SSH port
+forward, as the console reaches it). Then restores the servers one after another, each taken
+out of the router, drained, restored, probed and put back (what `sglconsole restore --all HOST`
+does). Writes router_restore_requests, router_restore_failed and router_restore_p99_ms into
+--out (read, modify, write: the other keys stay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import httpx  # noqa: E402
+
+from sglconsole import config  # noqa: E402
+from sglconsole.actions import ActionContext  # noqa: E402
+from sglconsole.actions.registry import ACTIONS  # noqa: E402
+from sglconsole.remote.router import RouterClient, router_base  # noqa: E402
+from sglconsole.remote.ssh import Fleet  # noqa: E402
+from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet  # noqa: E402
+from sglconsole.sim.scenarios import QWEN8B, demo_profiles  # noqa: E402
+
+ROUTER_PORT = 39000
+HOST = "r1"
+
+
+def routed_host(count: int, **sglang) -> HostSpec:
+    return HostSpec(
+        name=HOST,
+        gpu_model="H200",
+        gpu_count=count,
+        models=("Qwen3-8B",),
+        sglang={"startup_s": 0.3, **sglang},
+        servers=[
+            ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*QWEN8B, "--port", str(30000 + i)])
+            for i in range(count)
+        ],
+    )
+
+
+def routers_yaml(count: int) -> dict:
+    servers = [f"{HOST}:{30000 + i}" for i in range(count)]
+    return {"routers": {"front": {"host": HOST, "port": ROUTER_PORT, "servers": servers}}}
+
+
+async def start_router(fleet: Fleet, count: int, timeout: float = 60) -> RouterClient:
+    """`python -m sglang_router.launch_router` on the host, detached, in front of its servers;
+    returns once it lists all of them healthy."""
+    urls = " ".join(f"http://127.0.0.1:{30000 + i}" for i in range(count))
+    command = (
+        f"setsid nohup {sys.executable} -m sglang_router.launch_router --host 127.0.0.1"
+        f" --port {ROUTER_PORT} --worker-urls {urls} --policy round_robin"
+        f" --prometheus-host 127.0.0.1 --prometheus-port {ROUTER_PORT + 1} --log-level warn"
+        " > /tmp/sglang-router.log 2>&1 < /dev/null &"
+    )
+    started = await fleet[HOST].run(["sh", "-c", command])
+    if not started.ok:
+        raise RuntimeError(f"the router did not start: {started.stderr}")
+    client = RouterClient("front", await router_base(fleet, config.Router(host=HOST, port=39000)))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if sum(1 for w in await client.workers() if w.get("is_healthy")) == count:
+                return client
+        except Exception:
+            pass
+        if time.monotonic() > deadline:
+            log = await fleet[HOST].run(["tail", "-20", "/tmp/sglang-router.log"])
+            raise RuntimeError(f"the router did not list {count} workers:\n{log.stdout}")
+        await asyncio.sleep(0.3)
+
+
+class Traffic:
+    """Clients sending /generate through the router non-stop, timing and counting each."""
+
+    def __init__(self, base: str, clients: int = 4, max_tokens: int = 24):
+        self.base, self.clients, self.max_tokens = base, clients, max_tokens
+        self.latencies_ms: list[float] = []
+        self.failed: list[str] = []
+        self.stop = asyncio.Event()
+        self.tasks: list[asyncio.Task] = []
+
+    @property
+    def ok(self) -> int:
+        return len(self.latencies_ms)
+
+    async def _client(self) -> None:
+        body = {"text": "What is 2+2?", "sampling_params": {"max_new_tokens": self.max_tokens}}
+        async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
+            while not self.stop.is_set():
+                started = time.monotonic()
+                try:
+                    response = await client.post(self.base + "/generate", json=body)
+                    if response.status_code == 200 and "text" in response.json():
+                        self.latencies_ms.append((time.monotonic() - started) * 1000)
+                    else:
+                        self.failed.append(f"{response.status_code} {response.text[:200]}")
+                except (httpx.HTTPError, ValueError) as exc:
+                    self.failed.append(f"{type(exc).__name__} {exc}")
+
+    def start(self) -> None:
+        self.tasks = [asyncio.create_task(self._client()) for _ in range(self.clients)]
+
+    async def finish(self) -> None:
+        self.stop.set()
+        await asyncio.gather(*self.tasks)
+
+
+def p99(values: list[float]) -> float | None:
+    if len(values) < 2:
+        return values[0] if values else None
+    return statistics.quantiles(values, n=100)[98]
+
+
+async def rolling_restore(config_path: Path, servers: int, clients: int) -> dict:
+    cfg = config.load(config_path)
+    fleet = Fleet(cfg.hosts)
+    try:
+        router = await start_router(fleet, servers)
+        traffic = Traffic(router.base, clients)
+        traffic.start()
+        await asyncio.sleep(2.0)  # steady load first
+        restore = ACTIONS["restore"]
+        started = time.monotonic()
+        outcomes = []
+        for port in range(30000, 30000 + servers):
+            ctx = ActionContext(cfg, fleet)
+            result = await restore.run(ctx, HOST, port, await restore.plan(ctx, HOST, port))
+            outcomes.append(result.ok)
+        took = time.monotonic() - started
+        await asyncio.sleep(1.0)
+        await traffic.finish()
+        back = {w["url"] for w in await router.workers() if w.get("is_healthy")}
+    finally:
+        await fleet.close()
+    return {
+        "router_restore_requests": traffic.ok + len(traffic.failed),
+        "router_restore_failed": len(traffic.failed),
+        "router_restore_p99_ms": round(p99(traffic.latencies_ms) or 0, 1),
+        "router_restore_detail": {
+            "servers": servers,
+            "clients": clients,
+            "restores_ok": sum(outcomes),
+            "seconds": round(took, 1),
+            "workers_back_in_router": len(back),
+            "p50_ms": round(statistics.median(traffic.latencies_ms), 1),
+            "first_failures": traffic.failed[:5],
+            "router": "sglang-router 0.3.2",
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--servers", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sglc-router-bench-") as workdir:
+        fleet = SimFleet(
+            Path(workdir) / "fleet",
+            [routed_host(args.servers)],
+            demo_profiles(),
+            extra_config=routers_yaml(args.servers),
+        )
+        fleet.start()
+        try:
+            fleet.wait_ready()
+            measured = asyncio.run(rolling_restore(fleet.config_path, args.servers, args.clients))
+        finally:
+            fleet.stop()
+    try:
+        results = json.loads(args.out.read_text())
+    except (OSError, ValueError):
+        results = {}
+    results.update(measured)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(measured, indent=2))
+    return 0 if measured["router_restore_failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,252 @@
+"""Router-aware actions: a server behind an SGLang router is taken out before it is touched.
+
+router out -> drain (its running requests finish, bounded) -> the action -> probe -> router in,
+the last only when the probe passed. Every step is in the plan and in the audit log. When
+anything fails, the worker stays out and the message says how to put it back. The registry wraps
+kill, relaunch, restore and rollback with `routed_plan` / `routed_run`, so the CLI and the TUI
+both get this; a server no router fronts runs exactly as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import time
+from collections.abc import Awaitable, Callable
+
+from sglconsole.actions.audit import AuditLog
+from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.probe import probe
+from sglconsole.config.routers import Route, routes_of
+from sglconsole.errors import ConsoleError
+from sglconsole.remote.router import RouterClient, router_base, running_requests
+
+SETTLE_S = 0.5
+"""After the router lets go: a request it had just sent may still be on its way."""
+
+
+def add_back_hint(ctx: ActionContext, route: Route) -> str:
+    body = json.dumps({"url": route.worker_url, "worker_type": "regular"})
+    header = "Content-Type: application/json"
+    url = f"{route.where()}/workers"
+    command = shlex.join(["curl", "-X", "POST", url, "-H", header, "-d", body])
+    if route.spec.host:
+        return f"ssh {route.spec.host} {shlex.quote(command)}"
+    return command
+
+
+def stays_out(ctx: ActionContext, target: str, route: Route) -> str:
+    hint = add_back_hint(ctx, route)
+    return f"{target} stays out of router {route.router}: add it back with {hint}"
+
+
+def plan_lines(action: str, host: str, port: int, routes: list[Route], keep: int | None) -> list:
+    target = f"{host}:{port}"
+    lines = []
+    for route in routes:
+        lines.append(
+            f"router {route.router}: take {target} ({route.worker_url}) out first; wait up to"
+            f" {route.spec.drain_timeout:g}s for its running requests to finish"
+        )
+        if keep is not None:
+            lines.append(
+                f"router {route.router}: at least {keep} other healthy workers must stay in"
+                " service, else nothing is touched"
+            )
+    if action == "kill":
+        lines.append(f"then {target} stays out of every router (it is stopped)")
+    else:
+        names = ", ".join(r.router for r in routes)
+        lines.append(
+            f"after the {action}: probe {target}; put it back in router {names} only if the"
+            " probe passes (else it stays out, and the message says how to add it back)"
+        )
+    return lines
+
+
+def routed_plan(action: str, planner: Callable[..., Awaitable[Plan]]):
+    async def plan(ctx: ActionContext, host: str, port: int, keep: int | None = None, **options):
+        shown = await planner(ctx, host, port, **options)
+        routes = routes_of(ctx.config, host, port)
+        if routes:
+            shown.lines = [*shown.lines, *plan_lines(action, host, port, routes, keep)]
+        return shown
+
+    return plan
+
+
+def routed_run(action: str, runner: Callable[..., Awaitable[ActionResult]]):
+    async def run(
+        ctx: ActionContext, host: str, port: int, plan, keep: int | None = None, **options
+    ) -> ActionResult:
+        routes = routes_of(ctx.config, host, port)
+        if not routes:
+            return await runner(ctx, host, port, plan, **options)
+        return await through_routers(
+            ctx, action, host, port, routes, lambda: runner(ctx, host, port, plan, **options), keep
+        )
+
+    return run
+
+
+async def through_routers(
+    ctx: ActionContext,
+    action: str,
+    host: str,
+    port: int,
+    routes: list[Route],
+    act: Callable[[], Awaitable[ActionResult]],
+    keep: int | None = None,
+    audit: AuditLog | None = None,
+) -> ActionResult:
+    target = f"{host}:{port}"
+    audit = audit or AuditLog()
+    clients = [
+        (route, RouterClient(route.router, await router_base(ctx.ssh, route.spec)))
+        for route in routes
+    ]
+    taken = [
+        (route, client)
+        for route, client in clients
+        if await take_out(ctx, audit, action, host, port, route, client, keep)
+    ]
+    if taken:
+        await drain(ctx, audit, host, port, max(r.spec.drain_timeout for r, _ in taken))
+    try:
+        result = await act()
+    except ConsoleError as exc:
+        hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
+        for route, _ in taken:
+            ctx.skip("router in", stays_out(ctx, target, route))
+        raise StageFailed(f"{exc}; {hints}" if hints else str(exc)) from exc
+    if ctx.dry_run or not taken:
+        return result
+    if action == "kill":
+        hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
+        return ctx.result(action, target, result.ok, f"{result.summary}; {hints}", **result.data)
+    passed, why = await probe_passed(ctx, action, host, port, result)
+    if not passed:
+        for _route in taken:
+            ctx.skip("router in", f"not put back: {why}")
+        hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
+        return ctx.result(action, target, False, f"{why}; {hints}", **result.data)
+    for route, client in taken:
+        await put_back(ctx, audit, action, host, port, route, client)
+    names = ", ".join(r.router for r, _ in taken)
+    return ctx.result(
+        action, target, result.ok, f"{result.summary}; back in router {names}", **result.data
+    )
+
+
+async def take_out(
+    ctx: ActionContext,
+    audit: AuditLog,
+    action: str,
+    host: str,
+    port: int,
+    route: Route,
+    client: RouterClient,
+    keep: int | None,
+) -> bool:
+    """True when the worker was in the router and is out now."""
+    target, url = f"{host}:{port}", route.worker_url
+    async with ctx.stage("router out", f"take {target} out of router {route.router}") as stage:
+        workers = await client.workers()
+        mine = next((w for w in workers if same(w, url)), None)
+        if keep is not None:
+            others = [w for w in workers if not same(w, url) and w.get("is_healthy", True)]
+            if len(others) < keep:
+                raise StageFailed(
+                    f"router {route.router} would keep {len(others)} healthy workers in service,"
+                    f" fewer than --keep {keep}: nothing was touched"
+                )
+        if mine is None:
+            stage.detail = f"router {route.router} does not list {url}: nothing to take out"
+            return False
+        if ctx.dry_run:
+            ctx.commands.append(f"DELETE {route.where()}/workers/{mine.get('id')}  ({url})")
+            ctx.commands_short.append(ctx.commands[-1])
+            stage.detail = "dry run"
+            return False
+        record = audit.begin(
+            "router-remove", host, port, router=route.router, worker_url=url, for_action=action
+        )
+        try:
+            await client.remove(url)
+        except ConsoleError as exc:
+            audit.end(record, False, f"failed: {exc}")
+            raise
+        audit.end(record, True, f"{url} out of router {route.router}")
+        stage.detail = f"{url} out of router {route.router}; it sends it nothing new"
+    return True
+
+
+def same(worker: dict, url: str) -> bool:
+    return str(worker.get("url", "")).rstrip("/") == url.rstrip("/")
+
+
+async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeout: float) -> None:
+    """Until the server runs no request (twice in a row), at most TIMEOUT seconds."""
+    server = ctx.config.server(host, port)
+    async with ctx.stage("drain", f"wait up to {timeout:g}s for {host}:{port}'s requests") as stage:
+        local = await ctx.ssh[host].forward(port, server.http_address)
+        base = f"http://127.0.0.1:{local}"
+        record = audit.begin("drain", host, port, timeout_s=timeout)
+        started = time.monotonic()
+        await asyncio.sleep(SETTLE_S)
+        idle, running, peak = 0, None, 0
+        while idle < 2:
+            running = await running_requests(base)
+            if running is None:
+                stage.detail = "the server does not answer: nothing to wait for"
+                audit.end(record, True, stage.detail)
+                return
+            peak = max(peak, running)
+            idle = idle + 1 if running == 0 else 0
+            if running and time.monotonic() - started > timeout:
+                stage.detail = f"{running} requests still running after {timeout:g}s: cut"
+                audit.end(record, True, stage.detail, still_running=running)
+                return
+            await asyncio.sleep(0.2)
+        took = time.monotonic() - started
+        stage.detail = f"idle after {took:.1f}s (up to {peak} requests were running)"
+        audit.end(record, True, stage.detail, peak_running=peak)
+
+
+async def probe_passed(
+    ctx: ActionContext, action: str, host: str, port: int, result: ActionResult
+) -> tuple[bool, str]:
+    """Whether the server answers right: the restore's own probe, else one probe now."""
+    verdict = result.data.get("probe")
+    if verdict is None:
+        checked = await probe(ctx, host, port, throughput=False)
+        verdict = checked.data.get("probe")
+    if verdict is not None and verdict.verdict == "OK" and result.ok:
+        return True, "probe OK"
+    if verdict is None:
+        return False, f"{action} failed: {result.summary}"
+    return False, f"probe {verdict.verdict}: {verdict.reason}"
+
+
+async def put_back(
+    ctx: ActionContext,
+    audit: AuditLog,
+    action: str,
+    host: str,
+    port: int,
+    route: Route,
+    client: RouterClient,
+) -> None:
+    target, url = f"{host}:{port}", route.worker_url
+    async with ctx.stage("router in", f"put {target} back in router {route.router}") as stage:
+        record = audit.begin(
+            "router-add", host, port, router=route.router, worker_url=url, for_action=action
+        )
+        try:
+            worker = await client.add(url)
+        except ConsoleError as exc:
+            audit.end(record, False, f"failed: {exc}")
+            raise StageFailed(f"{exc}; {stays_out(ctx, target, route)}") from exc
+        audit.end(record, True, f"{url} back in router {route.router}")
+        stage.detail = f"{url} in router {route.router}, healthy (id {worker.get('id')})"
