@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from sglconsole.remote import agents
+from sglconsole.remote.agents import source
 from sglconsole.remote.transport import bootstrap
 
 AGENTS = Path(agents.__file__).parent
@@ -50,7 +51,14 @@ def test_there_are_helpers_to_check():
 def test_every_helper_parses_for_python_3_6(tmp_path):
     sent = tmp_path / "bootstrap.py"
     sent.write_text(bootstrap("print('hello')\n") + "\n")
-    result = vermin(*HELPERS, sent)
+    # and each program as the host gets it, with the parts source() inlines
+    programs = []
+    for helper in HELPERS:
+        program = tmp_path / f"sent_{helper.name}"
+        program.write_text(source(helper.stem))
+        assert "# inlined by source()" not in program.read_text()
+        programs.append(program)
+    result = vermin(*HELPERS, *programs, sent)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
