@@ -112,9 +112,11 @@ class MainScreen(RunsActions, Screen):
             self.session.fleet, self.session.read_only, self.session.bell, replay_at
         )
         if not hosts or (self.selected is not None and self.selected[0] in hosts):
-            self.update_detail(
-                now, full=not hosts or time.monotonic() - self._detail_at >= DETAIL_S
-            )
+            # tables at most every DETAIL_S, whether a change or the clock asks: an idle fleet's
+            # GPU samples and the 1 s tick together laid them out twice a second
+            full = time.monotonic() - self._detail_at >= DETAIL_S
+            if hosts or full:
+                self.update_detail(now, full=full)
         facts = self.facts().key()
         if facts != self._facts:  # a server that started or stopped changes which keys apply
             self._facts = facts
@@ -129,7 +131,8 @@ class MainScreen(RunsActions, Screen):
         if switcher.current == "server-view":
             self.server_view.update_view(now, tables=full)
         elif switcher.current == "host-view":
-            self.query_one(HostView).update_view(now)
+            if full:
+                self.query_one(HostView).update_view(now)
         else:
             self.show_activity()
 
