@@ -1,0 +1,93 @@
+"""What the console costs while nobody touches it: the TUI (with --record) next to the bare monitor
+on the same 3-host demo fleet, with idle servers and with the demo's load, in one run.
+
+    python bench/idle_cost.py [--seconds 60]   # updates the idle_* keys of bench/results.json
+
+Headless (Textual's test driver): a real terminal adds its own drawing cost on top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from sglconsole import config  # noqa: E402
+from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
+from sglconsole.sim.fleet import SimFleet  # noqa: E402
+from sglconsole.sim.scenarios import demo_hosts, demo_profiles  # noqa: E402
+from sglconsole.tui.app import make_app  # noqa: E402
+
+SETTLE_S = 20.0
+
+
+def cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def tui(cfg: config.Config, seconds: float, record: Path) -> dict:
+    app = make_app(cfg, record=record)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(SETTLE_S)
+        began_cpu, began, size = cpu_s(), time.monotonic(), record.stat().st_size
+        await pilot.pause(seconds)
+        took = time.monotonic() - began
+        return {
+            "cpu_pct": (cpu_s() - began_cpu) / took * 100,
+            "record_mb_per_hour": (record.stat().st_size - size) / took * 3600 / 1e6,
+        }
+
+
+async def monitor(cfg: config.Config, seconds: float) -> dict:
+    async with FleetMonitor(cfg):
+        await asyncio.sleep(SETTLE_S)
+        began_cpu, began = cpu_s(), time.monotonic()
+        await asyncio.sleep(seconds)
+        return {"cpu_pct": (cpu_s() - began_cpu) / (time.monotonic() - began) * 100}
+
+
+def measure(idle: bool, seconds: float) -> dict:
+    hosts = demo_hosts(startup_s=1.0)
+    if idle:
+        for host in hosts:
+            host.sglang["load"] = {"concurrency": 0, "max_tokens": 1}
+    workdir = Path(tempfile.mkdtemp(prefix="sglconsole-idle-"))
+    fleet = SimFleet(workdir, hosts, demo_profiles(), ssh="auto")
+    try:
+        cfg = config.load(fleet.start())
+        bare = asyncio.run(monitor(cfg, seconds))
+        with_ui = asyncio.run(tui(cfg, seconds, workdir / "record.jsonl"))
+    finally:
+        fleet.stop()
+    return {"monitor": bare, "tui": with_ui, "tui_vs_monitor": with_ui["cpu_pct"] / bare["cpu_pct"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    args = parser.parse_args()
+    os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-"))
+    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    for name, idle in (("idle", True), ("loaded", False)):
+        found = measure(idle, args.seconds)
+        results[f"{name}_cost"] = found
+        print(f"{name}: {json.dumps(found)}", flush=True)
+    results["idle_tui_cpu_pct"] = results["idle_cost"]["tui"]["cpu_pct"]
+    results["idle_record_mb_per_hour"] = results["idle_cost"]["tui"]["record_mb_per_hour"]
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
