@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
     _load_commands()
     parser = _parser()
+    if argv is None and "_ARGCOMPLETE" in os.environ:  # the shell asks for completions
+        import argcomplete
+
+        argcomplete.autocomplete(parser)  # answers and exits
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
