@@ -1,5 +1,6 @@
 """The package as users install it (pip, pipx, uv tool install): a wheel built from this tree,
-installed apart from the source, carries its data (flag tables, styles, simulator tables) and runs."""
+installed apart from the source, carries its data (flag tables, styles, simulator tables) and
+runs."""
 
 from __future__ import annotations
 
