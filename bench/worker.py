@@ -133,7 +133,22 @@ async def naive(config, seconds: float) -> None:
         await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - tick)))
 
 
+def die_with_parent() -> None:
+    """bench/run.py stopped by a signal at the wrong moment (while it forks us) must not leave us
+    measuring on: the kernel signals us when the parent goes (Linux)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent was gone before we asked
+        sys.exit(0)
+
+
 def main() -> None:
+    die_with_parent()
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=("monitor", "tui", "tui-screen", "naive"))
     parser.add_argument(
