@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.cli import cli as run_cli
 
 DATA = Path(__file__).parent / "data" / "sglang_logs"
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=60,
-    )
+    return run_cli(*args, stdin=stdin, timeout=60)
 
 
 def test_parse_log_jsonl_has_field_names_and_line_numbers():

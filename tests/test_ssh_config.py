@@ -9,7 +9,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,17 +17,13 @@ import yaml
 
 from sglconsole.config import Host
 from sglconsole.remote.ssh_target import resolve
+from tests.cli import cli as run_cli
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Without the caller's agent: keys come from the config under test."""
     base = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**base, "COLUMNS": "250", **(env or {})},
-    )
+    return run_cli(*args, env=env, timeout=timeout, columns=250, base_env=base)
 
 
 def write_hosts(tmp_path: Path, hosts: dict) -> Path:

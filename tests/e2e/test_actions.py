@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import Fleet
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
+from tests.cli import cli
 
 HOSTILE = [
     "two words",
@@ -55,16 +55,6 @@ def state_dir(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(folder))
     return folder
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def with_profiles(path: Path, extra: dict, server_profile: str | None = None) -> Path:

@@ -24,6 +24,7 @@ from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
 from sglconsole.sim.host import _site_packages
 from sglconsole.sim.scenarios import DRIFTED_27B, demo_profiles
 from sglconsole.state.status import baseline_for
+from tests.cli import cli
 from tests.e2e.conftest import SSH_MODE
 from tests.e2e.test_actions import ct129
 
@@ -105,16 +106,6 @@ def fleet(tmp_path_factory):
 def state_dir(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     return tmp_path / "state"
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def bench_json(path: Path, *args: str) -> dict:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 import yaml
 
 from sglconsole import config
+from tests.cli import cli
 from tests.e2e.test_actions import ct129
 
 UNIT = r"""# sglang-30000.service: the proven launch, kept by ops (do not edit by hand)
@@ -71,16 +69,6 @@ EXPECTED_ARGS = [  # no --port: the server entry owns it
     "--served-model-name",
     "Qwen 27B (MTP)",
 ]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 @pytest.fixture

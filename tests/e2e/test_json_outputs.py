@@ -4,7 +4,6 @@ every top-level JSON object carries `schema_version`."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess
@@ -16,19 +15,10 @@ import yaml
 
 from sglconsole.commands.schema import render
 from sglconsole.state.status_schema import StatusJson
+from tests.cli import cli
 
 LOGS = Path(__file__).parents[1] / "data" / "sglang_logs"
 SGLCONSOLE = f"{shlex.quote(sys.executable)} -m sglconsole"
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def piped(command: str, reader: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -22,22 +19,13 @@ from sglconsole import config
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import Fleet
 from sglconsole.sim.scenarios import demo_hosts
+from tests.cli import cli
 
 pytestmark = pytest.mark.slow
 
 SHELLS = ["tcsh", "fish"]
 
 ARGS = ["it's", 'say "hi"', "$HOME", "a!b", "back\\slash", "dbl\\\\slash", "*", "", "ünï ✓"]
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 @pytest.fixture(params=SHELLS)

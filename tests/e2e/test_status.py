@@ -15,16 +15,7 @@ from sglconsole import config
 from sglconsole.remote.monitor import FleetMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.state.fleet import Status
-
-
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+from tests.cli import cli
 
 
 async def wait_for(predicate, timeout: float = 20.0, step: float = 0.1, state=None):

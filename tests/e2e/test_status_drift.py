@@ -5,28 +5,21 @@ answered from the host-parser cache."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 
 import pytest
 
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import QWEN8B
+from tests.cli import cli as run_cli
 
 PARSER_DELAY_S = 4
 
 
 def cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     began = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    done = run_cli(*args)
     return done, time.monotonic() - began
 
 

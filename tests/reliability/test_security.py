@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import yaml
 
 from sglconsole.actions.audit import state_dir
+from tests.cli import cli as run_cli
 from tests.e2e.test_actions import cmdline_of_port, ct129, fleet_profile_args, with_profiles
 
 SECRET_KEY = "sk-live-0123456789"
@@ -17,13 +16,7 @@ SECRET_TOKEN = "hf_supersecret"
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "sglconsole", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "250", **(env or {})},
-    )
+    return run_cli(*args, env=env, columns=250)
 
 
 def test_known_hosts_none_is_warned_about_on_every_run(sshd, tmp_path):
