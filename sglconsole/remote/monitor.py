@@ -8,6 +8,7 @@ import asyncio
 from sglconsole.config import Config
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prometheus_feed import PrometheusFeed
+from sglconsole.remote.router_feed import RouterFeed
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.state.fleet import FleetState
@@ -51,12 +52,16 @@ class FleetMonitor:
                 for name, host in config.hosts.items()
             }
         )
+        # routers are read over this console's own connections, like the hosts
+        self.routers = RouterFeed(config, self.ssh, self.state) if self.monitors else None
         self._tasks: list[asyncio.Task] = []
 
     def start(self) -> None:
         self._tasks = [
             asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()
         ]
+        if self.routers is not None:
+            self._tasks += self.routers.tasks()
         if self.prometheus is not None:
             self._tasks.append(asyncio.create_task(self.prometheus.run(), name="monitor:prom"))
 
@@ -82,7 +87,11 @@ class FleetMonitor:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while loop.time() < deadline:
-            if all(self._settled(name) for name in self.state.hosts):
+            hosts = all(self._settled(name) for name in self.state.hosts)
+            routers = self.routers is None or all(
+                r.reachable is not None for r in self.state.routers.values()
+            )
+            if hosts and routers:
                 return True
             await asyncio.sleep(0.1)
         return False

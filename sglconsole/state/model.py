@@ -105,6 +105,8 @@ class ServerView:
     drift_count: int | None = None
     generation: int = 0
     at: float = 0.0
+    routes: tuple = ()
+    """Its place in each router in front of it (state.routing.RouteView), oldest config first."""
 
     def uptime(self, now: float) -> float | None:
         return None if self.started is None else now - self.started
@@ -147,6 +149,8 @@ class ServerState:
     lines)."""
     metrics_before_at: float | None = None
     action: str | None = None
+    action_ended: float | None = None
+    """When this console's last action on it ended (a router list read before is stale)."""
     view: ServerView = field(default_factory=ServerView)
     """What every view shows (status, reason, tok/s, load), published by
     FleetState.refresh_status."""

@@ -29,7 +29,8 @@ SERVER_FIELDS = (
     "drift_error",
     "action",
 )
-VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
+# rebuilt from the replayed samples; bookkeeping; router facts are not recorded (yet)
+VIEW_SKIPPED = ("throughput", "generation", "at", "routes")
 
 
 # ------------------------------------------------------------------ encode
