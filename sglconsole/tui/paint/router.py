@@ -94,7 +94,9 @@ def _title(router: RouterState, palette: Palette, now: float) -> Text:
             text.append("\nthe workers below are its last answer", style=palette.muted)
     else:
         asked = "" if router.asked_at is None else f" {fmt_duration(now - router.asked_at)} ago"
-        text.append(f"\nanswers: {len(router.workers)} workers listed{asked}", style=palette.good)
+        count = len(router.workers)
+        listed = f"{count} worker{'' if count == 1 else 's'} listed"
+        text.append(f"\nanswers: {listed}{asked}", style=palette.good)
     return text
 
 
@@ -103,12 +105,12 @@ def _workers(router: RouterState, fleet: FleetState, palette: Palette) -> Table:
     for column, justify in (
         ("server", "left"),
         ("status", "left"),
-        ("in router", "left"),
-        ("router load", "right"),
-        ("running", "right"),
+        ("listed", "left"),  # by the router: healthy, unhealthy, or - (not listed)
+        ("load", "right"),  # the router's count in flight to it
+        ("run", "right"),  # the server's own running requests
         ("", "left"),
     ):
-        table.add_column(column, justify=justify)
+        table.add_column(column, justify=justify, no_wrap=column != "")
     for key, route in zip(router.worker_urls, _routes(router, fleet), strict=True):
         host, _, port = key.rpartition(":")
         server = fleet.server(host, int(port))
