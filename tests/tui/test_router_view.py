@@ -88,7 +88,8 @@ async def test_serving_nobody_and_in_router_but_down_read_the_same_everywhere(fl
                 pilot, lambda: routing(app, 30001) == Routing.SERVING_NOBODY, 20, "serving nobody"
             )
             assert routing(app, 30000) == Routing.SERVING
-            assert "⇄ nobody" in tree_line(app, 30001) and "⇄" not in tree_line(app, 30000)
+            await until(pilot, lambda: "⇄ nobody" in tree_line(app, 30001), 5, "the tree's mark")
+            assert "⇄" not in tree_line(app, 30000)
             app.main.tree.select(("r1", 30001))
             await until(pilot, lambda: "serving nobody" in shown(app, "#server-header"), 5, "pane")
             assert "router front: serving nobody (up, but the router does not list" in shown(
@@ -125,7 +126,7 @@ async def test_serving_nobody_and_in_router_but_down_read_the_same_everywhere(fl
                 20,
                 "in router but down",
             )
-            assert "⇄ down" in tree_line(app, 30000)
+            await until(pilot, lambda: "⇄ down" in tree_line(app, 30000), 5, "the tree's mark")
             app.main.tree.select(("r1", 30000))
             await until(
                 pilot, lambda: "in router but down" in shown(app, "#server-header"), 5, "pane"
