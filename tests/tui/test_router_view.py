@@ -116,6 +116,10 @@ async def test_serving_nobody_and_in_router_but_down_read_the_same_everywhere(fl
             assert json_route(printed, 30000)["routing"] == "in router"
             assert json_route(printed, 30000, "gone")["routing"] == "router unreachable"
             assert printed["routers"]["gone"]["reachable"] is False
+            table = cli("status", "-c", str(fleet.config_path)).stdout
+            assert "router front  r1:39000  1/1 workers healthy" in table, table
+            assert "r1:30001: router front: serving nobody" in table
+            assert "router gone  http://127.0.0.1:9  UNREACHABLE" in table
 
             # killed while the router still lists it
             pid = app.session.fleet.server("r1", 30000).process.main.pid
