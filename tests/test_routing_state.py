@@ -64,6 +64,9 @@ def test_each_server_gets_its_place_in_the_router():
     listed(state, 30000, at=2.0)
     assert routing(state, 30000) == Routing.SERVING
     assert routing(state, 30001) == Routing.SERVING_NOBODY
+    listed(state, 30000, 30001, at=2.5, healthy=False)  # re-added, its health check not passed
+    assert routing(state, 30001) == Routing.UNHEALTHY
+    assert not state.server("r1", 30001).view.routes[0].problem
     state.server("r1", 30000).health = "503"
     listed(state, 30000, at=3.0)
     assert routing(state, 30000) == Routing.IN_ROUTER_DOWN

@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from sglconsole.config import Profile, Server
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ServerProcess
 from sglconsole.core.sglang_log_record import LogRecord
+
+if TYPE_CHECKING:
+    from sglconsole.state.routing import RouteView
 
 HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
 LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)
@@ -105,8 +109,8 @@ class ServerView:
     drift_count: int | None = None
     generation: int = 0
     at: float = 0.0
-    routes: tuple = ()
-    """Its place in each router in front of it (state.routing.RouteView), oldest config first."""
+    routes: tuple[RouteView, ...] = ()
+    """Its place in each router in front of it (state.routing), in hosts.yaml's order."""
 
     def uptime(self, now: float) -> float | None:
         return None if self.started is None else now - self.started

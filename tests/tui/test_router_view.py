@@ -105,7 +105,7 @@ async def test_serving_nobody_and_in_router_but_down_read_the_same_everywhere(fl
             # n finds it (the host's servers are UP: only the router says something is wrong)
             app.main.tree.select(("r1", None))
             await pilot.press("n")
-            assert app.main.selected == ("r1", 30001)
+            await until(pilot, lambda: app.main.selected == ("r1", 30001), 5, "n to r1:30001")
 
             # the CLI, another process, reads the same router
             status = cli("status", "--json", "-c", str(fleet.config_path))
