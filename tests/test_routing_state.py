@@ -11,6 +11,8 @@ from sglconsole.alerts.tracker import AlertTracker, sweep
 from sglconsole.config.load import parse
 from sglconsole.config.schema import Config
 from sglconsole.core.processes import ProcInfo, ServerProcess
+from sglconsole.remote.router_feed import RouterFeed
+from sglconsole.remote.ssh import Fleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.routing import RouterWorker, Routing
 
@@ -111,3 +113,16 @@ def test_serving_nobody_alerts_after_the_grace_period_and_its_end_once():
     [back] = sweep(state, tracker, t0 + GRACE_S + 3)
     assert not back.problem and back.routing == "in router"
     assert dataclasses.replace(back, router=None).problem is False  # UP is no problem either
+
+
+async def test_a_router_on_an_unreachable_host_is_unreachable_without_a_second_connection():
+    state = fleet()
+    state.hosts["r1"].reachable, state.hosts["r1"].error = False, "connection refused"
+    ssh = Fleet(state.config.hosts)
+    feed = RouterFeed(state.config, ssh, state)
+    await feed.poll("front")
+    router = state.routers["front"]
+    assert router.reachable is False
+    assert router.error == "its host r1 is unreachable: connection refused"
+    assert ssh["r1"]._conn is None  # nothing was dialled: the host's monitor does that
+    assert routing(state, 30000) == Routing.ROUTER_UNREACHABLE
