@@ -68,8 +68,9 @@ def server_label(server: ServerState, palette: Palette, width: int) -> Text:
     text.append(f" {tok_s(server.view.tok_s):>5} ")
     text.append_text(palette.badge(server.status))
     mark = tree_mark(server)
-    if mark:
-        text.append(f" {mark}", style=palette.bad)
+    if mark:  # whole when it fits (the pane says it whole anyway)
+        fits = len(mark) + 1 <= width - text.cell_len
+        text.append(f" {mark if fits else '⇄!'}", style=palette.bad)
     room = width - text.cell_len - 1
     name = clean(server.profile_name) if server.profile_name else "(unmanaged)"
     if room >= 4:
