@@ -149,7 +149,7 @@ def _socket_dir_of_a_process(env: dict[str, str]) -> tuple[Path, bool]:
     """(the directory a console process used, whether it existed while the process ran)."""
     code = (
         "import os; from sglconsole.remote import forward_sockets as f; "
-        "p = os.path.dirname(f.new_socket(30000)); print(p, os.path.isdir(p))"
+        "p = os.path.dirname(f.SOCKETS.new_socket(30000)); print(p, os.path.isdir(p))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],

@@ -221,7 +221,7 @@ async def probe(
     ssh = ctx.ssh[host]
     async with ctx.stage("forward", forward_text(host, server.http_address, port)) as stage:
         base = await ssh.forward(port, server.http_address)
-        stage.detail = f"socket {base.socket}"
+        stage.detail = str(base)
     try:
         async with ctx.stage("answer", prompt[:60]) as stage:
             running = await concurrency(base)

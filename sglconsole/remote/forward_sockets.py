@@ -1,5 +1,5 @@
-"""Where the local ends of SSH port forwards live: UNIX sockets in one private directory per
-console process.
+"""The local ends of SSH port forwards: UNIX sockets in one private directory per console
+process.
 
 A loopback TCP port can be reached by every user of the operator's machine, and through it the
 production servers behind the console's SSH connection (issue #16). A socket is reached only by
@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import tempfile
+from typing import Any
 
 SUN_PATH_MAX = 107
 """Bytes of a socket path Linux accepts (sun_path is 108 bytes with its NUL)."""
@@ -80,15 +81,20 @@ class SocketDir:
 SOCKETS = SocketDir()
 
 
-def new_socket(port: int) -> str:
-    return SOCKETS.new_socket(port)
+async def open_forward(conn: Any, remote_host: str, remote_port: int) -> tuple[Any, str]:
+    """(asyncssh listener, socket path) of a new forward on the connection CONN."""
+    path = SOCKETS.new_socket(remote_port)
+    listener = await conn.forward_local_path_to_port(path, remote_host, remote_port)
+    try:
+        os.chmod(path, 0o600)  # only this user (and root) may connect, whatever the umask left
+    except OSError:
+        close_forward(listener, path)
+        raise
+    return listener, path
 
 
-def make_private(path: str) -> None:
-    """0600: only this user (and root) may connect, whatever the umask left."""
-    os.chmod(path, 0o600)
-
-
-def remove_socket(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+def close_forward(listener: Any, path: str | None) -> None:
+    listener.close()
+    if path:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)

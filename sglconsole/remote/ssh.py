@@ -119,6 +119,8 @@ class SshHost:
             return self._conn
 
     def _on_lost(self, exc: Exception | None, conn: Any = None) -> None:
+        if conn is not None and self._conn not in (None, conn):
+            return  # a connection already replaced (closed, then a new one opened)
         self._conn = None
         self._drop_forwards(conn)
         self.lost_at = time.time()
@@ -352,14 +354,9 @@ class SshHost:
             known = self._forwards.get(key)
             if known is not None and known.conn is conn:
                 return known.endpoint
-            path = ""
             try:
-                path = forward_sockets.new_socket(remote_port)
-                listener = await conn.forward_local_path_to_port(path, remote_host, remote_port)
-                forward_sockets.make_private(path)
+                listener, path = await forward_sockets.open_forward(conn, remote_host, remote_port)
             except (asyncssh.Error, OSError) as exc:
-                if path:
-                    forward_sockets.remove_socket(path)
                 raise HostUnreachable(
                     self.name,
                     f"port forward to {remote_host}:{remote_port} failed: {reason_of(exc)}",
@@ -373,8 +370,7 @@ class SshHost:
         for key, forward in list(self._forwards.items()):
             if conn is None or forward.conn is conn:
                 del self._forwards[key]
-                forward.listener.close()
-                forward_sockets.remove_socket(forward.endpoint.socket or "")
+                forward_sockets.close_forward(forward.listener, forward.endpoint.socket)
 
 
 def _text(value: Any) -> str:
