@@ -354,6 +354,8 @@ class SshHost:
             known = self._forwards.get(key)
             if known is not None and known.conn is conn:
                 return known.endpoint
+            if known is not None:  # of a connection that is gone
+                forward_sockets.close_forward(known.listener, known.endpoint.socket)
             try:
                 listener, path = await forward_sockets.open_forward(conn, remote_host, remote_port)
             except (asyncssh.Error, OSError) as exc:

@@ -45,7 +45,7 @@ def test_restore_behind_the_real_router_loses_no_request(fleet_factory, state_di
         ssh = Fleet(cfg.hosts)
         try:
             router = await start_router(ssh, 2)
-            traffic = Traffic(router.base)
+            traffic = Traffic(router.endpoint)
             traffic.start()
             await asyncio.sleep(1.0)
             restore = ACTIONS["restore"]
