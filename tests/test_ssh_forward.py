@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -180,3 +181,35 @@ def test_without_a_usable_runtime_dir_the_temp_dir_is_used(tmp_path):
         used, existed = _socket_dir_of_a_process({"XDG_RUNTIME_DIR": runtime, "TMPDIR": str(temp)})
         assert existed and used.parent == temp, (runtime, used)
         assert not used.exists()
+
+
+def test_leftovers_of_killed_consoles_are_swept_and_live_ones_kept(tmp_path):
+    """A console killed with SIGKILL never runs its exit hook: the next console removes its
+    directory, but never one whose process lives or whose socket still answers."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    dead_pid = subprocess.Popen(["true"])  # a pid that no longer exists once waited for
+    dead_pid.wait()
+    killed = temp / f"sglconsole-{dead_pid.pid}-abcdefgh"
+    killed.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as stale:
+        stale.bind(str(killed / "1-30000"))  # left behind: nothing listens any more
+    sleeper = subprocess.Popen(["sleep", "60"])
+    living = temp / f"sglconsole-{sleeper.pid}-abcdefgh"
+    living.mkdir(mode=0o700)
+    answering = temp / f"sglconsole-{dead_pid.pid}-zzzzzzzz"  # another PID namespace's, say
+    answering.mkdir(mode=0o700)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(answering / "1-30000"))
+    listener.listen()
+    other = temp / "sglconsole-notapid"
+    other.mkdir()
+    try:
+        used, existed = _socket_dir_of_a_process({"TMPDIR": str(temp), "XDG_RUNTIME_DIR": ""})
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        listener.close()
+    assert existed and used.parent == temp
+    assert not killed.exists()
+    assert living.exists() and answering.exists() and other.exists()

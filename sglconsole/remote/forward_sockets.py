@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import socket
 import stat
 import tempfile
 from typing import Any
@@ -22,7 +23,8 @@ from typing import Any
 SUN_PATH_MAX = 107
 """Bytes of a socket path Linux accepts (sun_path is 108 bytes with its NUL)."""
 NAME_ROOM = 40
-"""Room kept for the directory's and the socket's own names (`sglconsole-XXXXXXXX/N-PORT`)."""
+"""Room kept for the directory's and the socket's own names (`sglconsole-PID-XXXXXXXX/N-PORT`)."""
+PREFIX = "sglconsole-"
 
 
 def _parents() -> list[str]:
@@ -67,15 +69,62 @@ class SocketDir:
                 problems.append(f"{parent}: too long a path for a UNIX socket")
                 continue
             try:
-                return tempfile.mkdtemp(prefix="sglconsole-", dir=parent)
+                made = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent)
             except OSError as exc:
                 problems.append(f"{parent}: {exc.strerror or exc}")
+                continue
+            sweep_leftovers(parent, keep=made)
+            return made
         raise OSError(f"no directory for the forward sockets ({'; '.join(problems)})")
 
     @staticmethod
     def remove(path: str, owner: int) -> None:
         if os.getpid() == owner:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep_leftovers(parent: str, keep: str) -> None:
+    """Remove the socket directories that consoles killed before their exit hook left in PARENT:
+    ours, of a process that is gone, with no socket in them that still answers (a live console
+    in another PID namespace sharing /tmp keeps its own)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        pid = name[len(PREFIX) :].partition("-")[0]
+        if not name.startswith(PREFIX) or not pid.isdigit() or path == keep:
+            continue
+        if not _owned_by_me(path) or _alive(int(pid)) or _answers(path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _answers(folder: str) -> bool:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return True  # cannot tell: leave it
+    for name in names:
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(0.2)
+            try:
+                probe.connect(os.path.join(folder, name))
+            except OSError:
+                continue
+            return True
+    return False
 
 
 SOCKETS = SocketDir()
