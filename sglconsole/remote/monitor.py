@@ -30,11 +30,7 @@ class FleetMonitor:
         self.ssh = ssh or Fleet(config.hosts)  # connects only when used: actions need it
         self.parser_cache = ParserCache()
         source = config.model.source if use_source else None
-        self.prometheus = (
-            PrometheusFeed(source.prometheus, self.state, interval=source.interval)
-            if source is not None
-            else None
-        )
+        self.prometheus = PrometheusFeed(source, self.state) if source is not None else None
         self.monitors = (
             {}
             if self.prometheus is not None

@@ -31,7 +31,7 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
     return ServerView(
         status,
         reason,
-        process.main.pid,
+        process.main.pid or None,  # 0: known by its metrics alone (model.metrics_only_process)
         started,
         tok_s,
         source,
@@ -87,6 +87,8 @@ def metrics_rate(server: ServerState, now: float) -> float | None:
     line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at
     idle)."""
     current, before = fresh_metrics(server, now), server.metrics_before
+    if current is not None and current.generation_tokens_rate is not None:
+        return current.generation_tokens_rate  # the same rate, computed where it was scraped
     if (
         current is None
         or before is None
