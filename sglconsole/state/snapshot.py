@@ -24,7 +24,7 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
     process = server.process
     if process is None or host.reachable is not True:
         return ServerView(status, reason, generation=generation, at=now)
-    started = process.main.start
+    started = process.main.start if process.main.pid else None  # 0: first seen, not started
     samples = process_samples(server, limit=SPARK_SAMPLES)
     tok_s, source = _tok_s(server, samples, now)
     differs, count = _drift(server)
