@@ -50,8 +50,8 @@ def _gone(server: ServerState, scraped: Scraped | None, url: str) -> None:
 
 
 def dcgm_gpus(reading: HostReading) -> list[GpuSample]:
-    """dcgm-exporter's numbers as the console's GPU samples (total = used + free: dcgm-exporter's
-    defaults carry no total; the driver's reserved MiB are left out)."""
+    """dcgm-exporter's numbers as the console's GPU samples (total = used + free + reserved where
+    it exports FB_RESERVED: its defaults carry no total)."""
     out = []
     for index, values in sorted(reading.gpus.items()):
 
@@ -60,6 +60,9 @@ def dcgm_gpus(reading: HostReading) -> list[GpuSample]:
             return value if isinstance(value, float) else None
 
         used, free = number("used_mib"), number("free_mib")
+        total = (
+            None if used is None or free is None else used + free + (number("reserved_mib") or 0)
+        )
         name, uuid = values.get("name"), values.get("uuid")
         out.append(
             GpuSample(
@@ -68,7 +71,7 @@ def dcgm_gpus(reading: HostReading) -> list[GpuSample]:
                 uuid=uuid if isinstance(uuid, str) else None,
                 util_gpu=_int(number("util")),
                 mem_used_mib=_int(used),
-                mem_total_mib=_int(used + free) if used is not None and free is not None else None,
+                mem_total_mib=_int(total),
                 mem_free_mib=_int(free),
                 temperature_c=_int(number("temperature")),
                 power_draw_w=number("power"),
