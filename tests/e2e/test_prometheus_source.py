@@ -74,7 +74,7 @@ def test_status_shows_sglang_series_from_prometheus(demo_fleet, scraped, tmp_pat
     for key in (("h200x4", 30000), ("h200x4", 30001), ("h200x4", UNCONFIGURED)):
         server = servers[key]
         assert server["status"] == ("UP" if server["managed"] else "UNMANAGED"), server
-        assert server["tok_s"] > 0 and server["load_source"] == "metrics", server
+        assert server["tok_s"] > 0 and server["load_source"] == "prometheus", server
         assert server["accept_len"] is not None and server["running_req"] >= 1, server
         assert server["queue_req"] is not None and server["pid"] is None, server
         assert server["metrics"]["generation_tokens_total"] > 0, server

@@ -69,8 +69,9 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
     if load is not None:
         text.append(f" · run {load.running_req or 0} queue {load.queue_req or 0}")
         text.append(f" · tokens {fmt_num((load.token_usage or 0) * 100, 0, '%')}")
-        if load.source == "metrics":
-            text.append(" (from /metrics)", style=palette.muted)
+        if load.source in ("metrics", "prometheus"):
+            where = "/metrics" if load.source == "metrics" else "Prometheus"
+            text.append(f" (from {where})", style=palette.muted)
     return text
 
 
