@@ -80,9 +80,12 @@ class PrometheusFeed:
             self._stale(now)
         else:
             exported, sglang, rates, up, gpus = answers
-            readings, self.unknown_addresses = prom_series.group(
+            readings, unknown = prom_series.group(
                 self.fleet.config, self.source.labels, sglang=sglang, rates=rates, up=up, gpus=gpus
             )
+            if unknown - self.unknown_addresses:  # said once, not every read
+                log.info("SGLang series of hosts not in hosts.yaml, not shown: %s", sorted(unknown))
+            self.unknown_addresses = unknown
             self.error, self.read_at = None, now
             self._publish(prom_exporter.gather(exported), readings, now)
         self.answered = True

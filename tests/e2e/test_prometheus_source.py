@@ -32,13 +32,18 @@ def scraped(demo_fleet, tmp_path_factory):
     targets = [forwards.open(h, s.port) for h, host in cfg.hosts.items() for s in host.servers]
     targets.append(forwards.open("h200x4", 30001, outside=UNCONFIGURED))
     targets.append(forwards.dcgm("h200x4"))  # GPUs: dcgm-exporter on one host
-    assert demo_fleet.hosts["h200x4"].pids("dcgm-exporter"), "no dcgm-exporter runs"
+    host = demo_fleet.hosts["h200x4"]
+    wait(lambda: host.pids("dcgm-exporter"), "dcgm-exporter to start")  # the check below can fail
     yield cfg, forwards, targets
     forwards.stop()
-    host = demo_fleet.hosts["h200x4"]  # the shared demo is left as it was: no dcgm-exporter
-    deadline = time.monotonic() + 10
-    while host.pids("dcgm-exporter"):
-        assert time.monotonic() < deadline, "dcgm-exporter outlived its connection"
+    # the shared demo is left as it was: no dcgm-exporter
+    wait(lambda: not host.pids("dcgm-exporter"), "dcgm-exporter to end with its connection")
+
+
+def wait(predicate, what: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
 
 
