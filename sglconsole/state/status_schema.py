@@ -74,6 +74,9 @@ class StatusServer(_Model):
     """Whether it differs from its profile (null: not known)."""
     drift_count: int | None = None
     generation: int
+    stale_s: float | None = None
+    """Seconds since these numbers were read, when the source (Prometheus) has not answered since;
+    null: current."""
 
 
 class StatusHost(_Model):
