@@ -30,7 +30,8 @@ import httpx  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.actions import ActionContext  # noqa: E402
 from sglconsole.actions.registry import ACTIONS  # noqa: E402
-from sglconsole.remote.router import RouterClient, router_base  # noqa: E402
+from sglconsole.remote.endpoint import Endpoint  # noqa: E402
+from sglconsole.remote.router import RouterClient, router_endpoint  # noqa: E402
 from sglconsole.remote.ssh import Fleet  # noqa: E402
 from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet  # noqa: E402
 from sglconsole.sim.scenarios import QWEN8B, demo_profiles  # noqa: E402
@@ -71,7 +72,8 @@ async def start_router(fleet: Fleet, count: int, timeout: float = 60) -> RouterC
     started = await fleet[HOST].run(["sh", "-c", command])
     if not started.ok:
         raise RuntimeError(f"the router did not start: {started.stderr}")
-    client = RouterClient("front", await router_base(fleet, config.Router(host=HOST, port=39000)))
+    endpoint = await router_endpoint(fleet, config.Router(host=HOST, port=ROUTER_PORT))
+    client = RouterClient("front", endpoint)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -88,8 +90,8 @@ async def start_router(fleet: Fleet, count: int, timeout: float = 60) -> RouterC
 class Traffic:
     """Clients sending /generate through the router non-stop, timing and counting each."""
 
-    def __init__(self, base: str, clients: int = 4, max_tokens: int = 24):
-        self.base, self.clients, self.max_tokens = base, clients, max_tokens
+    def __init__(self, endpoint: Endpoint, clients: int = 4, max_tokens: int = 24):
+        self.endpoint, self.clients, self.max_tokens = endpoint, clients, max_tokens
         self.latencies_ms: list[float] = []
         self.failed: list[str] = []
         self.stop = asyncio.Event()
@@ -101,11 +103,11 @@ class Traffic:
 
     async def _client(self) -> None:
         body = {"text": "What is 2+2?", "sampling_params": {"max_new_tokens": self.max_tokens}}
-        async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
+        async with self.endpoint.client(timeout=60) as client:
             while not self.stop.is_set():
                 started = time.monotonic()
                 try:
-                    response = await client.post(self.base + "/generate", json=body)
+                    response = await client.post("/generate", json=body)
                     if response.status_code == 200 and "text" in response.json():
                         self.latencies_ms.append((time.monotonic() - started) * 1000)
                     else:
@@ -132,7 +134,7 @@ async def rolling_restore(config_path: Path, servers: int, clients: int) -> dict
     fleet = Fleet(cfg.hosts)
     try:
         router = await start_router(fleet, servers)
-        traffic = Traffic(router.base, clients)
+        traffic = Traffic(router.endpoint, clients)
         traffic.start()
         await asyncio.sleep(2.0)  # steady load first
         restore = ACTIONS["restore"]

@@ -36,3 +36,37 @@ def test_a_bad_source_names_its_line(tmp_path, line, expected):
     with pytest.raises(ConfigError) as info:
         config.load(path)
     assert f"{path}:3: " in str(info.value) and expected in str(info.value), str(info.value)
+
+
+def test_label_mapping_defaults_fit_a_plain_scrape(tmp_path):
+    path = tmp_path / "hosts.yaml"
+    path.write_text(HOSTS + "source: {prometheus: 'http://p:9090'}\n")
+    labels = config.load(path).model.source.labels
+    assert (labels.host, labels.port, labels.gpu_host, labels.gpu_index) == (
+        "instance",
+        "instance",
+        "instance",
+        "gpu",
+    )
+    path.write_text(
+        HOSTS + "source:\n  prometheus: 'http://p:9090'\n"
+        "  labels: {host: node, port: sglang_port, gpu_host: Hostname}\n"
+    )
+    labels = config.load(path).model.source.labels
+    assert (labels.host, labels.port, labels.gpu_host) == ("node", "sglang_port", "Hostname")
+
+
+@pytest.mark.parametrize(
+    "labels,expected",
+    [
+        ("{host: 'no-dashes'}", "source.labels.host: expected a Prometheus label name"),
+        ("{gpu_index: ''}", "source.labels.gpu_index: expected a Prometheus label name"),
+        ("{hots: node}", "hots"),
+    ],
+)
+def test_a_bad_label_mapping_names_its_line(tmp_path, labels, expected):
+    path = tmp_path / "hosts.yaml"
+    path.write_text(HOSTS + "source:\n  prometheus: 'http://p:9090'\n  labels: " + labels + "\n")
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    assert f"{path}:5: " in str(info.value) and expected in str(info.value), str(info.value)

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import socket
-import threading
 import time
 
-import httpx
 import pytest
 
 from sglconsole.config import Host
@@ -198,31 +195,6 @@ async def test_stream_close_stops_the_remote_command(sshd, tmp_path):
         await asyncio.sleep(0.05)
     assert not _alive(pid)
     await conn.close()
-
-
-async def test_port_forward_reaches_a_server_on_the_host(sshd):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    conn = SshHost("a", host(sshd))
-    local = await conn.forward(server.server_address[1])
-    async with httpx.AsyncClient() as client:
-        response = await client.get(f"http://127.0.0.1:{local}/x")
-    assert response.text == "hello /x"
-    assert await conn.forward(server.server_address[1]) == local  # reused
-    server.shutdown()
-    await conn.close()
-
-
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = f"hello {self.path}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 def _closed_port() -> int:

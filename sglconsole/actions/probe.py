@@ -18,6 +18,7 @@ import httpx
 from sglconsole.actions.base import ActionContext, ActionResult
 from sglconsole.config import Profile
 from sglconsole.core import degeneracy
+from sglconsole.remote.endpoint import Endpoint, forward_text
 from sglconsole.state.status import per_request_baseline
 
 THROUGHPUT_PROMPT = (
@@ -79,7 +80,11 @@ def steady(marks: list[tuple[float, int]]) -> bool:
 
 
 async def generate(
-    base_url: str, prompt: str, max_tokens: int, timeout: float = 120, until_steady: bool = False
+    endpoint: Endpoint,
+    prompt: str,
+    max_tokens: int,
+    timeout: float = 120,
+    until_steady: bool = False,
 ) -> Generation:
     body = {
         "text": prompt,
@@ -90,11 +95,9 @@ async def generate(
     first = None
     last: dict = {}
     marks: list[tuple[float, int]] = []  # (when, completion tokens so far), for until_steady
-    async with httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout, connect=10), trust_env=False
-    ) as client:
+    async with endpoint.client(timeout=httpx.Timeout(timeout, connect=10)) as client:
         try:
-            async with client.stream("POST", f"{base_url}/generate", json=body) as response:
+            async with client.stream("POST", "/generate", json=body) as response:
                 if response.status_code != 200:
                     detail = (await response.aread()).decode("utf-8", "replace")[:300]
                     raise ProbeError(f"HTTP {response.status_code}: {detail}", response.status_code)
@@ -142,11 +145,11 @@ async def generate(
     )
 
 
-async def concurrency(base_url: str) -> int:
+async def concurrency(endpoint: Endpoint) -> int:
     """Requests already running on the server (to compare tok/s at the right concurrency)."""
     try:
-        async with httpx.AsyncClient(timeout=5, trust_env=False) as client:
-            data = (await client.get(f"{base_url}/get_load")).json()
+        async with endpoint.client(timeout=5) as client:
+            data = (await client.get("/get_load")).json()
         rows = data if isinstance(data, list) else [data]
         return sum(int(r.get("num_reqs", 0)) for r in rows if isinstance(r, dict))
     except (httpx.HTTPError, ValueError, TypeError, AttributeError):
@@ -216,12 +219,9 @@ async def probe(
     max_tokens = max_tokens or (spec.max_tokens if spec else 16)
     target = f"{host}:{port}"
     ssh = ctx.ssh[host]
-    async with ctx.stage(
-        "forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}"
-    ) as stage:
-        local = await ssh.forward(port, server.http_address)
-        base = f"http://127.0.0.1:{local}"
-        stage.detail = f"local port {local}"
+    async with ctx.stage("forward", forward_text(host, server.http_address, port)) as stage:
+        base = await ssh.forward(port, server.http_address)
+        stage.detail = str(base)
     try:
         async with ctx.stage("answer", prompt[:60]) as stage:
             running = await concurrency(base)

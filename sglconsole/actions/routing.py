@@ -20,7 +20,7 @@ from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFail
 from sglconsole.actions.probe import probe
 from sglconsole.config.routers import Route, routes_of
 from sglconsole.errors import ConsoleError
-from sglconsole.remote.router import RouterClient, router_base, running_requests
+from sglconsole.remote.router import RouterClient, router_endpoint, running_requests
 
 SETTLE_S = 0.5
 """After the router lets go: a request it had just sent may still be on its way."""
@@ -103,7 +103,7 @@ async def through_routers(
     target = f"{host}:{port}"
     audit = audit or AuditLog()
     clients = [
-        (route, RouterClient(route.router, await router_base(ctx.ssh, route.spec)))
+        (route, RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec)))
         for route in routes
     ]
     taken = [
@@ -190,14 +190,13 @@ async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeo
     """Until the server runs no request (twice in a row), at most TIMEOUT seconds."""
     server = ctx.config.server(host, port)
     async with ctx.stage("drain", f"wait up to {timeout:g}s for {host}:{port}'s requests") as stage:
-        local = await ctx.ssh[host].forward(port, server.http_address)
-        base = f"http://127.0.0.1:{local}"
+        endpoint = await ctx.ssh[host].forward(port, server.http_address)
         record = audit.begin("drain", host, port, timeout_s=timeout)
         started = time.monotonic()
         await asyncio.sleep(SETTLE_S)
         idle, running, peak = 0, None, 0
         while idle < 2:
-            running = await running_requests(base)
+            running = await running_requests(endpoint)
             if running is None:
                 stage.detail = "the server does not answer: nothing to wait for"
                 audit.end(record, True, stage.detail)

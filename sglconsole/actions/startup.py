@@ -49,10 +49,10 @@ async def wait_ready(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, started
             await stream.close()
         stage.detail = "ready line seen" if state["ready_line"] else "/health answered 200"
     async with ctx.stage("generate", "confirm readiness with a real generation (/health_generate)"):
-        local = await ssh.forward(port, address)
-        async with httpx.AsyncClient(timeout=60, trust_env=False) as client:
+        endpoint = await ssh.forward(port, address)
+        async with endpoint.client(timeout=60) as client:
             try:
-                response = await client.get(f"http://127.0.0.1:{local}/health_generate")
+                response = await client.get("/health_generate")
             except httpx.HTTPError as exc:
                 raise StageFailed(f"/health_generate failed: {exc}", lines[-LOG_TAIL:]) from None
         if response.status_code != 200:
@@ -107,9 +107,9 @@ async def _until_healthy(
 ) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    local = await ssh.forward(port, address)
+    endpoint = await ssh.forward(port, address)
     path = "/ready"
-    async with httpx.AsyncClient(timeout=5, trust_env=False) as client:
+    async with endpoint.client(timeout=5) as client:
         while True:
             if not state["alive"]:
                 await asyncio.sleep(0.3)  # the last lines it wrote
@@ -120,7 +120,7 @@ async def _until_healthy(
             if state["ready_line"]:
                 return
             try:
-                status = (await client.get(f"http://127.0.0.1:{local}{path}")).status_code
+                status = (await client.get(path)).status_code
                 if status == 200:
                     return
                 if status == 404 and path == "/ready":

@@ -10,6 +10,7 @@ from sglconsole.actions.base import StageFailed
 from sglconsole.bench import host_bench, loadgen, prompts, stats
 from sglconsole.bench.model import CONSOLE_ENGINE, LevelResult, SweepSettings
 from sglconsole.bench.provenance import ServerFacts, local_address
+from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.ssh import SshHost
 
 Report = Callable[[int, int], None]
@@ -52,10 +53,10 @@ class HostEngine:
 class ConsoleEngine:
     name = CONSOLE_ENGINE
 
-    def __init__(self, base_url: str, settings: SweepSettings, slots: int):
-        self.url = f"{base_url}/generate"
+    def __init__(self, endpoint: Endpoint, settings: SweepSettings, slots: int):
+        self.url = endpoint.url("/generate")
         self.settings = settings
-        self.http = loadgen.client(slots)
+        self.http = loadgen.client(endpoint, slots)
 
     async def level(self, concurrency: int, count: int, report: Report) -> LevelResult:
         await self.warm_up(concurrency)
@@ -90,7 +91,7 @@ class ConsoleEngine:
 
 
 async def choose(
-    ssh: SshHost, facts: ServerFacts, port: int, base_url: str, settings: SweepSettings
+    ssh: SshHost, facts: ServerFacts, port: int, endpoint: Endpoint, settings: SweepSettings
 ):
     """auto: the host's own bench_serving when its SGLang has one, else the console's generator."""
     if settings.engine != "console":
@@ -101,4 +102,4 @@ async def choose(
             raise StageFailed(
                 f"{facts.python} on {ssh.name} has no sglang.bench_serving (use --engine console)"
             )
-    return ConsoleEngine(base_url, settings, max(settings.levels))
+    return ConsoleEngine(endpoint, settings, max(settings.levels))

@@ -1,7 +1,7 @@
 """The console's own load generator: closed-loop streaming /generate requests on one asyncio client.
 
 Used when the host has no `sglang.bench_serving`; the requests go through the
-SSH port forward. It must never be the bottleneck, so per chunk it only finds
+SSH port forward's private socket. It must never be the bottleneck, so per chunk it only finds
 the token count with a regex (the cumulative text is not parsed) and decodes
 the JSON of the last chunk alone, for meta_info.
 """
@@ -17,19 +17,20 @@ from collections.abc import Callable, Sequence
 import httpx
 
 from sglconsole.bench.model import RequestRecord
+from sglconsole.remote.endpoint import Endpoint
 
 COMPLETION = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
 DONE = b"[DONE]"
 
 
-def client(slots: int) -> httpx.AsyncClient:
-    """One client for the whole sweep: connections are kept and reused between requests and
-    levels."""
+def client(endpoint: Endpoint, slots: int) -> httpx.AsyncClient:
+    """One client for the whole sweep: connections (to the forward's socket) are kept and reused
+    between requests and levels."""
     limits = httpx.Limits(max_connections=slots + 4, max_keepalive_connections=slots + 4)
     # a long read timeout: under load a prefill can queue for minutes; a pool wait never happens
     # (closed loop)
     timeout = httpx.Timeout(connect=15, read=900, write=60, pool=None)
-    return httpx.AsyncClient(limits=limits, timeout=timeout, trust_env=False)
+    return endpoint.client(timeout=timeout, limits=limits)
 
 
 async def stream_one(http: httpx.AsyncClient, url: str, body: dict) -> RequestRecord:

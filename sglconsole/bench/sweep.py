@@ -23,6 +23,7 @@ from sglconsole.bench.model import (
     no_progress,
 )
 from sglconsole.errors import UsageError
+from sglconsole.remote.endpoint import Endpoint, forward_text
 
 AGREEMENT = 0.05
 
@@ -57,11 +58,9 @@ async def run_sweep(
         facts = await provenance.inspect_server(ctx, host, port)
         gpus = f"{len(facts.gpus)}x {facts.gpu_model or 'GPU'}"
         stage.detail = f"pid {facts.pid}, SGLang {facts.version or '?'}, {gpus}"
-    async with ctx.stage(
-        "forward", f"127.0.0.1 -> {server.http_address}:{port} on {host}"
-    ) as stage:
-        base = f"http://127.0.0.1:{await ssh.forward(port, server.http_address)}"
-        stage.detail = base
+    async with ctx.stage("forward", forward_text(host, server.http_address, port)) as stage:
+        base = await ssh.forward(port, server.http_address)
+        stage.detail = str(base)
     async with ctx.stage(
         "engine", "the host's sglang.bench_serving, or the console's generator"
     ) as stage:
@@ -110,7 +109,7 @@ class _Run:
     ctx: ActionContext
     host: str
     facts: provenance.ServerFacts
-    base: str
+    base: Endpoint
     engine: engines.HostEngine | engines.ConsoleEngine
     settings: SweepSettings
     profile: str | None

@@ -212,14 +212,59 @@ class Host(HostFields):
     servers: list[Server] = []
 
 
+def _label(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        return value
+    raise ValueError(f"expected a Prometheus label name such as 'instance', got {value!r}")
+
+
+LabelName = Annotated[
+    str,
+    BeforeValidator(
+        _label,
+        json_schema_input_type=Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")],
+    ),
+]
+
+
+class SourceLabels(Model):
+    """Which labels of the series in Prometheus say where a number comes from. A value such as
+    `10.0.0.5:30000` (Prometheus's `instance`) counts by its address part for a host and by its
+    port part for a port; a host is found by its name in hosts.yaml, its `address`, or a server's
+    `http_address`."""
+
+    host: LabelName = "instance"
+    """The label of SGLang's series (`sglang:*`, and `up`) that names the server's host."""
+    port: LabelName = "instance"
+    """The label of SGLang's series that gives the server's port."""
+    gpu_host: LabelName = "instance"
+    """The label of the GPU series (dcgm-exporter's `DCGM_FI_DEV_*`) that names the host (e.g.
+    `Hostname`, where dcgm-exporter's own host name is the one in hosts.yaml)."""
+    gpu_index: LabelName = "gpu"
+    """The label of the GPU series that gives the GPU's index."""
+
+
 class Source(Model):
     """Where the console reads the fleet's numbers instead of one SSH session per host."""
 
     prometheus: Annotated[str, BeforeValidator(_http_url)]
-    """A Prometheus that scrapes `sglconsole exporter`: statuses, tok/s, load and GPUs come from
-    it (actions still reach their host over SSH)."""
+    """A Prometheus that scrapes SGLang's own /metrics (servers run with `--enable-metrics`),
+    dcgm-exporter, and/or `sglconsole exporter`: tok/s, load, GPUs and statuses come from it
+    (actions still reach their host over SSH)."""
     interval: float = Field(default=5.0, gt=0)
     """Seconds between two reads."""
+    labels: SourceLabels = SourceLabels()
+    """How series map to hosts.yaml's hosts, ports and GPUs (the defaults fit a plain
+    `static_configs: [{targets: [HOST:PORT]}]` scrape)."""
+    rate_window: float = Field(default=60, ge=1)
+    """Seconds of samples Prometheus looks back over for decode tok/s (`irate` of
+    `sglang:generation_tokens_total`): at least two scrape intervals."""
+    ssh_hosts: int = Field(default=4, ge=1)
+    """At most this many hosts watched over SSH at once: the ones looked at in the console (argv,
+    logs, drift), the least recently looked at let go first."""
+    ssh_idle: float = Field(default=30, ge=0)
+    """Seconds a host stays watched over SSH once no longer looked at; an SSH connection an action
+    opened is closed after as many idle seconds."""
 
 
 class Router(Model):

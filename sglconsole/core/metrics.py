@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
-__all__ = ["ServerMetrics", "parse_metrics"]
+__all__ = ["ServerMetrics", "combine", "parse_metrics"]
 
 PREFIX = "sglang:"
 _SUMMED = {
@@ -35,6 +35,8 @@ _AVERAGED = {
     "spec_accept_rate": "accept_rate",
     "cache_hit_rate": "cache_hit_rate",
 }
+NAMES = (*_SUMMED, "token_usage", *_AVERAGED)
+"""The samples the console uses (a Prometheus reading asks for these only)."""
 _SKIPPED = ("_bucket", "_created")  # histogram buckets and creation stamps say nothing summed
 
 
@@ -54,6 +56,9 @@ class ServerMetrics:
     requests_total: float | None = None
     other: dict[str, float] = field(default_factory=dict)
     """Every other sglang:* sample, summed over ranks, by name without the prefix."""
+    generation_tokens_rate: float | None = None
+    """Decode tok/s between the last two scrapes, when whoever scraped computed it (Prometheus's
+    `irate` of `generation_tokens_total`); None: the console takes the rate of two pages."""
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None and v != {}}
@@ -75,11 +80,19 @@ def parse_metrics(text: str) -> ServerMetrics | None:
     except (ValueError, TypeError, IndexError, KeyError):
         # a page cut short or not Prometheus text at all: what was read before the fault is kept
         pass
+    return combine(samples)
+
+
+def combine(samples: dict[str, list[float]]) -> ServerMetrics | None:
+    """One server's samples (name without the prefix -> one value per rank) as one record: the
+    rule for ranks, whoever read the page (the console over HTTP, or Prometheus)."""
     if not samples:
         return None
     values: dict = {}
     other: dict[str, float] = {}
     for name, found in samples.items():
+        if not found:
+            continue
         if name in _SUMMED:
             values[_SUMMED[name]] = sum(found)
         elif name == "token_usage":

@@ -1,5 +1,8 @@
 """The HTTP feed of one host: every running server's health, /metrics and server info, polled
-every 5 s through the SSH port forward (a server that just appeared is asked at once)."""
+every 5 s through the SSH port forward (a server that just appeared is asked at once).
+
+One HTTP client per forward socket (its connections are kept between polls); a socket replaced
+after a reconnect gets a new client and the old one is closed."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import httpx
 
 from sglconsole.core.metrics import parse_metrics
 from sglconsole.remote.drift_feed import DriftFeed
+from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.host_link import HostLink
 from sglconsole.remote.inspect import INFO_PATHS, first_json
 from sglconsole.state.fleet import ServerState
@@ -22,7 +26,7 @@ class HttpFeed:
     def __init__(self, link: HostLink, drift: DriftFeed):
         self.link = link
         self.drift = drift
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
+        self._clients: dict[int, tuple[Endpoint, httpx.AsyncClient]] = {}  # per port
         # per port, each forgotten when another process takes the port:
         self.info_at: dict[int, float] = {}
         self.ready_path: dict[int, str] = {}
@@ -31,7 +35,9 @@ class HttpFeed:
         self.new_server = asyncio.Event()
 
     async def close(self) -> None:
-        await self._http.aclose()
+        clients, self._clients = self._clients, {}
+        for _endpoint, client in clients.values():
+            await client.aclose()
 
     def new_process(self, port: int) -> None:
         """Another process serves PORT: what was learnt of the last one no longer holds."""
@@ -53,22 +59,21 @@ class HttpFeed:
 
     async def _poll(self, server: ServerState) -> None:
         address = server.config.http_address if server.config else "127.0.0.1"
-        local = await self.link.ssh.forward(server.port, address)
-        base = f"http://127.0.0.1:{local}"
-        checked, health = await self._health(base, server)
+        http = await self._client(server.port, await self.link.ssh.forward(server.port, address))
+        checked, health = await self._health(http, server)
         answer = server.health
         if checked:
             ok = health is not None and health.status_code == 200
             answer = "ok" if ok else _describe(health)
         if answer == "ok" and server.port not in self.no_metrics:
             # before health is set: a one-shot status sees both or neither
-            await self._metrics(base, server)
+            await self._metrics(http, server)
         server.health = answer
         if answer == "ok":
             server.answered_at = time.time()
         stale = time.time() - self.info_at.get(server.port, 0) > INFO_REFRESH_S
         if server.health == "ok" and stale:
-            info = await first_json(self._get, base, INFO_PATHS)
+            info = await first_json(lambda path: self._get(http, path), INFO_PATHS)
             if info is not None:
                 server.server_info = info
                 version = info.get("version")
@@ -78,9 +83,19 @@ class HttpFeed:
                     await self.drift.check(server)
         self.link.changed(server.port)
 
-    async def _metrics(self, base: str, server: ServerState) -> None:
+    async def _client(self, port: int, endpoint: Endpoint) -> httpx.AsyncClient:
+        known = self._clients.get(port)
+        if known is not None and known[0] == endpoint:
+            return known[1]
+        if known is not None:
+            await known[1].aclose()
+        client = endpoint.client(timeout=httpx.Timeout(5.0))
+        self._clients[port] = (endpoint, client)
+        return client
+
+    async def _metrics(self, http: httpx.AsyncClient, server: ServerState) -> None:
         """SGLang's /metrics (only with --enable-metrics; a 404 is remembered for this process)."""
-        response = await self._get(base + "/metrics")
+        response = await self._get(http, "/metrics")
         if response is None:
             return
         if response.status_code == 404:
@@ -90,35 +105,38 @@ class HttpFeed:
             server.metrics = parse_metrics(response.text)
             server.metrics_at = time.time()
 
-    async def _health(self, base: str, server: ServerState) -> tuple[bool, httpx.Response | None]:
+    async def _health(
+        self, http: httpx.AsyncClient, server: ServerState
+    ) -> tuple[bool, httpx.Response | None]:
         """(checked, response). /ready where the server has it (0.5.23+); else /health, which makes
         SGLang generate a token (and log a prefill line), so only until it answers 200 for this
         process — after that, a cheap /model_info proves the server still answers."""
         if self.ready_path.get(server.port) != "/health":
-            response = await self._get(base + "/ready")
+            response = await self._get(http, "/ready")
             if response is None or response.status_code != 404:
                 self.ready_path[server.port] = "/ready"
                 return True, response
             self.ready_path[server.port] = "/health"
         if server.health == "ok":
-            alive = await self._alive(base, server.port)
+            alive = await self._alive(http, server.port)
             answered = alive is not None and alive.status_code == 200
             return (False, None) if answered else (True, alive)
-        return True, await self._get(base + "/health")
+        return True, await self._get(http, "/health")
 
-    async def _alive(self, base: str, port: int) -> httpx.Response | None:
+    async def _alive(self, http: httpx.AsyncClient, port: int) -> httpx.Response | None:
         """/model_info (0.5.10+); /get_model_info only where that is missing: from 0.5.10 on SGLang
         logs a deprecation warning for every /get_model_info call (seen on a real 0.5.12)."""
         path = self.alive_path.get(port, "/model_info")
-        response = await self._get(base + path)
+        response = await self._get(http, path)
         if response is not None and response.status_code == 404 and path == "/model_info":
             self.alive_path[port] = "/get_model_info"
-            response = await self._get(base + "/get_model_info")
+            response = await self._get(http, "/get_model_info")
         return response
 
-    async def _get(self, url: str) -> httpx.Response | None:
+    @staticmethod
+    async def _get(client: httpx.AsyncClient, path: str) -> httpx.Response | None:
         try:
-            return await self._http.get(url)
+            return await client.get(path)
         except httpx.HTTPError:
             return None
 

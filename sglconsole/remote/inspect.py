@@ -80,10 +80,10 @@ async def _nothing():
     return None
 
 
-async def first_json(get, base: str, paths: tuple[str, ...]) -> dict | None:
-    """The first of `paths` answering 200 with a JSON object (`get(url)` -> response or None)."""
+async def first_json(get, paths: tuple[str, ...]) -> dict | None:
+    """The first of `paths` answering 200 with a JSON object (`get(path)` -> response or None)."""
     for path in paths:
-        response = await get(base + path)
+        response = await get(path)
         if response is not None and response.status_code == 200:
             try:
                 data = response.json()
@@ -97,16 +97,16 @@ async def http_json(
     ssh: SshHost, address: str, port: int, paths: tuple[str, ...], timeout: float = 5.0
 ) -> dict | None:
     """GET the first of `paths` that answers 200 with a JSON object, through a port forward."""
-    local = await ssh.forward(port, address)
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+    endpoint = await ssh.forward(port, address)
+    async with endpoint.client(timeout=timeout) as client:
 
-        async def get(url: str):
+        async def get(path: str):
             try:
-                return await client.get(url)
+                return await client.get(path)
             except httpx.HTTPError:
                 return None
 
-        return await first_json(get, f"http://127.0.0.1:{local}", paths)
+        return await first_json(get, paths)
 
 
 INFO_PATHS = ("/server_info", "/get_server_info")  # the second for SGLang before 0.5.10

@@ -1,10 +1,15 @@
 """The fleet read from Prometheus instead of one SSH session per host (hosts.yaml
-`source: {prometheus: URL}`): one instant query every few seconds for the `sglconsole_` series
-that `sglconsole exporter` serves, published as the hosts' and servers' views.
+`source: {prometheus: URL}`): every `interval` seconds a handful of instant queries, whatever the
+fleet's size, published as the hosts' and servers' views.
 
-What Prometheus holds is what the exporter saw: statuses, tok/s, load, drift flags, GPUs. Not
-logs, argv or reasons in words (they are no labels): those stay with the exporter's /status and
-with the actions, which still reach their host over SSH."""
+Two kinds of series, both optional:
+- SGLang's own (`sglang:*` of servers run with `--enable-metrics`, `up`, dcgm-exporter's GPUs):
+  fed into the state as the SSH monitor feeds it (remote.prom_sglang), statuses derived by
+  state.snapshot: UP, DOWN (Prometheus cannot scrape it), UNMANAGED, tok/s, load, GPUs;
+- `sglconsole exporter`'s (remote.prom_exporter): where a server has them, its status, drift and
+  numbers are the exporter's (it saw argv, logs and probes).
+Prometheus unreachable: every view keeps its last numbers, marked stale since the last good read,
+with the error as the reason and the status UNKNOWN — never silently old."""
 
 from __future__ import annotations
 
@@ -12,46 +17,50 @@ import asyncio
 import logging
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import replace
 
-import httpx
-
-from sglconsole.core.nvidia_smi import GpuSample
+from sglconsole.config.schema import Source
+from sglconsole.core.processes import ProcessView
+from sglconsole.remote import prom_exporter, prom_series
+from sglconsole.remote.prom_api import PrometheusApi, PrometheusError
+from sglconsole.remote.prom_exporter import SOURCE, ExporterHost, exporter_gpus, exporter_view
+from sglconsole.remote.prom_series import HostReading
+from sglconsole.remote.prom_sglang import dcgm_gpus, feed_server
 from sglconsole.state.fleet import FleetState
-from sglconsole.state.model import Load, ServerState, ServerView, Status
+from sglconsole.state.model import HostState, ServerState, ServerView, Status
+from sglconsole.state.snapshot import derive_view
 
 log = logging.getLogger(__name__)
 
-QUERY = '{__name__=~"sglconsole_(host|gpu|server)_.+"}'
-MIB = 1024 * 1024
 SPARK = 120
-SOURCE = "prometheus"
-
-
-@dataclass
-class _Server:
-    fields: dict[str, float] = field(default_factory=dict)
-    status: str | None = None
-    at: float = 0.0
-
-
-@dataclass
-class _Host:
-    state: str | None = None
-    gpus: dict[int, dict[str, float | str]] = field(default_factory=dict)
-    servers: dict[int, _Server] = field(default_factory=dict)
 
 
 class PrometheusFeed:
-    def __init__(self, url: str, fleet: FleetState, *, interval: float = 5.0, timeout=10.0):
-        self.url = url.rstrip("/")
+    def __init__(self, source: Source, fleet: FleetState, *, timeout: float = 10.0):
+        self.source = source
+        self.url = source.prometheus.rstrip("/")
         self.fleet = fleet
-        self.interval = interval
-        self.client = httpx.AsyncClient(timeout=timeout)
+        self.interval = source.interval
+        self.api = PrometheusApi(self.url, timeout=timeout)
+        self.queries = (
+            prom_exporter.QUERY,
+            prom_series.SGLANG_QUERY,
+            prom_series.rate_query(source.rate_window),
+            prom_series.UP_QUERY,
+            prom_series.GPU_QUERY,
+        )
         self.answered = False
         """True once a read succeeded or failed: the fleet says what is known."""
         self.error: str | None = None
+        self.read_at: float | None = None
+        """When Prometheus last answered every query."""
+        self.unknown_addresses: set[str] = set()
+        """Addresses in SGLang's series that name no host of hosts.yaml (not shown)."""
         self._spark: dict[tuple[str, int], deque[float]] = {}
+        self._good: dict[tuple[str, int], ServerView] = {}
+        self._note = (
+            f"read from Prometheus ({self.url}): no process table, argv or log without SSH",
+        )
         for host in fleet.hosts.values():
             host.source = SOURCE
 
@@ -61,154 +70,119 @@ class PrometheusFeed:
             await asyncio.sleep(self.interval)
 
     async def poll(self) -> None:
+        now = time.time()
         try:
-            reply = await self.client.get(self.url + "/api/v1/query", params={"query": QUERY})
-            reply.raise_for_status()
-            body = reply.json()
-            if body.get("status") != "success":
-                raise ValueError(body.get("error") or "query failed")
-            series = body["data"]["result"]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            self.error = f"prometheus {self.url}: {exc or type(exc).__name__}"
-            log.warning("%s", self.error)
-            self._publish({}, time.time())
+            answers = await asyncio.gather(*(self.api.query(q) for q in self.queries))
+        except PrometheusError as exc:
+            if self.error != str(exc):
+                log.warning("%s", exc)
+            self.error = str(exc)
+            self._stale(now)
         else:
-            self.error = None
-            self._publish(gather(series), time.time())
+            exported, sglang, rates, up, gpus = answers
+            readings, unknown = prom_series.group(
+                self.fleet.config, self.source.labels, sglang=sglang, rates=rates, up=up, gpus=gpus
+            )
+            if unknown - self.unknown_addresses:  # said once, not every read
+                log.info("SGLang series of hosts not in hosts.yaml, not shown: %s", sorted(unknown))
+            self.unknown_addresses = unknown
+            self.error, self.read_at = None, now
+            self._publish(prom_exporter.gather(exported), readings, now)
         self.answered = True
 
     async def close(self) -> None:
-        await self.client.aclose()
+        await self.api.close()
 
     # -------------------------------------------------------------- publish
 
-    def _publish(self, seen: dict[str, _Host], now: float) -> None:
+    def _publish(
+        self, exported: dict[str, ExporterHost], readings: dict[str, HostReading], now: float
+    ) -> None:
         self.fleet.generation += 1
         generation = self.fleet.generation
         for name, state in self.fleet.hosts.items():
-            found = seen.get(name)
-            state.source = SOURCE
-            state.reachable = {"reachable": True, "unreachable": False}.get(
-                found.state if found else None
-            )
-            state.error = self._host_error(found)
-            state.gpus = _gpus(found) if found and state.reachable else []
-            for port in found.servers if found else ():
-                if port not in state.servers:  # running there, not in hosts.yaml
+            if state.source != SOURCE:
+                continue  # watched over SSH while it is looked at (remote.ssh_on_demand)
+            by_exporter = exported.get(name)
+            if by_exporter is not None and by_exporter.state is None:
+                by_exporter = None
+            reading = readings.get(name)
+            self._host(state, by_exporter, reading, now)
+            for port in {
+                *(by_exporter.servers if by_exporter else ()),
+                *(reading or _NONE).servers,
+            }:
+                if port not in state.servers:  # running there, not in hosts.yaml: UNMANAGED
                     state.servers[port] = ServerState(name, port, None, None, None)
             for port, server in state.servers.items():
-                data = found.servers.get(port) if found else None
-                server.view = self._view(server, data, state.error, now, generation)
-            self.fleet.changed(name, None)
-            for port in state.servers:
-                self.fleet.changed(name, port)
+                data = by_exporter.servers.get(port) if by_exporter else None
+                feed_server(server, reading.servers.get(port) if reading else None, now, self.url)
+                if data is not None and data.status is not None:
+                    spark = self._spark.setdefault((name, port), deque(maxlen=SPARK))
+                    server.view = exporter_view(server, data, spark, now, generation)
+                else:
+                    server.view = derive_view(server, state, now, generation)
+                self._good[(name, port)] = server.view
+            self._changed(name, state)
 
-    def _host_error(self, found: _Host | None) -> str | None:
-        if self.error:
-            return self.error
-        if found is None or found.state is None:
-            return f"not in Prometheus ({self.url}): is the exporter scraped?"
-        if found.state == "unreachable":
-            return "unreachable from the exporter (its /status says why)"
-        return None
+    def _host(
+        self, state: HostState, exported: ExporterHost | None, reading: HostReading | None, now
+    ) -> None:
+        if state.view is None:
+            state.view = ProcessView((), (), (), False, self._note)
+        if exported is not None:  # the exporter watches it over SSH: its word
+            state.reachable = {"reachable": True, "unreachable": False}.get(exported.state)
+            state.error = {
+                "unreachable": "unreachable from the exporter (its /status says why)",
+                "connecting": "the exporter is connecting to it",
+            }.get(exported.state or "")
+            state.gpus = exporter_gpus(exported) if state.reachable else []
+        else:
+            # Prometheus scrapes it (its scrapes may fail: those servers are DOWN, with why)
+            seen = reading is not None and bool(reading.gpus or reading.servers)
+            state.reachable = True if seen else None
+            state.error = None if seen else self._missing()
+            state.gpus = dcgm_gpus(reading) if reading is not None else []
+        if state.reachable:
+            state.gpu_time = now
 
-    def _view(
-        self, server: ServerState, data: _Server | None, error: str | None, now: float, gen: int
-    ) -> ServerView:
-        if data is None or data.status is None:
-            reason = error or "not in Prometheus"
-            return ServerView(Status.UNKNOWN, reason, generation=gen, at=now)
-        status = Status(data.status) if data.status in Status.__members__ else Status.UNKNOWN
-        values = data.fields
-        tok_s = values.get("decode_tokens_per_second")
-        spark = self._spark.setdefault((server.host, server.port), deque(maxlen=SPARK))
-        if tok_s is not None:
-            spark.append(tok_s)
-        load_values = [
-            values.get(k)
-            for k in ("accept_length", "running_requests", "queued_requests", "token_usage_ratio")
-        ]
-        load = None
-        if any(v is not None for v in load_values):
-            accept, running, queued, usage = load_values
-            load = Load(accept, _int(running), _int(queued), usage, SOURCE)
-        drift = values.get("drift")
-        count = values.get("drift_differences")
-        return ServerView(
-            status,
-            f"as the exporter saw it {max(0.0, now - data.at):.0f} s ago (Prometheus)",
-            None,
-            values.get("start_time_seconds"),
-            tok_s,
-            SOURCE if tok_s is not None else None,
-            load,
-            tuple(spark),
-            None if drift is None else bool(drift),
-            _int(count),
-            gen,
-            now,
+    def _missing(self) -> str:
+        return (
+            f"no series name it in Prometheus ({self.url}): is it scraped (SGLang's "
+            "--enable-metrics, dcgm-exporter or sglconsole exporter), with labels as "
+            "hosts.yaml's source.labels say?"
         )
 
+    def _stale(self, now: float) -> None:
+        """Prometheus did not answer: the last numbers stay, marked stale, the status UNKNOWN."""
+        self.fleet.generation += 1
+        for name, state in self.fleet.hosts.items():
+            if state.source != SOURCE:
+                continue
+            state.error = self.error
+            for port, server in state.servers.items():
+                good = self._good.get((name, port))
+                if good is None or self.read_at is None:
+                    reason = self.error or "Prometheus did not answer"
+                    server.view = ServerView(
+                        Status.UNKNOWN, reason, generation=self.fleet.generation, at=now
+                    )
+                    continue
+                server.view = replace(
+                    good,
+                    status=Status.UNKNOWN,
+                    reason=f"{self.error}; shown: what it said {now - self.read_at:.0f} s ago "
+                    f"({good.status.value}: {good.reason})",
+                    stale_since=self.read_at,
+                    generation=self.fleet.generation,
+                    at=now,
+                )
+            self._changed(name, state)
 
-def gather(series: list[dict]) -> dict[str, _Host]:
-    """Prometheus's instant vector -> per host: reachability, GPUs, servers."""
-    hosts: dict[str, _Host] = {}
-    for one in series:
-        labels, (at, text) = one["metric"], one["value"]
-        name, host = labels.get("__name__", ""), labels.get("host")
-        if host is None:
-            continue
-        try:
-            value = float(text)
-        except ValueError:
-            continue
-        entry = hosts.setdefault(host, _Host())
-        if name == "sglconsole_host_reachable":
-            if value == 1:
-                entry.state = labels.get("state")
-        elif name.startswith("sglconsole_gpu_") and labels.get("gpu", "").isdigit():
-            gpu = entry.gpus.setdefault(int(labels["gpu"]), {})
-            if name == "sglconsole_gpu_info":
-                gpu["name"] = labels.get("name", "")
-            else:
-                gpu[name.removeprefix("sglconsole_gpu_")] = value
-        elif name.startswith("sglconsole_server_") and labels.get("port", "").isdigit():
-            server = entry.servers.setdefault(int(labels["port"]), _Server())
-            server.at = max(server.at, float(at))
-            key = name.removeprefix("sglconsole_server_")
-            if key == "status":
-                if value == 1:
-                    server.status = labels.get("status")
-            else:
-                server.fields[key] = value
-    return hosts
+    def _changed(self, name: str, state: HostState) -> None:
+        self.fleet.changed(name, None)
+        for port in state.servers:
+            self.fleet.changed(name, port)
 
 
-def _gpus(found: _Host) -> list[GpuSample]:
-    out = []
-    for index, values in sorted(found.gpus.items()):
-
-        def number(key: str, scale: float = 1.0, values=values) -> float | None:
-            value = values.get(key)
-            return None if not isinstance(value, float) else value * scale
-
-        util = number("utilization_ratio", 100)
-        used, total = number("memory_used_bytes", 1 / MIB), number("memory_total_bytes", 1 / MIB)
-        temp = number("temperature_celsius")
-        name = values.get("name")
-        out.append(
-            GpuSample(
-                index,
-                name=name if isinstance(name, str) else None,
-                util_gpu=_int(util),
-                mem_used_mib=_int(used),
-                mem_total_mib=_int(total),
-                temperature_c=_int(temp),
-                power_draw_w=number("power_watts"),
-            )
-        )
-    return out
-
-
-def _int(value: float | None) -> int | None:
-    return None if value is None else round(value)
+_NONE = HostReading()

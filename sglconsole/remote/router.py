@@ -4,7 +4,7 @@ The router lists its workers at ``GET /workers`` (each with an ``id``, its ``url
 ``is_healthy``), takes one out with ``DELETE /workers/{id}`` (the id, not the URL) and queues
 one in with ``POST /workers {"url": ..., "worker_type": "regular"}``: both answer 202 and the
 worker is listed once the router has checked it. A router on an SSH host is reached through an
-SSH port forward, like the servers; one given by `url:` directly.
+SSH port forward (a private local socket), like the servers; one given by `url:` directly.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import httpx
 
 from sglconsole.config import Router
 from sglconsole.errors import RemoteError
+from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.ssh import Fleet
 
 
@@ -24,27 +25,26 @@ class RouterError(RemoteError):
         super().__init__(f"router {router}", message)
 
 
-async def router_base(fleet: Fleet, router: Router) -> str:
-    """The router's base URL as this console reaches it."""
+async def router_endpoint(fleet: Fleet, router: Router) -> Endpoint:
+    """The router as this console reaches it."""
     if router.url:
-        return router.url.rstrip("/")
-    local = await fleet[router.host].forward(router.port)
-    return f"http://127.0.0.1:{local}"
+        return Endpoint(router.url.rstrip("/"))
+    return await fleet[router.host].forward(router.port)
 
 
 class RouterClient:
-    def __init__(self, name: str, base: str, timeout: float = 10):
+    def __init__(self, name: str, endpoint: Endpoint, timeout: float = 10):
         self.name = name
-        self.base = base
+        self.endpoint = endpoint
         self.timeout = timeout
 
     async def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
         try:
-            async with httpx.AsyncClient(timeout=self.timeout, trust_env=False) as client:
-                return await client.request(method, self.base + path, **kwargs)
+            async with self.endpoint.client(timeout=self.timeout) as client:
+                return await client.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise RouterError(
-                self.name, f"at {self.base}: {type(exc).__name__} {exc}".strip()
+                self.name, f"at {self.endpoint}: {type(exc).__name__} {exc}".strip()
             ) from None
 
     async def workers(self) -> list[dict]:
@@ -102,11 +102,11 @@ def same_url(a: object, b: str) -> bool:
     return isinstance(a, str) and a.rstrip("/") == b.rstrip("/")
 
 
-async def running_requests(base: str) -> int | None:
+async def running_requests(endpoint: Endpoint) -> int | None:
     """Requests running or queued on an SGLang server (its /get_load); None: no answer."""
     try:
-        async with httpx.AsyncClient(timeout=5, trust_env=False) as client:
-            data = (await client.get(f"{base}/get_load")).json()
+        async with endpoint.client(timeout=5) as client:
+            data = (await client.get("/get_load")).json()
         rows = data if isinstance(data, list) else [data]
         return sum(int(r.get("num_reqs", 0)) for r in rows if isinstance(r, dict))
     except (httpx.HTTPError, ValueError, TypeError, AttributeError):

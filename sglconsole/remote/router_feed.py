@@ -15,7 +15,7 @@ import time
 
 from sglconsole.config import Config, Router
 from sglconsole.errors import ConsoleError
-from sglconsole.remote.router import RouterClient, RouterError, router_base
+from sglconsole.remote.router import RouterClient, RouterError, router_endpoint
 from sglconsole.remote.ssh import Fleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.routing import RouterWorker
@@ -63,8 +63,8 @@ class RouterFeed:
         if host is not None and host.reachable is False:
             # its host's monitor retries with backoff: a second caller would only double that
             raise RouterError(name, f"its host {router.host} is unreachable: {host.error}")
-        base = await asyncio.wait_for(router_base(self.ssh, router), TIMEOUT_S)
-        rows = await RouterClient(name, base, timeout=TIMEOUT_S).workers()
+        endpoint = await asyncio.wait_for(router_endpoint(self.ssh, router), TIMEOUT_S)
+        rows = await RouterClient(name, endpoint, timeout=TIMEOUT_S).workers()
         return [worker_of(row) for row in rows if isinstance(row.get("url"), str)]
 
     def _set(

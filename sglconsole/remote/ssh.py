@@ -1,4 +1,5 @@
 """One asyncssh connection per host, shared by every command, stream and forward.
+A forward's local end is a private UNIX socket (`forward_sockets`), never a TCP port.
 
 Host keys are verified (known_hosts, or the user's default); jump hosts are
 either another configured host (its connection is reused as the tunnel) or a
@@ -20,12 +21,15 @@ import os
 import socket
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import asyncssh
 
 from sglconsole.config import Host
 from sglconsole.errors import AuthError, HostKeyError, HostUnreachable, RemoteCommandFailed
+from sglconsole.remote import forward_sockets
+from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.ssh_auth import (
     agent_holds,
     known_hosts_has,
@@ -52,8 +56,18 @@ class _ClientEvents(asyncssh.SSHClient):
     def __init__(self, owner: SshHost):
         self._owner = owner
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._owner._on_lost(exc)
+    def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
+        self._conn = conn
+
+    def connection_lost(self, exc: Exception | None) -> None:  # its forwards go with it
+        self._owner._on_lost(exc, getattr(self, "_conn", None))
+
+
+@dataclass(frozen=True)
+class _Forward:
+    conn: asyncssh.SSHClientConnection
+    listener: asyncssh.SSHListener
+    endpoint: Endpoint
 
 
 class SshHost:
@@ -65,7 +79,8 @@ class SshHost:
         self._jump_resolver = jump_resolver
         self._conn: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
-        self._forwards: dict[tuple[str, int], asyncssh.SSHListener] = {}
+        self._forwards: dict[tuple[str, int], _Forward] = {}
+        self._forward_lock = asyncio.Lock()
         self.last_error: str | None = None
         self.lost_at: float | None = None
 
@@ -103,9 +118,11 @@ class SshHost:
                 self.last_error = None
             return self._conn
 
-    def _on_lost(self, exc: Exception | None) -> None:
+    def _on_lost(self, exc: Exception | None, conn: Any = None) -> None:
+        if conn is not None and self._conn not in (None, conn):
+            return  # a connection already replaced (closed, then a new one opened)
         self._conn = None
-        self._forwards.clear()
+        self._drop_forwards(conn)
         self.lost_at = time.time()
         if exc is not None:
             self.last_error = f"connection lost: {reason_of(exc)}"
@@ -283,7 +300,7 @@ class SshHost:
 
     async def close(self) -> None:
         conn, self._conn = self._conn, None
-        self._forwards.clear()
+        self._drop_forwards()
         if conn is not None:
             conn.close()
             try:
@@ -328,21 +345,34 @@ class SshHost:
             raise HostUnreachable(self.name, f"cannot open a channel: {reason_of(exc)}") from None
         return RemoteStream(self.name, argv, process)
 
-    async def forward(self, remote_port: int, remote_host: str = "127.0.0.1") -> int:
-        """A local port on 127.0.0.1 that reaches remote_host:remote_port from the host."""
+    async def forward(self, remote_port: int, remote_host: str = "127.0.0.1") -> Endpoint:
+        """The endpoint of remote_host:remote_port as the host reaches it, through a private local
+        UNIX socket (one per remote address and port, kept while the connection lives)."""
         conn = await self.connect()
         key = (remote_host, remote_port)
-        listener = self._forwards.get(key)
-        if listener is None:
+        async with self._forward_lock:
+            known = self._forwards.get(key)
+            if known is not None and known.conn is conn:
+                return known.endpoint
+            if known is not None:  # of a connection that is gone
+                forward_sockets.close_forward(known.listener, known.endpoint.socket)
             try:
-                listener = await conn.forward_local_port("127.0.0.1", 0, remote_host, remote_port)
+                listener, path = await forward_sockets.open_forward(conn, remote_host, remote_port)
             except (asyncssh.Error, OSError) as exc:
                 raise HostUnreachable(
                     self.name,
                     f"port forward to {remote_host}:{remote_port} failed: {reason_of(exc)}",
                 ) from None
-            self._forwards[key] = listener
-        return listener.get_port()
+            endpoint = Endpoint.forwarded(remote_host, remote_port, path)
+            self._forwards[key] = _Forward(conn, listener, endpoint)
+            return endpoint
+
+    def _drop_forwards(self, conn: Any = None) -> None:
+        """Close the forwards of CONN (of every connection when None) and remove their sockets."""
+        for key, forward in list(self._forwards.items()):
+            if conn is None or forward.conn is conn:
+                del self._forwards[key]
+                forward_sockets.close_forward(forward.listener, forward.endpoint.socket)
 
 
 def _text(value: Any) -> str:

@@ -13,7 +13,7 @@ from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.model import HostState, ServerState
 from sglconsole.state.routing import RouterState, RouteView
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 def fleet_json(fleet, now: float | None = None) -> dict:
@@ -112,7 +112,9 @@ def server_json(server: ServerState, now: float) -> dict:
         "running_req": load.running_req if load else None,
         "queue_req": load.queue_req if load else None,
         "load_source": load.source if load else None,
-        "metrics": server.metrics.as_dict() if server.metrics is not None and process else None,
+        "metrics": server.metrics.as_dict()
+        if server.metrics is not None and server.process is not None
+        else None,
         "uptime_s": view.uptime(now),
         "version": server.version,
         "health": server.health,
@@ -120,5 +122,6 @@ def server_json(server: ServerState, now: float) -> dict:
         "drift": view.drift_differs,
         "drift_count": view.drift_count,
         "generation": view.generation,
+        "stale_s": None if view.stale_since is None else round(now - view.stale_since, 1),
         "routers": [route_json(r) for r in view.routes],
     }

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sglconsole.config import Profile, Server
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
-from sglconsole.core.processes import ProcessView, ServerProcess
+from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.sglang_log_record import LogRecord
 
 if TYPE_CHECKING:
@@ -79,6 +79,8 @@ class Sample:
     """The first decode line after an idle period: SGLang's interval makes its tok/s meaningless."""
     pid: int | None = None
     """The process that wrote it, when the log said (core.log_owner); None: not known."""
+    source: str = "log"
+    """'log' (a decode line) or 'prometheus' (one scrape of SGLang's series, tok/s its irate)."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class ServerView:
     drift_count: int | None = None
     generation: int = 0
     at: float = 0.0
+    stale_since: float | None = None
+    """When the numbers shown were last read, if the source has not answered since (Prometheus
+    unreachable): they are old, and say so."""
     routes: tuple[RouteView, ...] = ()
     """Its place in each router in front of it (state.routing), in hosts.yaml's order."""
 
@@ -153,6 +158,9 @@ class ServerState:
     lines)."""
     metrics_before_at: float | None = None
     action: str | None = None
+    absent: tuple[Status, str] | None = None
+    """What a source without SSH (Prometheus) says of a server it sees no process of: DOWN when
+    its scrape fails, UNKNOWN when nothing scrapes it."""
     action_ended: float | None = None
     """When this console's last action on it ended (a router list read before is stale)."""
     view: ServerView = field(default_factory=ServerView)
@@ -192,6 +200,13 @@ class ServerState:
         ) = None
         self.metrics_before = self.metrics_before_at = self.answered_at = None
         self.drift_error = None
+
+
+def metrics_only_process(port: int, start: float) -> ServerProcess:
+    """A server known by its metrics alone (Prometheus, no SSH): running since `start` as far as
+    the console can tell, with no pid, argv or GPUs (pid 0 is shown as none)."""
+    main = ProcInfo(0, 0, 0, 0, "R", "", (), start, 0, main=True)
+    return ServerProcess(main, port, (), (), 0)
 
 
 @dataclass

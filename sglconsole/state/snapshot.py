@@ -32,14 +32,14 @@ def derive_view(
     process = server.process
     if process is None or host.reachable is not True:
         return ServerView(status, reason, generation=generation, at=now, routes=routes)
-    started = process.main.start
+    started = process.main.start if process.main.pid else None  # 0: first seen, not started
     samples = process_samples(server, limit=SPARK_SAMPLES)
     tok_s, source = _tok_s(server, samples, now)
     differs, count = _drift(server)
     return ServerView(
         status,
         reason,
-        process.main.pid,
+        process.main.pid or None,  # 0: known by its metrics alone (model.metrics_only_process)
         started,
         tok_s,
         source,
@@ -51,7 +51,7 @@ def derive_view(
         count,
         generation,
         now,
-        routes,
+        routes=routes,
     )
 
 
@@ -60,9 +60,9 @@ def _tok_s(
 ) -> tuple[float | None, str | None]:
     for sample in reversed(samples):
         if not sample.after_idle:
-            return sample.gen_throughput, "log"
+            return sample.gen_throughput, sample.source
     rate = metrics_rate(server, now)
-    return (None, None) if rate is None else (rate, "metrics")
+    return (None, None) if rate is None else (rate, _page_source(server))
 
 
 def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None:
@@ -70,7 +70,9 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
     line, else from a fresh /metrics page."""
     if samples:
         last = samples[-1]
-        return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
+        return Load(
+            last.accept_len, last.running_req, last.queue_req, last.token_usage, last.source
+        )
     metrics = fresh_metrics(server, now)
     if metrics is None or not metrics_rate(server, now):
         return (
@@ -78,7 +80,13 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
         )
     running = None if metrics.running_req is None else int(metrics.running_req)
     queued = None if metrics.queue_req is None else int(metrics.queue_req)
-    return Load(metrics.accept_len, running, queued, metrics.token_usage, "metrics")
+    return Load(metrics.accept_len, running, queued, metrics.token_usage, _page_source(server))
+
+
+def _page_source(server: ServerState) -> str:
+    """Where the /metrics page came from: the server itself, or Prometheus (a process known by
+    its metrics alone has pid 0)."""
+    return "metrics" if server.process is None or server.process.main.pid else "prometheus"
 
 
 def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
@@ -96,6 +104,8 @@ def metrics_rate(server: ServerState, now: float) -> float | None:
     line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at
     idle)."""
     current, before = fresh_metrics(server, now), server.metrics_before
+    if current is not None and current.generation_tokens_rate is not None:
+        return current.generation_tokens_rate  # the same rate, computed where it was scraped
     if (
         current is None
         or before is None

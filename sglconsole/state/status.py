@@ -28,10 +28,12 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if host.reachable is False:
         return Status.UNREACHABLE, host.error or "unreachable"
     if host.reachable is None or host.view is None:
-        return Status.UNKNOWN, "connecting"
+        return Status.UNKNOWN, host.error or "connecting"
     if server.process is None:
         if server.action:
             return Status.STARTING, server.action
+        if server.absent is not None:
+            return server.absent
         return Status.DOWN, "configured but not running" + last_error(server, now)
     if not server.managed:
         return Status.UNMANAGED, "running but not in hosts.yaml"

@@ -115,6 +115,9 @@ class StatusServer(_Model):
     """Whether it differs from its profile (null: not known)."""
     drift_count: int | None = None
     generation: int
+    stale_s: float | None = None
+    """Seconds since these numbers were read, when the source (Prometheus) has not answered since;
+    null: current."""
     routers: list[StatusRoute] = []
     """One entry per router in front of it (hosts.yaml `routers:`)."""
 

@@ -45,7 +45,7 @@ def test_restore_behind_the_real_router_loses_no_request(fleet_factory, state_di
         ssh = Fleet(cfg.hosts)
         try:
             router = await start_router(ssh, 2)
-            traffic = Traffic(router.base)
+            traffic = Traffic(router.endpoint)
             traffic.start()
             await asyncio.sleep(1.0)
             restore = ACTIONS["restore"]
@@ -151,9 +151,9 @@ def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_facto
         try:
             router = await start_router(ssh, 2) if start else None
             if router is None:
-                from sglconsole.remote.router import RouterClient, router_base
+                from sglconsole.remote.router import RouterClient, router_endpoint
 
-                router = RouterClient("front", await router_base(ssh, cfg.routers["front"]))
+                router = RouterClient("front", await router_endpoint(ssh, cfg.routers["front"]))
             return urls(await router.workers())
         finally:
             await ssh.close()

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
-
-import httpx
 
 from sglconsole import config
 from sglconsole.remote.monitor import FleetMonitor
@@ -93,24 +92,21 @@ async def test_server_http_through_the_ssh_forward(demo_fleet):
     cfg = config.load(demo_fleet.config_path)
     fleet = Fleet(cfg.hosts)
     try:
-        local = await fleet["h200x4"].forward(30000)
-        async with httpx.AsyncClient() as client:
-            base = f"http://127.0.0.1:{local}"
-            assert (await client.get(base + "/health")).status_code == 200
-            info = (await client.get(base + "/server_info")).json()
+        forward = await fleet["h200x4"].forward(30000)
+        assert stat.S_IMODE(os.stat(forward.socket).st_mode) == 0o600
+        async with forward.client(timeout=10) as client:
+            assert (await client.get("/health")).status_code == 200
+            info = (await client.get("/server_info")).json()
             assert info["version"] == "0.5.23" and info["max_running_requests"] == 64
-            metrics = (await client.get(base + "/metrics")).text
+            metrics = (await client.get("/metrics")).text
             assert "sglang:num_running_reqs" in metrics
         # every host has its own port 30000: the same forward target reaches another server,
         # an older SGLang (0.5.9 already serves /server_info; its get_ name is the deprecated alias)
         other = await fleet["old059"].forward(30000)
-        async with httpx.AsyncClient() as client:
-            assert (await client.get(f"http://127.0.0.1:{other}/server_info")).json()[
-                "version"
-            ] == "0.5.9"
-            assert (await client.get(f"http://127.0.0.1:{other}/get_server_info")).json()[
-                "version"
-            ] == "0.5.9"
+        assert other.socket != forward.socket
+        async with other.client(timeout=10) as client:
+            assert (await client.get("/server_info")).json()["version"] == "0.5.9"
+            assert (await client.get("/get_server_info")).json()["version"] == "0.5.9"
     finally:
         await fleet.close()
 
