@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from datetime import datetime
 
@@ -107,4 +108,29 @@ async def test_what_fires_is_sent_again_and_a_lost_resolution_is_retried(receive
         assert len(receiver.posts) == count + 1  # resolved and delivered: nothing more to send
     finally:
         resender.cancel()
+        await manager.close()
+
+
+async def test_a_router_alert_fires_apart_from_the_status_of_the_same_server(receiver):
+    manager = Alertmanager([receiver.url], resend_s=3600)
+    now = time.time()
+    try:
+        manager.news(Alert("r1", 30001, Status.UP, Status.SLOW, "40 tok/s vs 95", now))
+        nobody = "router front: serving nobody (up, but the router does not list it) for 91 s"
+        route = Alert("r1", 30001, Status.SLOW, Status.SLOW, nobody, now + 1)
+        manager.news(dataclasses.replace(route, router="front", routing="serving nobody"))
+        await until(lambda: len(receiver.posts) == 2)
+        (firing,) = receiver.posts[1][1]  # the SLOW alert is not resolved by it
+        assert firing["labels"]["alertname"] == "SglconsoleRouting"
+        assert firing["labels"]["router"] == "front"
+        assert firing["labels"]["routing"] == "serving nobody"
+        assert firing["annotations"]["summary"] == f"r1:30001: {nobody}"
+        assert len(manager.firing) == 2
+        back = dataclasses.replace(route, router="front", routing="in router", reason="back")
+        manager.news(back)
+        await until(lambda: len(receiver.posts) == 3)
+        (resolved,) = receiver.posts[2][1]
+        assert resolved["labels"]["router"] == "front" and ends(resolved) <= time.time() + 1
+        assert list(manager.firing) == [("r1", 30001)]  # the SLOW one still fires
+    finally:
         await manager.close()

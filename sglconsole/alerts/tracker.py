@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, Status
+from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
 
 HOLD_S = 5.0
 QUIET_S = 300.0
@@ -34,9 +36,14 @@ class Alert:
     new: Status
     reason: str
     time: float
+    router: str | None = None
+    """Set for news about the server's place in this router (alerts.routes), not its status."""
+    routing: str | None = None
 
     @property
     def problem(self) -> bool:
+        if self.router is not None:
+            return self.routing in ROUTE_PROBLEMS
         return self.new in PROBLEMS
 
     @property
@@ -52,6 +59,7 @@ class Alert:
             "to": self.new.value,
             "reason": self.reason,
             "time": self.time,
+            **({"router": self.router, "routing": self.routing} if self.router else {}),
         }
 
 
@@ -76,6 +84,7 @@ class AlertTracker:
     with no screen (the exporter) that restarts must not forget what was firing. The console
     keeps them quiet: the operator sees the fleet."""
     _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
+    routes: RouteWatch = field(default_factory=RouteWatch)
 
     def observe(
         self, host: str, port: int | None, status: Status, reason: str, now: float
@@ -139,4 +148,19 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
                 for s in host.servers.values()
                 if not s.action
             ]
+    found += route_news(
+        fleet,
+        tracker.routes,
+        now,
+        lambda host, server, reason, route: Alert(
+            host.name,
+            server.port,
+            server.status,
+            server.status,
+            reason,
+            now,
+            route.router,
+            route.routing.value,
+        ),
+    )
     return [alert for alert in found if alert is not None]

@@ -81,14 +81,15 @@ class Alertmanager:
         self.resend_s = resend_s
         self.clock = clock
         self.client = httpx.AsyncClient(timeout=timeout)
-        self.firing: dict[tuple[str, int | None], dict] = {}
+        self.firing: dict[tuple, dict] = {}
+        """(host, port) for a status, (host, port, router) for a place in a router."""
         self._unsent: list[dict] = []  # resolutions that did not get through: again at the resend
         self._tasks: set[asyncio.Task] = set()
         self._order = asyncio.Lock()  # posts leave in the order of the news (FIFO)
 
     def news(self, alert: Alert) -> None:
         """Feed what the tracker said; the posts run in the background."""
-        key = (alert.host, alert.port)
+        key = (alert.host, alert.port) + ((alert.router,) if alert.router else ())
         batch = []
         before = self.firing.pop(key, None)
         if before is not None:
@@ -100,8 +101,15 @@ class Alertmanager:
                     "summary": f"{alert.target} is {alert.new.value} (was {alert.old.value})",
                     "description": alert.reason,
                 },
-                "startsAt": iso(alert.time),
             }
+            if alert.router:  # its place in a router, not its status (alerts.routes)
+                firing["labels"] |= {
+                    "alertname": "SglconsoleRouting",
+                    "router": alert.router,
+                    "routing": alert.routing or "",
+                }
+                firing["annotations"]["summary"] = f"{alert.target}: {alert.reason}"
+            firing["startsAt"] = iso(alert.time)
             self.firing[key] = firing
             batch.append(self._fire(firing))
         if batch:

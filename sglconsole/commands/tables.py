@@ -142,4 +142,32 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
                     )
                 )
         parts.append(Text(""))
+    parts += router_lines(fleet)
     return Group(*parts)
+
+
+def router_lines(fleet: FleetState) -> list[Text]:
+    """Each router: reachable or why not, then each server's place in it (state.routing)."""
+    lines = []
+    for router in getattr(fleet, "routers", {}).values():
+        title = Text(f"router {clean(router.name)}", style="bold")
+        title.append(f"  {clean(router.where)}", style="dim")
+        if router.reachable is False:
+            title.append("  UNREACHABLE ", style=STATUS_STYLE[Status.UNREACHABLE])
+            title.append(" " + clean(router.error or ""), style="red")
+        elif router.reachable:
+            healthy = sum(1 for w in router.workers if w.healthy)
+            title.append(f"  {healthy}/{len(router.workers)} workers healthy", style="dim")
+        lines.append(title)
+        for key in router.worker_urls:
+            host, _, port = key.rpartition(":")
+            server = fleet.server(host, int(port))
+            route = next(
+                (r for r in (server.view.routes if server else ()) if r.router == router.name),
+                None,
+            )
+            if route is not None:
+                style = "bold red" if route.problem else "dim"
+                lines.append(Text(f"  {clean(key)}: {clean(route.describe())}", style=style))
+        lines.append(Text(""))
+    return lines

@@ -9,6 +9,7 @@ from sglconsole.config import Config
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prom_exporter import SOURCE
 from sglconsole.remote.prometheus_feed import PrometheusFeed
+from sglconsole.remote.router_feed import RouterFeed
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.remote.ssh_on_demand import SshOnDemand
@@ -49,6 +50,8 @@ class FleetMonitor:
             if source is not None
             else None
         )
+        # routers are read over this console's own connections, like the hosts
+        self.routers = RouterFeed(config, self.ssh, self.state) if self.monitors else None
         self._tasks: list[asyncio.Task] = []
 
     def _host_monitor(self, name: str) -> HostMonitor:
@@ -73,6 +76,8 @@ class FleetMonitor:
         self._tasks = [
             asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()
         ]
+        if self.routers is not None:
+            self._tasks += self.routers.tasks()
         if self.prometheus is not None:
             self._tasks.append(asyncio.create_task(self.prometheus.run(), name="monitor:prom"))
         if self.on_demand is not None:
@@ -102,7 +107,11 @@ class FleetMonitor:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while loop.time() < deadline:
-            if all(self._settled(name) for name in self.state.hosts):
+            hosts = all(self._settled(name) for name in self.state.hosts)
+            routers = self.routers is None or all(
+                r.reachable is not None for r in self.state.routers.values()
+            )
+            if hosts and routers:
                 return True
             await asyncio.sleep(0.1)
         return False

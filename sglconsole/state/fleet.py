@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from sglconsole.config import Config
+from sglconsole.config.routers import routes_of
 from sglconsole.core.sglang_log_record import LogRecord
 from sglconsole.state.model import (  # noqa: F401 - the names every view imports from here
     HISTORY,
@@ -23,6 +24,7 @@ from sglconsole.state.model import (  # noqa: F401 - the names every view import
     Status,
     worst,
 )
+from sglconsole.state.routing import RouterState
 from sglconsole.state.snapshot import derive_view
 
 Listener = Callable[[str, int | None], None]
@@ -46,6 +48,13 @@ class FleetState:
                     log_path=server.log,
                 )
             self.hosts[name] = state
+        self.routers: dict[str, RouterState] = {
+            name: RouterState(name, router.url or f"{router.host}:{router.port}", {})
+            for name, router in config.routers.items()
+        }
+        for host, port in ((h, s.port) for h, c in config.hosts.items() for s in c.servers):
+            for route in routes_of(config, host, port):
+                self.routers[route.router].worker_urls[f"{host}:{port}"] = route.worker_url
 
     # ------------------------------------------------------------ listeners
 
@@ -79,7 +88,12 @@ class FleetState:
         if hstate.source is not None:
             return  # its views come whole from elsewhere (remote.prometheus_feed)
         for server in hstate.servers.values():
-            server.view = derive_view(server, hstate, now, self.generation)
+            server.view = derive_view(server, hstate, now, self.generation, self.routers)
+
+    def routed_hosts(self, router: str) -> set[str]:
+        """The hosts whose servers ROUTER fronts: their views change with its worker list."""
+        state = self.routers.get(router)
+        return {key.rsplit(":", 1)[0] for key in state.worker_urls} if state else set()
 
 
 def record_decode(server: ServerState, record: LogRecord, now: float) -> None:

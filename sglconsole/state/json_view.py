@@ -11,8 +11,9 @@ import time
 
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.model import HostState, ServerState
+from sglconsole.state.routing import RouterState, RouteView
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 def fleet_json(fleet, now: float | None = None) -> dict:
@@ -24,6 +25,38 @@ def fleet_json(fleet, now: float | None = None) -> dict:
         "generation": fleet.generation,
         "hosts": {name: host_json(host, now) for name, host in fleet.hosts.items()},
         "worst": fleet.worst().value,
+        "routers": {name: router_json(r) for name, r in getattr(fleet, "routers", {}).items()},
+    }
+
+
+def router_json(router: RouterState) -> dict:
+    return {
+        "where": router.where,
+        "reachable": router.reachable,
+        "error": router.error,
+        "asked_at": router.asked_at,
+        "workers": [
+            {
+                "url": w.url,
+                "id": w.id,
+                "healthy": w.healthy,
+                "load": w.load,
+                "server": router.server_of(w.url),
+            }
+            for w in router.workers
+        ],
+    }
+
+
+def route_json(route: RouteView) -> dict:
+    return {
+        "router": route.router,
+        "url": route.url,
+        "routing": route.routing.value,
+        "problem": route.problem,
+        "healthy": route.healthy,
+        "load": route.load,
+        "since": route.since,
     }
 
 
@@ -90,4 +123,5 @@ def server_json(server: ServerState, now: float) -> dict:
         "drift_count": view.drift_count,
         "generation": view.generation,
         "stale_s": None if view.stale_since is None else round(now - view.stale_since, 1),
+        "routers": [route_json(r) for r in view.routes],
     }

@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from sglconsole.config import Profile, Server
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.sglang_log_record import LogRecord
+
+if TYPE_CHECKING:
+    from sglconsole.state.routing import RouteView
 
 HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
 LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)
@@ -110,6 +114,8 @@ class ServerView:
     stale_since: float | None = None
     """When the numbers shown were last read, if the source has not answered since (Prometheus
     unreachable): they are old, and say so."""
+    routes: tuple[RouteView, ...] = ()
+    """Its place in each router in front of it (state.routing), in hosts.yaml's order."""
 
     def uptime(self, now: float) -> float | None:
         return None if self.started is None else now - self.started
@@ -155,6 +161,8 @@ class ServerState:
     absent: tuple[Status, str] | None = None
     """What a source without SSH (Prometheus) says of a server it sees no process of: DOWN when
     its scrape fails, UNKNOWN when nothing scrapes it."""
+    action_ended: float | None = None
+    """When this console's last action on it ended (a router list read before is stale)."""
     view: ServerView = field(default_factory=ServerView)
     """What every view shows (status, reason, tok/s, load), published by
     FleetState.refresh_status."""

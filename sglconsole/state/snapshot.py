@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.state.model import HostState, Load, Sample, ServerState, ServerView
+from sglconsole.state.routing import RouterState, derive_routes
 from sglconsole.state.status import derive_status, process_samples
 
 METRICS_FRESH_S = 30.0
@@ -19,11 +20,18 @@ METRICS_FRESH_S = 30.0
 SPARK_SAMPLES = 120
 
 
-def derive_view(server: ServerState, host: HostState, now: float, generation: int) -> ServerView:
+def derive_view(
+    server: ServerState,
+    host: HostState,
+    now: float,
+    generation: int,
+    routers: dict[str, RouterState] | None = None,
+) -> ServerView:
     status, reason = derive_status(server, host, now)
+    routes = derive_routes(server, host, routers or {}, server.view.routes, now)
     process = server.process
     if process is None or host.reachable is not True:
-        return ServerView(status, reason, generation=generation, at=now)
+        return ServerView(status, reason, generation=generation, at=now, routes=routes)
     started = process.main.start if process.main.pid else None  # 0: first seen, not started
     samples = process_samples(server, limit=SPARK_SAMPLES)
     tok_s, source = _tok_s(server, samples, now)
@@ -43,6 +51,7 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
         count,
         generation,
         now,
+        routes=routes,
     )
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sglconsole.state.json_view import SCHEMA_VERSION
 from sglconsole.state.model import Status
+from sglconsole.state.routing import Routing
 
 
 class _Model(BaseModel):
@@ -42,6 +43,46 @@ class StatusOrphan(_Model):
     pid: int
     ppid: int | None = None
     title: str
+
+
+class StatusRoute(_Model):
+    """The server's place in one router in front of it."""
+
+    router: str
+    url: str
+    """The URL the router knows this server by."""
+    routing: Routing
+    """'serving nobody': up and answering but not in the router's worker list; 'in router but
+    down': listed while the server is down or does not answer; 'out for an action': taken out
+    by this console's kill/relaunch/restore/rollback, on purpose."""
+    problem: bool
+    """serving nobody, or in router but down."""
+    healthy: bool | None = None
+    """The router's is_healthy for it (null: not listed)."""
+    load: int | None = None
+    """The router's count of requests in flight to it (sglang-router counts under cache_aware)."""
+    since: float | None = None
+    """Unix time it entered this state, as far as this console watched."""
+
+
+class StatusRouterWorker(_Model):
+    url: str
+    id: str | None = None
+    healthy: bool
+    load: int | None = None
+    server: str | None = None
+    """HOST:PORT in hosts.yaml this worker is (null: a worker hosts.yaml does not name)."""
+
+
+class StatusRouter(_Model):
+    where: str
+    """host:port (through SSH) or the URL it is reached at."""
+    reachable: bool | None = None
+    error: str | None = None
+    asked_at: float | None = None
+    """Unix time its worker list was asked for."""
+    workers: list[StatusRouterWorker] = []
+    """Its GET /workers (the last answer, when unreachable now)."""
 
 
 class StatusServer(_Model):
@@ -77,6 +118,8 @@ class StatusServer(_Model):
     stale_s: float | None = None
     """Seconds since these numbers were read, when the source (Prometheus) has not answered since;
     null: current."""
+    routers: list[StatusRoute] = []
+    """One entry per router in front of it (hosts.yaml `routers:`)."""
 
 
 class StatusHost(_Model):
@@ -102,6 +145,8 @@ class StatusJson(_Model):
     hosts: dict[str, StatusHost]
     worst: Status
     """The worst status in the fleet."""
+    routers: dict[str, StatusRouter] = {}
+    """Every router in hosts.yaml and its worker list."""
     drift_not_known: list[str] = []
     """HOST:PORT of servers whose drift the host's SGLang had not judged in time."""
 

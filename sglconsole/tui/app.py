@@ -177,14 +177,20 @@ class ConsoleApp(App[int]):
 
     def raise_alert(self, alert: Alert) -> None:
         self.session.history.append(
-            AlertRecord(alert.time, alert.target, alert.old.value, alert.new.value, alert.reason)
+            AlertRecord(
+                alert.time,
+                alert.target,
+                alert.old.value,
+                alert.routing if alert.router else alert.new.value,  # its router: what changed
+                alert.reason,
+            )
         )
         looking_at = self.main.selected[0] if self.main.selected else None
         if alert.host != looking_at or not alert.problem:
             word = "problem" if alert.problem else "recovered"
+            change = alert.routing if alert.router else f"{alert.old.value} → {alert.new.value}"
             self.notify(
-                f"{clean(alert.target)}: {alert.old.value} → {alert.new.value}\n"
-                f"{clean(alert.reason)}",
+                f"{clean(alert.target)}: {change}\n{clean(alert.reason)}",
                 title=word,
                 severity="warning" if alert.problem else "information",
                 timeout=10,

@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 Key = tuple[str, int | None]
+ROUTER = "router:"
+"""A router's tree key is (ROUTER + name, None): host names cannot hold ':'."""
+
+
+def router_key(name: str) -> Key:
+    return (ROUTER + name, None)
+
+
+def router_of(key: Key | None) -> str | None:
+    """The router a tree key selects, or None (a host or a server)."""
+    if key is None or key[1] is not None or not key[0].startswith(ROUTER):
+        return None
+    return key[0][len(ROUTER) :]
 
 
 class Dirty:

@@ -15,6 +15,7 @@ from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.fleet import HostState, Load, Sample, ServerState, ServerView, Status
+from sglconsole.state.routing import RouterState, RouterWorker, RouteView, Routing
 from sglconsole.state.snapshot import derive_view
 from sglconsole.state.status import process_samples
 
@@ -30,6 +31,7 @@ SERVER_FIELDS = (
     "action",
 )
 VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
+ROUTER_FIELDS = ("reachable", "error", "asked_at", "since")
 
 
 # ------------------------------------------------------------------ encode
@@ -60,7 +62,14 @@ def _view_fields(view: ServerView) -> dict[str, Any]:
     }
     fields["status"] = view.status.value
     fields["load"] = None if view.load is None else dataclasses.asdict(view.load)
+    fields["routes"] = [{**dataclasses.asdict(r), "routing": r.routing.value} for r in view.routes]
     return fields
+
+
+def encode_router(router: RouterState) -> dict[str, Any]:
+    out = {name: getattr(router, name) for name in ROUTER_FIELDS}
+    out["workers"] = [dataclasses.asdict(w) for w in router.workers]
+    return out
 
 
 def encode_sample(sample: Sample) -> dict[str, Any]:
@@ -123,6 +132,14 @@ def apply_host(host: HostState, fields: dict[str, Any]) -> None:
             setattr(host, name, value)
 
 
+def apply_router(router: RouterState, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        if name == "workers":
+            router.workers = [RouterWorker(**w) for w in value]
+        elif name in ROUTER_FIELDS:
+            setattr(router, name, value)
+
+
 def apply_server(server: ServerState, fields: dict[str, Any]) -> None:
     decoders = {"process": _decode_process, "probe": _decode_probe, "drift": _decode_report}
     for name, value in fields.items():
@@ -143,6 +160,9 @@ def _decode_view_fields(server: ServerState, data: dict[str, Any]) -> ServerView
     fields = {k: v for k, v in data.items() if k in names}
     fields["status"] = Status(fields.get("status", Status.UNKNOWN))
     fields["load"] = None if not fields.get("load") else Load(**fields["load"])
+    fields["routes"] = tuple(
+        RouteView(**{**r, "routing": Routing(r["routing"])}) for r in fields.get("routes") or ()
+    )
     view = ServerView(**fields)
     samples = process_samples(server) if view.pid is not None else []
     spark = tuple(

@@ -7,6 +7,7 @@ protocol, so it runs the same inside a Textual worker and in a test.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
@@ -111,6 +112,7 @@ def doing(fleet: FleetState, host: str, port: int, what: str | None) -> Iterator
         yield
     finally:
         server.action = None
+        server.action_ended = time.time()  # a router list read before this is stale (routing)
         _changed(fleet, host, port)
 
 

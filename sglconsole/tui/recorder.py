@@ -1,7 +1,7 @@
 """`--record FILE`: the fleet's state changes and parsed samples as JSONL.
 
-Line kinds: `header` (format version, hosts.yaml as loaded), `host` and
-`server` (only the fields that changed), `sample` (a parsed decode line),
+Line kinds: `header` (format version, hosts.yaml as loaded), `host`, `server`
+and `router` (only the fields that changed), `sample` (a parsed decode line),
 `log` (new raw lines), `gone` (an unmanaged server that stopped). Every line
 has `t`, the console's clock. Writes go through a thread so a slow disk
 never stalls the UI.
@@ -24,7 +24,7 @@ from pathlib import Path
 from sglconsole.core.secrets import mask_text, mask_tree
 from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui import codec
-from sglconsole.tui.coalesce import Key
+from sglconsole.tui.coalesce import Key, router_key
 from sglconsole.tui.tail import TailCursor
 
 FORMAT = 1
@@ -72,6 +72,10 @@ class Recorder:
                 if server is not None:
                     self._server(server)
             self._forget_gone(host)
+        for name, router in self.fleet.routers.items():  # few; only what changed is written
+            changed = self._changes(router_key(name), codec.encode_router(router))
+            if changed:
+                self._emit({"kind": "router", "router": name, "set": changed})
 
     def close(self) -> None:
         self._writer.lines.put(None)

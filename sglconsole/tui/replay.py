@@ -69,6 +69,13 @@ class Replay:
             await asyncio.sleep(0.1)
 
     def _apply(self, event: dict) -> None:
+        if event["kind"] == "router":
+            router = self.fleet.routers.get(event.get("router", ""))
+            if router is not None:
+                codec.apply_router(router, event["set"])
+                for name in self.fleet.routed_hosts(router.name) & set(self.fleet.hosts):
+                    self.fleet.changed(name, None)
+            return
         host = self.fleet.hosts.get(event.get("host", ""))
         if host is None:
             return

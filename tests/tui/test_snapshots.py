@@ -9,7 +9,10 @@ import pytest
 
 from sglconsole.actions import Plan
 from sglconsole.tui.app import make_app
+from sglconsole.tui.coalesce import router_key
+from sglconsole.tui.replay import Replay, load
 from sglconsole.tui.screens.confirm import ConfirmScreen
+from tests.tui.conftest import DATA
 
 SMALL, LARGE = (80, 24), (160, 48)
 
@@ -78,3 +81,21 @@ def test_help(snap_compare, demo_replay):
         terminal_size=LARGE,
         run_before=select(("ct129", None), "question_mark"),
     )
+
+
+@pytest.fixture
+def router_replay() -> Replay:
+    """A routed host behind the real sglang-router, recorded (tests/tui/data/README.md)."""
+    return Replay(load(DATA / "router.jsonl"), to_end=True)
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+def test_router_node(snap_compare, router_replay, size):
+    """The router `front`: r1:30000 listed but down, r1:30001 up but serving nobody."""
+    app = make_app(None, replay=router_replay)
+    assert snap_compare(app, terminal_size=size, run_before=select(router_key("front")))
+
+
+def test_server_serving_nobody(snap_compare, router_replay):
+    app = make_app(None, replay=router_replay)
+    assert snap_compare(app, terminal_size=LARGE, run_before=select(("r1", 30001)))

@@ -8,6 +8,7 @@ from sglconsole.core.text import clean
 from sglconsole.state.fleet import HostState, ServerState, Status, worst
 from sglconsole.tui.paint.labels import gpu_summary, shorten, tok_s
 from sglconsole.tui.paint.palette import Palette
+from sglconsole.tui.paint.router import tree_mark
 
 STALE_S = 10.0  # no GPU sample for this long from a reachable host: what we show is old
 
@@ -66,6 +67,10 @@ def server_label(server: ServerState, palette: Palette, width: int) -> Text:
     text = Text.assemble((f":{server.port}", "bold"))
     text.append(f" {tok_s(server.view.tok_s):>5} ")
     text.append_text(palette.badge(server.status))
+    mark = tree_mark(server)
+    if mark:  # whole when it fits (the pane says it whole anyway)
+        fits = len(mark) + 1 <= width - text.cell_len
+        text.append(f" {mark if fits else '⇄!'}", style=palette.bad)
     room = width - text.cell_len - 1
     name = clean(server.profile_name) if server.profile_name else "(unmanaged)"
     if room >= 4:

@@ -9,6 +9,7 @@ from sglconsole.state.fleet import ServerState, Status
 from sglconsole.state.status import baseline_for
 from sglconsole.tui.paint.labels import target, tok_s
 from sglconsole.tui.paint.palette import Palette
+from sglconsole.tui.paint.router import route_lines
 from sglconsole.tui.paint.spark import sparkline
 
 SPARK_WIDTH = 16
@@ -18,6 +19,7 @@ def header(server: ServerState, palette: Palette, now: float) -> Text:
     lines = [identity(server, palette), vitals(server, palette, now)]
     if server.status != Status.UP and server.reason:
         lines.append(Text.assemble(("why: ", "bold"), (clean(server.reason), palette.warn)))
+    lines += route_lines(server, palette, now)
     if server.action:
         lines.append(Text(f"now: {clean(server.action)}", style=palette.accent))
     if server.probe is not None:

@@ -14,7 +14,7 @@ from sglconsole.actions import Plan
 from sglconsole.actions.audit import AuditLog
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui import gating, keys
-from sglconsole.tui.coalesce import Key, hosts_of
+from sglconsole.tui.coalesce import Key, hosts_of, router_of
 from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.screens.acting import RunsActions
@@ -25,6 +25,7 @@ from sglconsole.tui.widgets.activity import ActivityView, ProgressPanel
 from sglconsole.tui.widgets.fleet_tree import FleetTree
 from sglconsole.tui.widgets.host_view import HostView
 from sglconsole.tui.widgets.key_bar import KeyBar
+from sglconsole.tui.widgets.router_view import RouterView
 from sglconsole.tui.widgets.server_view import ServerView
 from sglconsole.tui.widgets.top_bar import TopBar
 
@@ -55,6 +56,7 @@ class MainScreen(RunsActions, Screen):
                     yield HostView(id="host-view")
                     yield ServerView(self.session.fleet, id="server-view")
                     yield ActivityView(id="activity-view")
+                    yield RouterView(self.session.fleet, id="router-view")
                 yield ProgressPanel(id="progress-panel")
         yield KeyBar(id="key-bar")
 
@@ -111,7 +113,8 @@ class MainScreen(RunsActions, Screen):
         self.query_one(TopBar).show(
             self.session.fleet, self.session.read_only, self.session.bell, replay_at
         )
-        if not hosts or (self.selected is not None and self.selected[0] in hosts):
+        selected = self.selected
+        if not hosts or (selected is not None and (selected[0] in hosts or router_of(selected))):
             # tables at most every DETAIL_S, whether a change or the clock asks: an idle fleet's
             # GPU samples and the 1 s tick together laid them out twice a second
             full = time.monotonic() - self._detail_at >= DETAIL_S
@@ -133,6 +136,8 @@ class MainScreen(RunsActions, Screen):
         elif switcher.current == "host-view":
             if full:
                 self.query_one(HostView).update_view(now)
+        elif switcher.current == "router-view":
+            self.query_one(RouterView).update_view(now)
         else:
             self.show_activity()
 
@@ -177,6 +182,9 @@ class MainScreen(RunsActions, Screen):
         if self.server is not None:
             self.server_view.show(self.server, now)
             switcher.current = "server-view"
+        elif router_of(key) is not None:
+            self.query_one(RouterView).show(router_of(key), now)
+            switcher.current = "router-view"
         else:
             self.query_one(HostView).show(self.session.fleet.hosts[key[0]], now)
             switcher.current = "host-view"
@@ -202,6 +210,7 @@ class MainScreen(RunsActions, Screen):
         if key.name not in GATED:
             return None
         host = self.selected[0] if self.selected and self.selected[1] is None else None
+        host = None if router_of(self.selected) else host
         servers = len(self.session.fleet.hosts[host].servers) if host else 0
         label = key.binding.description.lower()
         return gating.refusal(key.name, label, self.facts(), host, servers)

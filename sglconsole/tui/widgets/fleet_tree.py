@@ -6,8 +6,9 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from sglconsole.state.fleet import FleetState, HostState, Status
-from sglconsole.tui.coalesce import Key
+from sglconsole.tui.coalesce import Key, router_key, router_of
 from sglconsole.tui.paint.fleet import host_label, server_label
+from sglconsole.tui.paint.router import router_label
 from sglconsole.tui.widgets.common import palette, width
 
 CALM = {Status.UP, Status.UNKNOWN}
@@ -31,6 +32,8 @@ class FleetTree(Tree[Key]):
     def on_mount(self) -> None:
         for name in self.fleet.hosts:
             self._by_key[(name, None)] = self.root.add("", data=(name, None), expand=True)
+        for name in self.fleet.routers:  # after the hosts: a router is read with its servers
+            self._by_key[router_key(name)] = self.root.add_leaf("", data=router_key(name))
         self.sync(set(self.fleet.hosts), 0.0)
 
     def on_resize(self) -> None:
@@ -45,6 +48,10 @@ class FleetTree(Tree[Key]):
             if host is not None and node is not None:
                 _relabel(node, host_label(host, palette(self), now, width(self) - 2))  # after the ▼
                 self._sync_servers(host, node)
+        for name, router in self.fleet.routers.items():  # few, and cheap when unchanged
+            node = self._by_key.get(router_key(name))
+            if node is not None:
+                _relabel(node, router_label(router, self.fleet, palette(self), width(self) - 2))
 
     def _sync_servers(self, host: HostState, node: TreeNode[Key]) -> None:
         wanted = sorted(host.servers)
@@ -80,7 +87,7 @@ class FleetTree(Tree[Key]):
         here = order.index(self.selected) if self.selected in order else -1
         for step in range(1, len(order) + 1):
             key = order[(here + direction * step) % len(order)]
-            if self._status(key) not in CALM:
+            if not self._calm(key):
                 return key
         return None
 
@@ -89,7 +96,16 @@ class FleetTree(Tree[Key]):
         for name, host in self.fleet.hosts.items():
             keys.append((name, None))
             keys += [(name, port) for port in sorted(host.servers)]
-        return keys
+        return keys + [router_key(name) for name in self.fleet.routers]
+
+    def _calm(self, key: Key) -> bool:
+        router = self.fleet.routers.get(router_of(key) or "")
+        if router is not None:
+            return router.reachable is not False
+        server = self.fleet.server(*key) if key[1] is not None else None
+        if server is not None and any(r.problem for r in server.view.routes):
+            return False  # serving nobody, or in its router but down
+        return self._status(key) in CALM
 
     def _status(self, key: Key) -> Status:
         host = self.fleet.hosts[key[0]]
@@ -102,7 +118,7 @@ class FleetTree(Tree[Key]):
 
     def reveal(self, key: Key) -> None:
         """Select a node, opening its host first if it was collapsed."""
-        parent = self._by_key.get((key[0], None))
+        parent = self._by_key.get((key[0], None)) if key[1] is not None else None
         if parent is not None and not parent.is_expanded:
             parent.expand()
         self.call_after_refresh(self.select, key)

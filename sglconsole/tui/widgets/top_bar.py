@@ -32,6 +32,12 @@ def summary(
             text.append(" ")
             text.append_text(pal.badge(status))
             text.append(f" {counts[status]}")
+    routed = sum(1 for s in servers if any(r.problem for r in s.view.routes))
+    dead = sum(1 for r in fleet.routers.values() if r.reachable is False)
+    if routed or dead:  # an UP server can serve nobody: the statuses above do not say it
+        parts = [f"{routed} route problem{'s' if routed > 1 else ''}"] if routed else []
+        parts += [f"{dead} router{'s' if dead > 1 else ''} down"] if dead else []  # no answer
+        text.append(f"  ⇄ {', '.join(parts)}", style=pal.bad)
     if read_only and replay_at is None:
         text.append("  READ-ONLY", style=pal.warn)
     if bell:
