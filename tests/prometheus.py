@@ -118,6 +118,23 @@ class Forwards:
         self.connections[key] = ssh
         return key
 
+    def dcgm(self, host: str, port: int = 9400) -> str:
+        """The simulator's dcgm-exporter run on HOST (on a terminal: it gets SIGHUP when its
+        connection closes) and reachable at "address:port"."""
+        address = self.config.host(host).address
+        ssh = Fleet(self.config.hosts)
+
+        async def start():
+            conn = await ssh[host].connect()
+            wire = ssh[host].wire(["dcgm-exporter", "-a", f"127.0.0.1:{port}"])
+            await conn.create_process(wire, term_type="dumb")
+            await conn.forward_local_port(address, port, "127.0.0.1", port)
+
+        asyncio.run_coroutine_threadsafe(start(), self.loop).result(30)
+        key = f"{address}:{port}"
+        self.connections[key] = ssh
+        return key
+
     def close(self, key: str) -> None:
         ssh = self.connections.pop(key)
         asyncio.run_coroutine_threadsafe(ssh.close(), self.loop).result(30)

@@ -174,3 +174,66 @@ def test_few_queries_whatever_the_fleet():
     assert prom_series.SGLANG_QUERY.startswith('{__name__=~"sglang:(')
     assert "gen_throughput" in prom_series.SGLANG_QUERY
     assert prom_series.rate_query(60) == "irate(sglang:generation_tokens_total[60s])"
+
+
+def test_slow_is_derived_from_prometheus_by_the_same_rules(tmp_path):
+    """Scrapes that generated tokens are samples like decode lines: a server under its baseline
+    for a minute is SLOW with no exporter (state.status's rule, fed by remote.prom_sglang)."""
+    from sglconsole.core.processes import ProcessView
+    from sglconsole.remote.prom_series import Scraped
+    from sglconsole.remote.prom_sglang import feed_server
+    from sglconsole.state.fleet import FleetState
+    from sglconsole.state.model import Status
+    from sglconsole.state.snapshot import derive_view
+
+    path = tmp_path / "hosts.yaml"
+    path.write_text(
+        HOSTS.replace(
+            "p: {args: [--model-path, /m]}",
+            "p: {args: [--model-path, /m], baseline: {gen_throughput: 100, concurrency: 2}}",
+        )
+    )
+    fleet = FleetState(config.load(path))
+    host, server = fleet.hosts["gpu1"], fleet.server("gpu1", 30000)
+    host.reachable, host.view = True, ProcessView((), (), (), False)
+    began, views = 1_800_000_000.0, []
+    for second in range(8):
+        samples = {
+            "num_running_reqs": [2.0],
+            "num_queue_reqs": [0.0],
+            "generation_tokens_total": [1000.0 + 40 * second],
+            "spec_accept_length": [2.5],
+        }
+        scraped = Scraped("10.0.0.5:30000", True, samples, rate=40.0)
+        feed_server(server, scraped, began + second, "http://p")
+        views.append(derive_view(server, host, began + second, second))
+    assert views[0].status == Status.UP and views[0].pid is None
+    assert views[-1].status == Status.SLOW, views[-1]
+    assert "40.0 tok/s vs 100 baseline" in views[-1].reason
+    assert views[-1].tok_s == 40.0 and views[-1].tok_s_source == "prometheus"
+    assert views[-1].load.accept_len == 2.5 and views[-1].load.source == "prometheus"
+    # a counter that went back: a new process, its numbers start empty
+    restarted = Scraped("10.0.0.5:30000", True, {"generation_tokens_total": [5.0]}, rate=0.0)
+    feed_server(server, restarted, began + 9, "http://p")
+    assert derive_view(server, host, began + 9, 9).status == Status.UP and not server.history
+
+
+def test_looping_is_derived_from_a_pinned_accept_rate(tmp_path):
+    from sglconsole.core.processes import ProcessView
+    from sglconsole.remote.prom_series import Scraped
+    from sglconsole.remote.prom_sglang import feed_server
+    from sglconsole.state.fleet import FleetState
+    from sglconsole.state.model import Status
+    from sglconsole.state.snapshot import derive_view
+
+    fleet = FleetState(load(tmp_path))
+    host, server = fleet.hosts["gpu1"], fleet.server("gpu1", 30000)
+    host.reachable, host.view = True, ProcessView((), (), (), False)
+    for second in range(8):
+        samples = {
+            "num_running_reqs": [1.0],
+            "generation_tokens_total": [100.0 * second],
+            "spec_accept_rate": [1.0],  # SGLang 0.5.12 exports it (the real page has it)
+        }
+        feed_server(server, Scraped("10.0.0.5:30000", True, samples, rate=100.0), second, "u")
+    assert derive_view(server, host, 8.0, 1).status == Status.LOOPING

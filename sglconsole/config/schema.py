@@ -259,6 +259,12 @@ class Source(Model):
     rate_window: float = Field(default=60, ge=1)
     """Seconds of samples Prometheus looks back over for decode tok/s (`irate` of
     `sglang:generation_tokens_total`): at least two scrape intervals."""
+    ssh_hosts: int = Field(default=4, ge=1)
+    """At most this many hosts watched over SSH at once: the ones looked at in the console (argv,
+    logs, drift), the least recently looked at let go first."""
+    ssh_idle: float = Field(default=30, ge=0)
+    """Seconds a host stays watched over SSH once no longer looked at; an SSH connection an action
+    opened is closed after as many idle seconds."""
 
 
 class Router(Model):

@@ -7,9 +7,11 @@ import asyncio
 
 from sglconsole.config import Config
 from sglconsole.remote.parser_cache import ParserCache
+from sglconsole.remote.prom_exporter import SOURCE
 from sglconsole.remote.prometheus_feed import PrometheusFeed
 from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh_on_demand import SshOnDemand
 from sglconsole.state.fleet import FleetState
 
 
@@ -31,23 +33,41 @@ class FleetMonitor:
         self.parser_cache = ParserCache()
         source = config.model.source if use_source else None
         self.prometheus = PrometheusFeed(source, self.state) if source is not None else None
+        self._intervals = (watch_interval, log_poll)
         self.monitors = (
-            {}
-            if self.prometheus is not None
-            else {
-                name: HostMonitor(
-                    name,
-                    host,
-                    self.ssh[name],
-                    self.state,
-                    watch_interval=watch_interval,
-                    log_poll=log_poll,
-                    parser_cache=self.parser_cache,
-                )
-                for name, host in config.hosts.items()
-            }
+            {} if self.prometheus is not None else {n: self._host_monitor(n) for n in config.hosts}
+        )
+        self.on_demand = (
+            SshOnDemand(
+                self.state,
+                self.ssh,
+                self._host_monitor,
+                max_hosts=source.ssh_hosts,
+                idle_s=source.ssh_idle,
+                source=SOURCE,
+            )
+            if source is not None
+            else None
         )
         self._tasks: list[asyncio.Task] = []
+
+    def _host_monitor(self, name: str) -> HostMonitor:
+        watch_interval, log_poll = self._intervals
+        return HostMonitor(
+            name,
+            self.config.hosts[name],
+            self.ssh[name],
+            self.state,
+            watch_interval=watch_interval,
+            log_poll=log_poll,
+            parser_cache=self.parser_cache,
+        )
+
+    def look_at(self, host: str | None) -> None:
+        """The host the operator looks at: with a Prometheus source, watched over SSH while it
+        is (remote.ssh_on_demand); over SSH every host is watched anyway."""
+        if self.on_demand is not None:
+            self.on_demand.look_at(host)
 
     def start(self) -> None:
         self._tasks = [
@@ -55,11 +75,15 @@ class FleetMonitor:
         ]
         if self.prometheus is not None:
             self._tasks.append(asyncio.create_task(self.prometheus.run(), name="monitor:prom"))
+        if self.on_demand is not None:
+            self._tasks.append(asyncio.create_task(self.on_demand.run(), name="monitor:ssh-idle"))
 
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.on_demand is not None:
+            await self.on_demand.stop()
         await asyncio.gather(*(m.close() for m in self.monitors.values()), return_exceptions=True)
         if self.prometheus is not None:
             await self.prometheus.close()
@@ -110,6 +134,7 @@ def drift_pending(server) -> bool:
     return (
         server.managed
         and server.process is not None
+        and bool(server.process.main.argv)  # known by its metrics alone: no argv to judge
         and server.health == "ok"
         and server.drift is None
         and server.drift_error is None

@@ -15,13 +15,14 @@ from sglconsole.core.metrics import NAMES, PREFIX
 
 SGLANG_QUERY = '{__name__=~"' + PREFIX + "(" + "|".join(NAMES) + ')"}'
 UP_QUERY = "up"
-# dcgm-exporter's default counters (etc/default-counters.csv): %, MiB, MiB, C, W
+# dcgm-exporter's default counters (etc/default-counters.csv): %, MiB, MiB, C, W, MiB
 GPU_FIELDS = {
     "DCGM_FI_DEV_GPU_UTIL": "util",
     "DCGM_FI_DEV_FB_USED": "used_mib",
     "DCGM_FI_DEV_FB_FREE": "free_mib",
     "DCGM_FI_DEV_GPU_TEMP": "temperature",
     "DCGM_FI_DEV_POWER_USAGE": "power",
+    "DCGM_FI_DEV_FB_RESERVED": "reserved_mib",  # newer dcgm-exporters: part of the total
 }
 GPU_QUERY = '{__name__=~"' + "|".join(GPU_FIELDS) + '"}'
 
@@ -109,14 +110,21 @@ def group(
     hosts: dict[str, HostReading] = {}
     unknown: set[str] = set()
 
+    known: dict[tuple[str | None, str | None], Scraped | None] = {}
+
     def server_of(one: dict) -> Scraped | None:
-        found = locate(one["metric"], labels.host, labels.port, index)
+        metric = one["metric"]
+        key = (metric.get(labels.host), metric.get(labels.port))
+        if key in known:  # a server has a dozen series: locate it once
+            return known[key]
+        found = locate(metric, labels.host, labels.port, index)
         if found is None or found[1] is None:
-            unknown.add(one["metric"].get(labels.host, "?"))
+            unknown.add(metric.get(labels.host, "?"))
+            known[key] = None
             return None
         reading = hosts.setdefault(found[0], HostReading())
-        address = one["metric"].get(labels.host, "")
-        return reading.servers.setdefault(found[1], Scraped(address))
+        known[key] = reading.servers.setdefault(found[1], Scraped(key[0] or ""))
+        return known[key]
 
     for one in sglang:
         value = _number(one)

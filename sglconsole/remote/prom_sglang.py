@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sglconsole.core.metrics import combine
+from sglconsole.core.metrics import ServerMetrics, combine
 from sglconsole.core.nvidia_smi import GpuSample
 from sglconsole.remote.prom_series import HostReading, Scraped
-from sglconsole.state.model import ServerState, Status, metrics_only_process
+from sglconsole.state.model import (
+    IDLE_GAP_S,
+    Sample,
+    ServerState,
+    Status,
+    metrics_only_process,
+)
 
 
 def feed_server(server: ServerState, scraped: Scraped | None, now: float, url: str) -> None:
@@ -34,6 +40,33 @@ def feed_server(server: ServerState, scraped: Scraped | None, now: float, url: s
     if page is not None:
         server.metrics_before, server.metrics_before_at = server.metrics, server.metrics_at
         server.metrics, server.metrics_at = page, now
+        _sample(server, page, scraped.rate, now)
+
+
+def _sample(server: ServerState, page: ServerMetrics, rate: float | None, now: float) -> None:
+    """A scrape that generated tokens is what a decode line is over SSH: one sample, so SLOW and
+    LOOPING follow the same rules (state.status). Nothing generated, no sample: an idle server
+    writes no decode line either (and its gauges are frozen)."""
+    before = server.metrics_before
+    generated = page.generation_tokens_total
+    if rate is None or generated is None or before is None:
+        return
+    if before.generation_tokens_total is not None and generated <= before.generation_tokens_total:
+        return
+    last = server.history[-1] if server.history else None
+    server.history.append(
+        Sample(
+            now,
+            rate,
+            page.accept_len,
+            page.accept_rate,
+            _int(page.running_req),
+            _int(page.queue_req),
+            page.token_usage,
+            after_idle=last is None or (last.running_req or 0) == 0 or now - last.time > IDLE_GAP_S,
+            source="prometheus",
+        )
+    )
 
 
 def _gone(server: ServerState, scraped: Scraped | None, url: str) -> None:
@@ -50,8 +83,8 @@ def _gone(server: ServerState, scraped: Scraped | None, url: str) -> None:
 
 
 def dcgm_gpus(reading: HostReading) -> list[GpuSample]:
-    """dcgm-exporter's numbers as the console's GPU samples (total = used + free: dcgm-exporter's
-    defaults carry no total; the driver's reserved MiB are left out)."""
+    """dcgm-exporter's numbers as the console's GPU samples (total = used + free + reserved where
+    it exports FB_RESERVED: its defaults carry no total)."""
     out = []
     for index, values in sorted(reading.gpus.items()):
 
@@ -60,6 +93,9 @@ def dcgm_gpus(reading: HostReading) -> list[GpuSample]:
             return value if isinstance(value, float) else None
 
         used, free = number("used_mib"), number("free_mib")
+        total = (
+            None if used is None or free is None else used + free + (number("reserved_mib") or 0)
+        )
         name, uuid = values.get("name"), values.get("uuid")
         out.append(
             GpuSample(
@@ -68,7 +104,7 @@ def dcgm_gpus(reading: HostReading) -> list[GpuSample]:
                 uuid=uuid if isinstance(uuid, str) else None,
                 util_gpu=_int(number("util")),
                 mem_used_mib=_int(used),
-                mem_total_mib=_int(used + free) if used is not None and free is not None else None,
+                mem_total_mib=_int(total),
                 mem_free_mib=_int(free),
                 temperature_c=_int(number("temperature")),
                 power_draw_w=number("power"),

@@ -104,6 +104,8 @@ class PrometheusFeed:
         self.fleet.generation += 1
         generation = self.fleet.generation
         for name, state in self.fleet.hosts.items():
+            if state.source != SOURCE:
+                continue  # watched over SSH while it is looked at (remote.ssh_on_demand)
             by_exporter = exported.get(name)
             if by_exporter is not None and by_exporter.state is None:
                 by_exporter = None
@@ -129,7 +131,6 @@ class PrometheusFeed:
     def _host(
         self, state: HostState, exported: ExporterHost | None, reading: HostReading | None, now
     ) -> None:
-        state.source = SOURCE
         if state.view is None:
             state.view = ProcessView((), (), (), False, self._note)
         if exported is not None:  # the exporter watches it over SSH: its word
@@ -159,6 +160,8 @@ class PrometheusFeed:
         """Prometheus did not answer: the last numbers stay, marked stale, the status UNKNOWN."""
         self.fleet.generation += 1
         for name, state in self.fleet.hosts.items():
+            if state.source != SOURCE:
+                continue
             state.error = self.error
             for port, server in state.servers.items():
                 good = self._good.get((name, port))

@@ -75,6 +75,8 @@ class Sample:
     """The first decode line after an idle period: SGLang's interval makes its tok/s meaningless."""
     pid: int | None = None
     """The process that wrote it, when the log said (core.log_owner); None: not known."""
+    source: str = "log"
+    """'log' (a decode line) or 'prometheus' (one scrape of SGLang's series, tok/s its irate)."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def derive_view(server: ServerState, host: HostState, now: float, generation: in
     process = server.process
     if process is None or host.reachable is not True:
         return ServerView(status, reason, generation=generation, at=now)
-    started = process.main.start
+    started = process.main.start if process.main.pid else None  # 0: first seen, not started
     samples = process_samples(server, limit=SPARK_SAMPLES)
     tok_s, source = _tok_s(server, samples, now)
     differs, count = _drift(server)
@@ -51,9 +51,9 @@ def _tok_s(
 ) -> tuple[float | None, str | None]:
     for sample in reversed(samples):
         if not sample.after_idle:
-            return sample.gen_throughput, "log"
+            return sample.gen_throughput, sample.source
     rate = metrics_rate(server, now)
-    return (None, None) if rate is None else (rate, "metrics")
+    return (None, None) if rate is None else (rate, _page_source(server))
 
 
 def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None:
@@ -61,7 +61,9 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
     line, else from a fresh /metrics page."""
     if samples:
         last = samples[-1]
-        return Load(last.accept_len, last.running_req, last.queue_req, last.token_usage, "log")
+        return Load(
+            last.accept_len, last.running_req, last.queue_req, last.token_usage, last.source
+        )
     metrics = fresh_metrics(server, now)
     if metrics is None or not metrics_rate(server, now):
         return (
@@ -69,7 +71,13 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
         )
     running = None if metrics.running_req is None else int(metrics.running_req)
     queued = None if metrics.queue_req is None else int(metrics.queue_req)
-    return Load(metrics.accept_len, running, queued, metrics.token_usage, "metrics")
+    return Load(metrics.accept_len, running, queued, metrics.token_usage, _page_source(server))
+
+
+def _page_source(server: ServerState) -> str:
+    """Where the /metrics page came from: the server itself, or Prometheus (a process known by
+    its metrics alone has pid 0)."""
+    return "metrics" if server.process is None or server.process.main.pid else "prometheus"
 
 
 def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:

@@ -96,6 +96,10 @@ class ConsoleApp(App[int]):
             self.recorder = Recorder(self.record_path, self.session.fleet, self.session.clock)
         self.set_interval(REFRESH_S, self.flush)
         if self.monitor is not None:
+            if self.monitor.on_demand is not None:  # an action's connection is never cut
+                self.monitor.on_demand.busy = lambda host: any(
+                    h == host for h, _ in self.session.busy
+                )
             self.monitor.start()
         if self.replay is not None:
             self.run_worker(self.replay.play(), group="replay", exit_on_error=False)

@@ -31,8 +31,15 @@ def scraped(demo_fleet, tmp_path_factory):
     forwards = Forwards(cfg)
     targets = [forwards.open(h, s.port) for h, host in cfg.hosts.items() for s in host.servers]
     targets.append(forwards.open("h200x4", 30001, outside=UNCONFIGURED))
+    targets.append(forwards.dcgm("h200x4"))  # GPUs: dcgm-exporter on one host
+    assert demo_fleet.hosts["h200x4"].pids("dcgm-exporter"), "no dcgm-exporter runs"
     yield cfg, forwards, targets
     forwards.stop()
+    host = demo_fleet.hosts["h200x4"]  # the shared demo is left as it was: no dcgm-exporter
+    deadline = time.monotonic() + 10
+    while host.pids("dcgm-exporter"):
+        assert time.monotonic() < deadline, "dcgm-exporter outlived its connection"
+        time.sleep(0.2)
 
 
 def start(tmp_path, targets: list[str]) -> Prometheus:
@@ -67,7 +74,7 @@ def test_status_shows_sglang_series_from_prometheus(demo_fleet, scraped, tmp_pat
     for key in (("h200x4", 30000), ("h200x4", 30001), ("h200x4", UNCONFIGURED)):
         server = servers[key]
         assert server["status"] == ("UP" if server["managed"] else "UNMANAGED"), server
-        assert server["tok_s"] > 0 and server["load_source"] == "metrics", server
+        assert server["tok_s"] > 0 and server["load_source"] == "prometheus", server
         assert server["accept_len"] is not None and server["running_req"] >= 1, server
         assert server["queue_req"] is not None and server["pid"] is None, server
         assert server["metrics"]["generation_tokens_total"] > 0, server
@@ -78,8 +85,15 @@ def test_status_shows_sglang_series_from_prometheus(demo_fleet, scraped, tmp_pat
         assert down["status"] == "DOWN" and "cannot scrape" in down["reason"], down
     h200 = hosts["h200x4"]
     assert h200["reachable"] is True and h200["error"] is None
-    assert h200["gpus"] == []  # no dcgm-exporter scraped: GPUs come with it or the exporter
     assert any("Prometheus" in note for note in h200["notes"]), h200["notes"]
+    # GPUs from dcgm-exporter (same scrape job: Prometheus's `up` for port 9400 is no server)
+    gpus = h200["gpus"]
+    assert [g["index"] for g in gpus] == [0, 1, 2, 3] and "H200" in gpus[0]["name"], gpus
+    assert gpus[0]["mem_used_mib"] > 100_000 and gpus[0]["mem_total_mib"] > 140_000, gpus
+    assert 0 <= gpus[0]["util"] <= 100 and gpus[0]["temperature_c"] > 20, gpus
+    assert gpus[0]["power_w"] > 50 and gpus[3]["mem_used_mib"] < 1000, gpus  # GPU 3: no server
+    assert hosts["ct129"]["gpus"] == []  # no dcgm-exporter there
+    assert 9400 not in {s["port"] for s in h200["servers"]}
 
 
 async def test_changes_show_and_prometheus_away_is_stale(demo_fleet, scraped, tmp_path):
@@ -116,3 +130,44 @@ async def until(predicate, timeout: float, what: str) -> None:
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.2)
+
+
+def test_the_exporter_wins_where_it_has_a_server(demo_fleet, scraped, tmp_path):
+    """Prometheus scrapes SGLang's servers and `sglconsole exporter`: status and drift are the
+    exporter's (it saw argv and logs); a server only SGLang's series show is derived from them."""
+    from tests.e2e.test_exporter import Exporter, demo_story, wait_metrics
+
+    _, _, targets = scraped
+    exporter = Exporter(demo_fleet.config_path, tmp_path / "exporter.log")
+    try:
+        wait_metrics(exporter, demo_story, 90, "ct129 SLOW and drifted, old059 LOOPING")
+        prometheus = Prometheus(
+            tmp_path / "prometheus",
+            {"sglang": targets, "sglconsole": [exporter.url.removeprefix("http://")]},
+        )
+        try:
+            slow = 'sglconsole_server_status{status="SLOW",host="ct129"} == 1'
+            deadline = time.monotonic() + 30
+            while (
+                not prometheus.query(slow)
+                or len(prometheus.query("irate(sglang:generation_tokens_total[1m])")) < METRICS_ON
+            ):
+                assert time.monotonic() < deadline, "Prometheus has not both yet"
+                time.sleep(0.5)
+            path = tmp_path / "hosts.yaml"
+            console_config(demo_fleet, prometheus.url, path)
+            result = cli("status", "-c", str(path), "--json", "--timeout", "20")
+        finally:
+            prometheus.stop()
+    finally:
+        exporter.stop()
+    hosts = json.loads(result.stdout)["hosts"]
+    servers = {(n, s["port"]): s for n, h in hosts.items() for s in h["servers"]}
+    ct129 = servers[("ct129", 30000)]  # SGLang's series alone would say DOWN (no metrics)
+    assert ct129["status"] == "SLOW" and ct129["drift"] is True, ct129
+    assert servers[("old059", 30000)]["status"] == "LOOPING"
+    assert servers[("h200x4", 30001)]["status"] == "UP"
+    assert servers[("h200x4", 30001)]["drift"] is False  # the exporter judged it
+    extra = servers[("h200x4", UNCONFIGURED)]  # the exporter has no such server
+    assert extra["status"] == "UNMANAGED" and extra["tok_s"] > 0, extra
+    assert [g["name"] for g in hosts["ct129"]["gpus"]] == ["NVIDIA RTX A6000"] * 2

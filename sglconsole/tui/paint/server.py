@@ -38,24 +38,27 @@ def identity(server: ServerState, palette: Palette) -> Text:
 
 
 def vitals(server: ServerState, palette: Palette, now: float) -> Text:
+    view = server.view
+    # numbers with no pid: read from Prometheus (SGLang's series or the exporter's)
+    measured = view.tok_s is not None or view.load is not None or view.started is not None
     if (
-        server.view.pid is None and server.process is not None
+        view.pid is None and server.process is not None and not measured
     ):  # unreachable: what we last saw is not now
         return Text(
             f"pid {server.process.main.pid} when last seen · no numbers while "
             f"{server.view.status.value}",
             style=palette.muted,
         )
-    if server.view.pid is None:
+    if view.pid is None and not measured:
         gpus = (
             ",".join(map(str, server.config.gpus)) if server.config and server.config.gpus else "-"
         )
         return Text(
             f"not running · GPUs {gpus} · log {clean(server.log_path or '-')}", style=palette.muted
         )
-    view = server.view
     load = view.load
-    text = Text(f"pid {view.pid} · up {fmt_duration(view.uptime(now))} · ")
+    who = f"pid {view.pid}" if view.pid is not None else "no pid (Prometheus)"
+    text = Text(f"{who} · up {fmt_duration(view.uptime(now))} · ")
     text.append(f"{tok_s(view.tok_s)} tok/s", style="bold")
     running = (load.running_req if load else None) or 1
     baseline = baseline_for(server.profile, running) if server.profile else None
@@ -66,8 +69,9 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
     if load is not None:
         text.append(f" · run {load.running_req or 0} queue {load.queue_req or 0}")
         text.append(f" · tokens {fmt_num((load.token_usage or 0) * 100, 0, '%')}")
-        if load.source == "metrics":
-            text.append(" (from /metrics)", style=palette.muted)
+        if load.source in ("metrics", "prometheus"):
+            where = "/metrics" if load.source == "metrics" else "Prometheus"
+            text.append(f" (from {where})", style=palette.muted)
     return text
 
 

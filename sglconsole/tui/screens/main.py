@@ -142,6 +142,9 @@ class MainScreen(RunsActions, Screen):
         self.selected = event.node.data
 
     def watch_selected(self, key: Key | None) -> None:
+        monitor = getattr(self.app, "monitor", None)
+        if monitor is not None:  # read from Prometheus: SSH for what is looked at
+            monitor.look_at(key[0] if key is not None else None)
         if key is not None:
             self.show_selection(key)
 
