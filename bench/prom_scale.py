@@ -61,14 +61,20 @@ def hosts_yaml(hosts: int, servers: int, prometheus: str, interval: float) -> di
 class Prometheus:
     """Debian's Prometheus on loopback, a temporary TSDB, scraping one target with its labels."""
 
-    def __init__(self, workdir: Path, target: str, scrape: float):
+    def __init__(self, workdir: Path, target: str, servers: list[str], scrape: float):
         binary = shutil.which("prometheus") or "/usr/bin/prometheus"
         workdir.mkdir(parents=True, exist_ok=True)
         config = workdir / "prometheus.yml"
         config.write_text(
             f"global:\n  scrape_interval: {scrape:g}s\n  scrape_timeout: {scrape:g}s\n"
             "scrape_configs:\n  - job_name: sglang\n    honor_labels: true\n"
-            f"    static_configs: [{{targets: [{json.dumps(target)}]}}]\n"
+            "    static_configs:\n"
+            + "".join(  # each server a target: its own path, `instance` its address (for `up`)
+                f"      - targets: [{json.dumps(target)}]\n"
+                f"        labels: {{__metrics_path__: {json.dumps(f'/metrics/{index}')}, "
+                f"instance: {json.dumps(address)}}}\n"
+                for index, address in enumerate(servers)
+            )
         )
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -86,7 +92,10 @@ class Prometheus:
         )
 
     def query(self, promql: str) -> list[dict]:
-        body = httpx.get(self.url + "/api/v1/query", params={"query": promql}, timeout=30).json()
+        reply = httpx.get(self.url + "/api/v1/query", params={"query": promql}, timeout=30)
+        if reply.status_code != 200:  # still starting ("Service Unavailable"), or a bad query
+            return []
+        body = reply.json()
         return body["data"]["result"] if body.get("status") == "success" else []
 
     def wait_for(self, servers: int, timeout: float = 180) -> None:
@@ -155,7 +164,10 @@ def freshness(flips: list, arrivals: dict, since: float, until: float) -> dict:
 def measure(args: argparse.Namespace, workdir: Path) -> dict:
     target_port = free_port()
     target, shape = start_target(args.hosts, args.servers, target_port, not args.no_histograms)
-    prometheus = Prometheus(workdir / "prometheus", f"127.0.0.1:{target_port}", args.scrape)
+    servers = [f"{host}:{port}" for host, port in fleet(args.hosts, args.servers)]
+    prometheus = Prometheus(
+        workdir / "prometheus", f"127.0.0.1:{target_port}", servers, args.scrape
+    )
     count = args.hosts * args.servers
     try:
         prometheus.wait_for(count)
@@ -185,7 +197,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
         if "error" in holder:
             raise holder["error"]
         flips = httpx.get(f"http://127.0.0.1:{target_port}/flips", timeout=30).json()
-        scrape_s = prometheus.query('scrape_duration_seconds{job="sglang"}')
+        scrape_s = prometheus.query('quantile(0.95, scrape_duration_seconds{job="sglang"})')
     finally:
         prometheus.stop()
         target.terminate()
@@ -199,7 +211,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
         "servers": count,
         "hosts": args.hosts,
         "series": shape["series"],
-        "page_mb": shape["page_bytes"] / 1e6,
+        "pages_mb": shape["page_bytes"] / 1e6,
         "histograms": not args.no_histograms,
         "scrape_interval_s": args.scrape,
         "console_interval_s": args.interval,
@@ -208,7 +220,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
         "console_cores": cores,
         **others,
         "console_vs_prometheus": cores / others["prometheus_cores"],
-        "last_scrape_duration_s": float(scrape_s[0]["value"][1]) if scrape_s else None,
+        "scrape_duration_p95_s": float(scrape_s[0]["value"][1]) if scrape_s else None,
         "freshness": fresh,
         "freshness_p95_in_scrapes": (fresh["p95_s"] or 0) / args.scrape,
         "console_rss_end_kib": found["rss_end_kib"],
@@ -225,6 +237,11 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=1.0, help="the console's read interval")
     parser.add_argument("--no-histograms", action="store_true", help="gauges and counters only")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    parser.add_argument(
+        "--only-detail",
+        metavar="KEY",
+        help="another setting: write the details under KEY, leave the headline keys as they are",
+    )
     args = parser.parse_args()
     exit_on_signals()
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-prom-scale-"))
@@ -235,9 +252,12 @@ def main() -> int:
     ssh = results.get("phases", {}).get("monitor", {}).get("cpu_s_per_host_minute")
     if ssh is not None:  # the SSH console measured by bench/run.py, scaled to as many hosts
         detail["ssh_console_cores_same_hosts_extrapolated"] = ssh * args.hosts / 60
-    results["prom_scale"] = detail
-    results["prom_console_cpu_cores_1000"] = detail["console_cores"]
-    results["prom_freshness_p95_s"] = detail["freshness"]["p95_s"]
+    if args.only_detail:
+        results[args.only_detail] = detail
+    else:
+        results["prom_scale"] = detail
+        results["prom_console_cpu_cores_1000"] = detail["console_cores"]
+        results["prom_freshness_p95_s"] = detail["freshness"]["p95_s"]
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(detail, indent=2))
     bound = FRESH_BOUND_SCRAPES * args.scrape

@@ -2,9 +2,10 @@
 
 Every server's page has the shape of a real SGLang 0.5.12 page (tests/fixtures/real-sglang-0.5.12-
 h200/under-load/metrics.txt: its metric names, HELP/TYPE lines, label sets and histograms), plus an
-`instance="hostNNN.example:PORT"` label that Prometheus keeps with `honor_labels: true`, so each
-server is its own series as if scraped on its own. The page is built once; per scrape only the
-few moving series are written again (the counters SGLang's tok/s comes from, and the running
+`instance="hostNNN.example:PORT"` label that Prometheus keeps with `honor_labels: true`. Server N
+is at /metrics/N: Prometheus scrapes each as a target of its own (as it scrapes a real fleet,
+each target at its own moment of the interval). Pages are built once; per scrape only the two
+moving series are written again (the counter SGLang's tok/s comes from, and the running
 requests), so serving 1,000 servers costs this process little.
 
 Changes: every --flip-every seconds (jittered) one random server's `sglang:num_running_reqs`
@@ -75,36 +76,36 @@ class Target:
         self.flips: list[tuple[float, str, float]] = []
         self.lock = threading.Lock()
         self.halt = threading.Event()
-        self.segments: list[bytes | str] = []
-        """The page: static bytes, or the name of a family written again per scrape."""
-        self.moving: dict[str, list[str]] = {}
-        """family -> per server, its series (without value)."""
+        self.pages: list[list[bytes | tuple[str, bytes]]] = []
+        """Per server its page: static bytes, or (family, series) written again per scrape."""
         self.series = 0
-        for name, header, samples in families(FIXTURE.read_text(), histograms):
-            head = "\n".join(header) + "\n"
-            rows = [[labelled(s, one) for s in samples] for one in self.servers]
-            self.series += sum(map(len, rows))
-            if name in (RUNNING, TOKENS):
-                self.segments.append(head.encode())
-                self.segments.append(name)
-                self.moving[name] = [series for (series, _), *_ in rows]
-            else:
-                body = "".join(f"{s} {v}\n" for row in rows for s, v in row)
-                self.segments.append((head + body).encode())
+        shape = families(FIXTURE.read_text(), histograms)
+        for instance in self.servers:
+            page: list[bytes | tuple[str, bytes]] = []
+            text = ""
+            for name, header, samples in shape:
+                rows = [labelled(s, instance) for s in samples]
+                self.series += len(rows)
+                text += "\n".join(header) + "\n"
+                if name in (RUNNING, TOKENS):  # one series each (one rank, one engine)
+                    page += [text.encode(), (name, rows[0][0].encode())]
+                    text = ""
+                else:
+                    text += "".join(f"{s} {v}\n" for s, v in rows)
+            self.pages.append([*page, text.encode()])
 
-    def page(self) -> bytes:
-        elapsed = time.time() - self.began
+    def page(self, index: int) -> bytes:
+        """What server `index` serves now: its running requests, its counter grown."""
         with self.lock:
-            running = list(self.running)
+            running = self.running[index]
+        tokens = (1000 + index) * 10.0 + TOK_S * (time.time() - self.began)
         out = []
-        for segment in self.segments:
-            if isinstance(segment, bytes):
-                out.append(segment)
-            elif segment == RUNNING:
-                out.append(_rows(self.moving[RUNNING], running))
-            else:  # every server a little apart, all decoding
-                tokens = [(1000 + i) * 10.0 + TOK_S * elapsed for i in range(len(self.servers))]
-                out.append(_rows(self.moving[TOKENS], tokens))
+        for part in self.pages[index]:
+            if isinstance(part, bytes):
+                out.append(part)
+            else:
+                value = running if part[0] == RUNNING else tokens
+                out.append(part[1] + f" {value!r}\n".encode())
         return b"".join(out)
 
     def flip_forever(self, seed: int = 1) -> None:
@@ -119,17 +120,14 @@ class Target:
                 self.flips.append((time.time(), self.servers[index], value))
 
 
-def _rows(series: list[str], values: list[float]) -> bytes:
-    return "".join(f"{s} {v!r}\n" for s, v in zip(series, values, strict=True)).encode()
-
-
 def serve(target: Target, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if self.path.startswith("/metrics"):
-                body, kind = target.page(), "text/plain; version=0.0.4; charset=utf-8"
+            index = self.path.removeprefix("/metrics/")
+            if index.isdigit() and int(index) < len(target.pages):
+                body, kind = target.page(int(index)), "text/plain; version=0.0.4; charset=utf-8"
             elif self.path.startswith("/flips"):
                 with target.lock:
                     body, kind = json.dumps(target.flips).encode(), "application/json"
@@ -162,7 +160,8 @@ def main() -> None:
         args.hosts, args.servers, flip_every=args.flip_every, histograms=not args.no_histograms
     )
     server = serve(target, args.port)
-    print(json.dumps({"series": target.series, "page_bytes": len(target.page())}), flush=True)
+    size = sum(len(target.page(i)) for i in range(len(target.servers)))
+    print(json.dumps({"series": target.series, "page_bytes": size}), flush=True)
     threading.Thread(target=target.flip_forever, daemon=True).start()
     server.serve_forever()
 
