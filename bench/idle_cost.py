@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.cpu import own_cpu_s  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
 from sglconsole.sim.fleet import SimFleet  # noqa: E402
@@ -30,20 +30,15 @@ from sglconsole.tui.app import make_app  # noqa: E402
 SETTLE_S = 20.0
 
 
-def cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 async def tui(cfg: config.Config, seconds: float, record: Path) -> dict:
     app = make_app(cfg, record=record)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(SETTLE_S)
-        began_cpu, began, size = cpu_s(), time.monotonic(), record.stat().st_size
+        began_cpu, began, size = own_cpu_s(children=False), time.monotonic(), record.stat().st_size
         await pilot.pause(seconds)
         took = time.monotonic() - began
         return {
-            "cpu_pct": (cpu_s() - began_cpu) / took * 100,
+            "cpu_pct": (own_cpu_s(children=False) - began_cpu) / took * 100,
             "record_mb_per_hour": (record.stat().st_size - size) / took * 3600 / 1e6,
         }
 
@@ -51,9 +46,10 @@ async def tui(cfg: config.Config, seconds: float, record: Path) -> dict:
 async def monitor(cfg: config.Config, seconds: float) -> dict:
     async with FleetMonitor(cfg):
         await asyncio.sleep(SETTLE_S)
-        began_cpu, began = cpu_s(), time.monotonic()
+        began_cpu, began = own_cpu_s(children=False), time.monotonic()
         await asyncio.sleep(seconds)
-        return {"cpu_pct": (cpu_s() - began_cpu) / (time.monotonic() - began) * 100}
+        took = time.monotonic() - began
+        return {"cpu_pct": (own_cpu_s(children=False) - began_cpu) / took * 100}
 
 
 def measure(idle: bool, seconds: float) -> dict:

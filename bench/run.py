@@ -34,23 +34,9 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
+from bench.cpu import proc_stat  # noqa: E402
 from sglconsole.sim.fleet import SimFleet  # noqa: E402
 from sglconsole.sim.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
-
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-# --------------------------------------------------------------- host-side CPU
-
-
-def _stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds including reaped children) of a process."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text.rpartition(")")[2].split()
-    return int(fields[1]), sum(int(v) for v in fields[11:15]) / HZ
 
 
 def host_cpu(fleet: SimFleet) -> float:
@@ -59,7 +45,7 @@ def host_cpu(fleet: SimFleet) -> float:
     total = 0.0
     for host in fleet.hosts.values():
         pids = set(host.pids())
-        table = {pid: _stat(pid) for pid in pids}
+        table = {pid: proc_stat(pid) for pid in pids}
         daemons = [pid for pid in pids if b"sglconsole.sim.hostd" in _cmdline(pid)]
         keep = set(daemons)
         changed = True

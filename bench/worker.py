@@ -1,9 +1,11 @@
 """One measured watcher of the fleet, in its own process (so its CPU and memory are its own).
 
-    python -m bench.worker monitor|tui|tui-screen|naive CONFIG SECONDS [--rss-at S] [--select HOST]
+    python -m bench.worker monitor|prom|tui|tui-screen|naive CONFIG SECONDS [--rss-at S]
+                           [--select HOST]
 
-Prints one JSON object: CPU seconds (self + reaped children), RSS samples, and for `monitor`
-the arrival time of every freshness marker line it saw (for `tui-screen`: on screen).
+Prints one JSON object: CPU seconds (self + reaped children), RSS samples, for `monitor` the
+arrival time of every freshness marker line it saw (for `tui-screen`: on screen), for `prom` when
+each new number of running requests was first in a server's view.
 """
 
 from __future__ import annotations
@@ -13,17 +15,12 @@ import asyncio
 import json
 import os
 import re
-import resource
 import sys
 import time
 
+from bench.cpu import own_cpu_s
+
 MARKER = re.compile(r"#token: (\d+)")
-
-
-def cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def rss_kib() -> int:
@@ -50,6 +47,26 @@ async def monitor(config, seconds: float, arrivals: dict) -> None:
     async with FleetMonitor(config) as fleet_monitor:
         for host_monitor in fleet_monitor.monitors.values():
             host_monitor.on_record = on_record
+        await asyncio.sleep(seconds)
+
+
+async def prom(config, seconds: float, arrivals: dict) -> None:
+    """The monitor reading hosts.yaml's `source:` (Prometheus): when each new number of running
+    requests is first in a server's view (what every view and `status --json` render)."""
+    from sglconsole.remote.monitor import FleetMonitor
+
+    async with FleetMonitor(config) as fleet_monitor:
+        fleet, shown = fleet_monitor.state, {}
+
+        def on_change(host: str, port: int | None) -> None:
+            server = fleet.hosts[host].servers.get(port) if port is not None else None
+            load = server.view.load if server is not None and server.view is not None else None
+            running = load.running_req if load is not None else None
+            if running is not None and shown.get((host, port)) != running:
+                shown[(host, port)] = running
+                arrivals.setdefault(f"{host}|{port}|{running}", time.time())
+
+        fleet.subscribe(on_change)
         await asyncio.sleep(seconds)
 
 
@@ -150,7 +167,7 @@ def die_with_parent() -> None:
 def main() -> None:
     die_with_parent()
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=("monitor", "tui", "tui-screen", "naive"))
+    parser.add_argument("mode", choices=("monitor", "prom", "tui", "tui-screen", "naive"))
     parser.add_argument(
         "--select", default=None, help="tui-screen: the host whose freshness server is shown"
     )
@@ -174,7 +191,7 @@ def main() -> None:
 
     async def warmed(started: float) -> None:
         await asyncio.sleep(max(0.0, started + args.warmup - time.monotonic()))
-        marks["cpu"], marks["time"] = cpu_seconds(), time.monotonic()
+        marks["cpu"], marks["time"] = own_cpu_s(), time.monotonic()
 
     async def run() -> None:
         started = time.monotonic()
@@ -182,6 +199,8 @@ def main() -> None:
         warm = asyncio.create_task(warmed(started))
         if args.mode == "monitor":
             await monitor(cfg, args.seconds, arrivals)
+        elif args.mode == "prom":
+            await prom(cfg, args.seconds, arrivals)
         elif args.mode == "tui":
             await tui(cfg, args.seconds)
         elif args.mode == "tui-screen":
@@ -195,8 +214,8 @@ def main() -> None:
     ended = time.monotonic()
     json.dump(
         {
-            "cpu_s": cpu_seconds() - marks.get("cpu", 0.0),
-            "cpu_total_s": cpu_seconds(),
+            "cpu_s": own_cpu_s() - marks.get("cpu", 0.0),
+            "cpu_total_s": own_cpu_s(),
             "measured_s": ended - marks.get("time", ended),
             "rss_kib": rss,
             "rss_end_kib": rss_kib(),

@@ -23,8 +23,9 @@ class HostLink:
         return self.fleet.hosts[self.name]
 
     def changed(self, port: int | None = None) -> None:
-        """Publish a change: statuses are recomputed, views redraw."""
-        self.fleet.refresh_status(self.name)
+        """Publish a change (of one server's when `port` is given): statuses are recomputed,
+        views redraw."""
+        self.fleet.refresh_status(self.name, port=port)
         self.fleet.changed(self.name, port)
 
     def lost(self) -> HostUnreachable:

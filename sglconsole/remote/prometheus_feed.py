@@ -66,8 +66,14 @@ class PrometheusFeed:
 
     async def run(self) -> None:
         while True:
+            began = time.monotonic()
             await self.poll()
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(self.wait_after(time.monotonic() - began))
+
+    def wait_after(self, took: float) -> float:
+        """Reads START `interval` apart: a read that took long (1,000 servers, a busy Prometheus)
+        does not push every later one back, nor delay what the next scrape brought."""
+        return max(0.0, self.interval - took)
 
     async def poll(self) -> None:
         now = time.time()

@@ -80,14 +80,17 @@ class FleetState:
 
     # ------------------------------------------------------------- updating
 
-    def refresh_status(self, host: str, now: float | None = None) -> None:
-        """Publish what every view shows of this host's servers: derived once, here, per update."""
+    def refresh_status(self, host: str, now: float | None = None, port: int | None = None) -> None:
+        """Publish what every view shows of this host's servers: derived once, here, per update.
+        `port`: only that server changed (a server's view depends on it and its host alone, so
+        a decode line re-derives one view, not every server's of the host)."""
         now = now or time.time()
         hstate = self.hosts[host]
         self.generation += 1
         if hstate.source is not None:
             return  # its views come whole from elsewhere (remote.prometheus_feed)
-        for server in hstate.servers.values():
+        one = hstate.servers.get(port) if port is not None else None
+        for server in (one,) if one is not None else hstate.servers.values():
             server.view = derive_view(server, hstate, now, self.generation, self.routers)
 
     def routed_hosts(self, router: str) -> set[str]:
