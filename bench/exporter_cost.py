@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 
+from bench import results_file  # noqa: E402
 from bench.cpu import load, process_cpu_s  # noqa: E402
 from bench.run import exit_on_signals, run_worker  # noqa: E402
 from bench.worker import die_with_parent  # noqa: E402
@@ -156,10 +157,10 @@ def main() -> int:
         "machine_before": before,
         "machine_after": load(),
     }
-    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results = results_file.load(args.out)
     results["exporter_cost"] = detail
     results["exporter_cpu_per_host_minute"] = per_host
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    results_file.save(args.out, results)
     print(json.dumps(detail, indent=2))
     print(
         f"exporter {per_host:.3f} CPU-s per host-minute (monitor {monitor_per_host:.3f}, "

@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import results_file  # noqa: E402
 from bench.cpu import own_cpu_s  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
@@ -74,14 +75,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args()
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-"))
-    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results = results_file.load(args.out)
     for name, idle in (("idle", True), ("loaded", False)):
         found = measure(idle, args.seconds)
         results[f"{name}_cost"] = found
         print(f"{name}: {json.dumps(found)}", flush=True)
     results["idle_tui_cpu_pct"] = results["idle_cost"]["tui"]["cpu_pct"]
     results["idle_record_mb_per_hour"] = results["idle_cost"]["tui"]["record_mb_per_hour"]
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    results_file.save(args.out, results)
     return 0
 
 

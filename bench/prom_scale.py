@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 import yaml  # noqa: E402
 
+from bench import results_file  # noqa: E402
 from bench.cpu import load, process_cpu_s  # noqa: E402
 from bench.exporter_cost import free_port  # noqa: E402
 from bench.run import exit_on_signals, run_worker  # noqa: E402
@@ -248,7 +249,7 @@ def main() -> int:
     before = load()
     print(f"{args.hosts} hosts x {args.servers} servers, scraped every {args.scrape:g}s ...")
     detail = {**measure(args, workdir), "machine_before": before, "machine_after": load()}
-    results = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results = results_file.load(args.out)
     ssh = results.get("phases", {}).get("monitor", {}).get("cpu_s_per_host_minute")
     if ssh is not None:  # the SSH console measured by bench/run.py, scaled to as many hosts
         detail["ssh_console_cores_same_hosts_extrapolated"] = ssh * args.hosts / 60
@@ -258,7 +259,7 @@ def main() -> int:
         results["prom_scale"] = detail
         results["prom_console_cpu_cores_1000"] = detail["console_cores"]
         results["prom_freshness_p95_s"] = detail["freshness"]["p95_s"]
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    results_file.save(args.out, results)
     print(json.dumps(detail, indent=2))
     bound = FRESH_BOUND_SCRAPES * args.scrape
     print(

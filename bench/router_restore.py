@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 
+from bench import results_file  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.actions import ActionContext  # noqa: E402
 from sglconsole.actions.registry import ACTIONS  # noqa: E402
@@ -186,12 +187,7 @@ def main() -> int:
             measured = asyncio.run(rolling_restore(fleet.config_path, args.servers, args.clients))
         finally:
             fleet.stop()
-    try:
-        results = json.loads(args.out.read_text())
-    except (OSError, ValueError):
-        results = {}
-    results.update(measured)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    results_file.merge(args.out, measured)
     print(json.dumps(measured, indent=2))
     return 0 if measured["router_restore_failed"] == 0 else 1
 

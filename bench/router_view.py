@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import results_file  # noqa: E402
 from bench.router_restore import HOST, routed_host, routers_yaml, start_router  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
@@ -94,12 +95,7 @@ def main() -> int:
             measured = asyncio.run(measure(fleet.config_path, args.rounds))
         finally:
             fleet.stop()
-    try:
-        results = json.loads(args.out.read_text())
-    except (OSError, ValueError):
-        results = {}
-    results.update(measured)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    results_file.merge(args.out, measured)
     print(json.dumps(measured, indent=2))
     return 0
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
+from bench import results_file  # noqa: E402
 from bench.cpu import proc_stat  # noqa: E402
 from sglconsole.sim.fleet import SimFleet  # noqa: E402
 from sglconsole.sim.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
@@ -461,9 +462,9 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-perf-"))
     if args.only_restore:
         exit_on_signals()
-        results = json.loads(args.out.read_text()) if args.out.exists() else {}
+        results = results_file.load(args.out)
         record_restore(results, restore_overhead(workdir))
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        results_file.save(args.out, results)
         print_table(results)
         return 0
     results: dict = {
@@ -564,7 +565,8 @@ def main() -> int:
     )
     print("restore overhead ...", flush=True)
     record_restore(results, restore_overhead(workdir))
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    # the other benches' keys (idle_cost.py, prom_scale.py, router_*.py) stay
+    results = results_file.merge(args.out, results)
     print_table(results)
     return 0
 
