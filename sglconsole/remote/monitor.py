@@ -50,8 +50,11 @@ class FleetMonitor:
             if source is not None
             else None
         )
-        # routers are read over this console's own connections, like the hosts
-        self.routers = RouterFeed(config, self.ssh, self.state) if self.monitors else None
+        # routers are read over this console's own connections, in either mode: a router's
+        # worker list is in no Prometheus series we read
+        self.routers = RouterFeed(config, self.ssh, self.state) if config.routers else None
+        if self.on_demand is not None and self.routers is not None:
+            self.on_demand.pinned = {r.host for r in config.routers.values() if r.host}
         self._tasks: list[asyncio.Task] = []
 
     def _host_monitor(self, name: str) -> HostMonitor:

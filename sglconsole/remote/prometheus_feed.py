@@ -28,6 +28,7 @@ from sglconsole.remote.prom_series import HostReading
 from sglconsole.remote.prom_sglang import dcgm_gpus, feed_server
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, ServerState, ServerView, Status
+from sglconsole.state.routing import derive_routes
 from sglconsole.state.snapshot import derive_view
 
 log = logging.getLogger(__name__)
@@ -125,9 +126,12 @@ class PrometheusFeed:
                 feed_server(server, reading.servers.get(port) if reading else None, now, self.url)
                 if data is not None and data.status is not None:
                     spark = self._spark.setdefault((name, port), deque(maxlen=SPARK))
-                    server.view = exporter_view(server, data, spark, now, generation)
+                    view = exporter_view(server, data, spark, now, generation)
+                    routers, before = self.fleet.routers, server.view.routes
+                    routes = derive_routes(server, state, routers, before, now)
+                    server.view = replace(view, routes=routes)
                 else:
-                    server.view = derive_view(server, state, now, generation)
+                    server.view = derive_view(server, state, now, generation, self.fleet.routers)
                 self._good[(name, port)] = server.view
             self._changed(name, state)
 
@@ -168,14 +172,20 @@ class PrometheusFeed:
             state.error = self.error
             for port, server in state.servers.items():
                 good = self._good.get((name, port))
+                routes = server.view.routes  # the routers are read apart (remote.router_feed)
                 if good is None or self.read_at is None:
                     reason = self.error or "Prometheus did not answer"
                     server.view = ServerView(
-                        Status.UNKNOWN, reason, generation=self.fleet.generation, at=now
+                        Status.UNKNOWN,
+                        reason,
+                        generation=self.fleet.generation,
+                        at=now,
+                        routes=routes,
                     )
                     continue
                 server.view = replace(
                     good,
+                    routes=routes,
                     status=Status.UNKNOWN,
                     reason=f"{self.error}; shown: what it said {now - self.read_at:.0f} s ago "
                     f"({good.status.value}: {good.reason})",

@@ -60,8 +60,9 @@ class RouterFeed:
 
     async def _workers(self, name: str, router: Router) -> list[RouterWorker]:
         host = self.fleet.hosts.get(router.host) if router.host else None
-        if host is not None and host.reachable is False:
-            # its host's monitor retries with backoff: a second caller would only double that
+        if host is not None and host.source is None and host.reachable is False:
+            # its host's SSH monitor retries with backoff: a second caller would only double that
+            # (a host read from Prometheus has none: its SSH link is the router's own)
             raise RouterError(name, f"its host {router.host} is unreachable: {host.error}")
         endpoint = await asyncio.wait_for(router_endpoint(self.ssh, router), TIMEOUT_S)
         rows = await RouterClient(name, endpoint, timeout=TIMEOUT_S).workers()

@@ -43,6 +43,8 @@ class SshOnDemand:
         """What the hosts fall back to when SSH lets go (the feed's name, "prometheus")."""
         self.busy: Callable[[str], bool] = lambda host: False
         """Whether an action runs on a host (the console's session says): never cut it."""
+        self.pinned: set[str] = set()
+        """Hosts whose connection stays open (a router is read through it every few seconds)."""
         self.looked_at: str | None = None
         self.watched: dict[str, tuple[object, asyncio.Task]] = {}
         self._wanted_at: dict[str, float] = {}
@@ -99,7 +101,8 @@ class SshOnDemand:
                 self._release(host)
         for name in self.fleet.hosts:
             link = self.ssh[name]
-            if name in self.watched or not link.connected or self.busy(name):
+            kept = name in self.watched or name in self.pinned or self.busy(name)
+            if kept or not link.connected:
                 self._idle_since.pop(name, None)
                 continue
             since = self._idle_since.setdefault(name, now)

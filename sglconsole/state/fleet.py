@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from sglconsole.config import Config
 from sglconsole.config.routers import routes_of
@@ -24,7 +25,7 @@ from sglconsole.state.model import (  # noqa: F401 - the names every view import
     Status,
     worst,
 )
-from sglconsole.state.routing import RouterState
+from sglconsole.state.routing import RouterState, derive_routes
 from sglconsole.state.snapshot import derive_view
 
 Listener = Callable[[str, int | None], None]
@@ -87,8 +88,12 @@ class FleetState:
         now = now or time.time()
         hstate = self.hosts[host]
         self.generation += 1
-        if hstate.source is not None:
-            return  # its views come whole from elsewhere (remote.prometheus_feed)
+        if hstate.source is not None:  # its views come from elsewhere (remote.prometheus_feed)
+            for server in hstate.servers.values():  # but its routers are read here too
+                routes = derive_routes(server, hstate, self.routers, server.view.routes, now)
+                if routes != server.view.routes:
+                    server.view = replace(server.view, routes=routes, generation=self.generation)
+            return
         one = hstate.servers.get(port) if port is not None else None
         for server in (one,) if one is not None else hstate.servers.values():
             server.view = derive_view(server, hstate, now, self.generation, self.routers)
