@@ -4,6 +4,7 @@ enough that tables never wrap (the tests read words out of them)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -26,3 +27,10 @@ def cli(
         timeout=timeout,
         env={**environ, "COLUMNS": str(columns), **(env or {})},
     )
+
+
+def ctrl_c_default() -> None:
+    """preexec_fn for a child the test will Ctrl-C: a process started with SIGINT ignored (a
+    background job of a non-interactive shell, as CI may run us) passes that on, and a Python
+    that starts with SIGINT ignored keeps ignoring it; a terminal's Ctrl-C is what we test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -24,7 +24,7 @@ from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
 from sglconsole.sim.host import _site_packages
 from sglconsole.sim.scenarios import DRIFTED_27B, demo_profiles
 from sglconsole.state.status import baseline_for
-from tests.cli import cli
+from tests.cli import cli, ctrl_c_default
 from tests.e2e.conftest import SSH_MODE
 from tests.e2e.test_actions import ct129
 
@@ -408,6 +408,7 @@ def test_ctrl_c_during_compare_puts_the_original_back(demo_ct129, state_dir):
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "COLUMNS": "200"},
+        preexec_fn=ctrl_c_default,
     )
     seen = []
     for line in process.stdout:

@@ -15,7 +15,7 @@ import yaml
 
 from sglconsole.commands.schema import render
 from sglconsole.state.status_schema import StatusJson
-from tests.cli import cli
+from tests.cli import cli, ctrl_c_default
 
 LOGS = Path(__file__).parents[1] / "data" / "sglang_logs"
 SGLCONSOLE = f"{shlex.quote(sys.executable)} -m sglconsole"
@@ -68,6 +68,7 @@ def test_status_watch_json_is_json_lines(demo_fleet):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_default,
     )
     try:
         lines = [process.stdout.readline() for _ in range(2)]
