@@ -66,6 +66,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     return Status.UP, "serving"
 
 
+TRACEBACK = "Traceback (most recent call last)"
+
+
 def last_error(server: ServerState, now: float) -> str:
     """'; its log's last error 40 s ago: ...' for a server that is not running: a relaunch that
     died at start says why in its log while nobody is looking."""
@@ -73,6 +76,8 @@ def last_error(server: ServerState, now: float) -> str:
         return ""
     when, message = server.errors[-1]
     first_line = message.strip().splitlines()[0] if message.strip() else "?"
+    if first_line.startswith(TRACEBACK):  # its error line comes last: not written (read) yet
+        first_line = "a Python traceback, its error line not in the log yet"
     return f"; its log's last error {fmt_duration(max(0.0, now - when))} ago: {first_line[:120]}"
 
 

@@ -92,13 +92,16 @@ def cmdline_of_port(cfg_path: Path, port: int = 30000) -> tuple[int, list[str]] 
     return asyncio.run(look())
 
 
-def wait_status(path: str, want: str, timeout: float = 40) -> dict:
+def wait_status(path: str, want: str, timeout: float = 40, reason: str = "") -> dict:
+    """ct129's first server once its status is WANT (and its reason says REASON)."""
     deadline = time.monotonic() + timeout
     while True:
         server = json.loads(cli("status", "-c", path, "--json").stdout)["hosts"]["ct129"][
             "servers"
         ][0]
-        if server["status"] == want or time.monotonic() > deadline:
+        if server["status"] == want and reason in server["reason"]:
+            return server
+        if time.monotonic() > deadline:
             return server
         time.sleep(1)
 
@@ -231,7 +234,8 @@ def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(
     assert result.returncode == 1, result.stdout
     assert "torch.OutOfMemoryError: CUDA out of memory" in result.stdout
     assert "sglconsole rollback ct129:30000" in result.stdout
-    down = wait_status(str(path), "DOWN")  # the status says why, from the log, without opening it
+    # the status says why, from the log, without opening it (once the traceback's last line is in)
+    down = wait_status(str(path), "DOWN", reason="CUDA out of memory")
     assert down["status"] == "DOWN" and "CUDA out of memory" in down["reason"], down
     back = cli("rollback", "-c", str(path), "ct129:30000", "--yes")
     assert back.returncode == 0, back.stdout + back.stderr
