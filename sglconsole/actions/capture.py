@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sglconsole import config as config_module
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
-from sglconsole.actions.restore import decode_stats
+from sglconsole.actions.restore import aged, decode_stats
 from sglconsole.config.edit import update_file
 from sglconsole.core.processes import launch_args
 from sglconsole.core.secrets import is_secret_env, is_secret_flag
@@ -114,14 +114,15 @@ async def capture(
     configured = ctx.config.find_server(host, port)
     log = (configured.log if configured else None) or process.main.stdout
     async with ctx.stage("measure", "baseline from its recent decode lines") as stage:
-        stats = await decode_stats(ssh, log) if log else None
+        main = process.main
+        stats = await decode_stats(ssh, log, main.pid, main.start) if log else None
         speed, accept = (stats.tok_s, stats.accept_len) if stats else (None, None)
         running = round(stats.running) if stats and stats.running else None
         info = await server_info(ssh, configured.http_address if configured else "127.0.0.1", port)
         stage.detail = (
-            f"{speed:.1f} tok/s at {running} running"
+            f"{speed:.1f} tok/s at {running} running{aged(stats)}"
             if speed
-            else "no busy decode lines: no baseline"
+            else f"pid {main.pid} has written no busy decode line: no baseline"
         )
     profile: dict = {
         "description": f"captured from {host}:{port} (pid {process.main.pid})"

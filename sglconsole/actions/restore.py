@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import time
 from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
@@ -17,7 +18,8 @@ from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
 from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
-from sglconsole.core.sglang_log import parse_line
+from sglconsole.core.log_owner import DECODE_CURRENT_MIN_S, process_decode_records
+from sglconsole.core.text import fmt_duration
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import SshHost
 from sglconsole.state.status import per_request_baseline
@@ -35,16 +37,22 @@ class DecodeStats:
     running: float | None
     lines: int = 0
     """How many busy decode lines the medians are of."""
+    newest: float | None = None
+    """When the newest of them was written (epoch seconds): figures have an age."""
 
 
-async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) -> DecodeStats:
+async def decode_stats(
+    ssh: SshHost, log: str, pid: int, started: float, since_offset: int | None = None
+) -> DecodeStats:
+    """Medians over process `pid`'s busy decode lines (core.log_owner decides which are its: a
+    relaunch appends to the same log, and the previous process's numbers are not this one's)."""
     if since_offset is not None:
         result = await ssh.run(["tail", "-c", f"+{since_offset + 1}", log], timeout=15)
         lines = result.stdout.splitlines()
     else:
         result = await ssh.run(["tail", "-c", "131072", log], timeout=15)
         lines = result.stdout.splitlines()[1:]  # the first may be cut
-    records = [r for r in map(parse_line, lines) if r is not None and r.kind == "decode"]
+    records = process_decode_records(lines, pid, started)
     # busy lines only, and never the first after idle (its tok/s spans the idle time)
     busy = [
         r
@@ -63,6 +71,7 @@ async def decode_stats(ssh: SshHost, log: str, since_offset: int | None = None) 
         median(r.accept_len for r in busy if r.accept_len),
         median(r.running_req for r in busy),
         len(busy),
+        busy[-1].time.timestamp() if busy and busy[-1].time is not None else None,
     )
 
 
@@ -87,8 +96,13 @@ async def restore(
     if running is not None:
         async with ctx.stage("measure", "tok/s of what runs now") as stage:
             log = server.log or running.main.stdout
-            before = await decode_stats(ssh, log) if log else before
-            stage.detail = describe_one(before) if before.tok_s else "no busy decode lines yet"
+            main = running.main
+            before = await decode_stats(ssh, log, main.pid, main.start) if log else before
+            stage.detail = (
+                f"{describe_one(before)}{aged(before)}"
+                if before.tok_s
+                else f"pid {main.pid} has written no busy decode line"
+            )
     audit = audit or AuditLog()
     started = await replace(
         ctx, spec, audit=audit, rollbacks=rollbacks, action="restore", snap=snap, keep_open=True
@@ -100,7 +114,7 @@ async def restore(
         checked = await probe(ctx, host, port)
         verdict = checked.data["probe"]
         async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
-            after = await decode_stats(ssh, spec.log, started.log_off)
+            after = await decode_stats(ssh, spec.log, started.pid, 0.0, started.log_off)
             problems = compare(profile, after, verdict)
             stage.detail = describe(before, after, profile, verdict)
             if problems:
@@ -170,6 +184,14 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
             f" of the baseline {baseline.accept_len:g}"
         )
     return problems
+
+
+def aged(stats: DecodeStats) -> str:
+    """', 12m ago' when the newest line is not current (an idle server writes none)."""
+    if stats.newest is None:
+        return ""
+    age = time.time() - stats.newest
+    return f", {fmt_duration(age)} ago" if age > DECODE_CURRENT_MIN_S else ""
 
 
 def describe_one(stats: DecodeStats) -> str:

@@ -59,11 +59,14 @@ async def _duration(ctx: ActionContext, host: str, port: int) -> str:
 async def _per_request_tok_s(ctx: ActionContext, host: str, port: int) -> float | None:
     """The server's median tok/s per request from its log's last busy decode lines."""
     server = ctx.config.find_server(host, port)
-    log = server.log if server is not None else None
+    process = (await snapshot(ctx.ssh[host], ctx.config.host(host).python)).server(port)
+    if process is None:
+        return None
+    log = (server.log if server is not None else None) or process.main.stdout
     if not log:
-        process = (await snapshot(ctx.ssh[host], ctx.config.host(host).python)).server(port)
-        log = process.main.stdout if process is not None else None
-    return (await decode_stats(ctx.ssh[host], log)).per_request if log else None
+        return None
+    main = process.main
+    return (await decode_stats(ctx.ssh[host], log, main.pid, main.start)).per_request
 
 
 def _seconds(value: float) -> str:

@@ -18,6 +18,7 @@ from sglconsole.remote.monitor import FleetMonitor, drift_pending
 from sglconsole.remote.ssh_target import connect_timeout
 from sglconsole.state.fleet import FleetState, Status
 from sglconsole.state.json_view import fleet_json
+from sglconsole.state.model import GENERATE_BOUND_S
 
 
 @command(
@@ -68,6 +69,7 @@ async def _run(
         unjudged = await monitor.wait_drift(
             drift_timeout
         )  # a one-shot status is not UP before that
+        await monitor.wait_liveness(GENERATE_BOUND_S + 1)  # nor before its scheduler answered
         for host in monitor.state.hosts:
             monitor.state.refresh_status(host)
         if watch and as_json:  # JSON Lines: one `status --json` object per refresh

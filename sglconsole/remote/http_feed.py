@@ -1,5 +1,9 @@
-"""The HTTP feed of one host: every running server's health, /metrics and server info, polled
-every 5 s through the SSH port forward (a server that just appeared is asked at once).
+"""The HTTP feed of one host: every running server's health, load, /metrics and server info,
+polled every 5 s through the SSH port forward (a server that just appeared is asked at once), and
+every GENERATE_EVERY_S a generating health check that proves its scheduler works.
+
+An HTTP answer proves only SGLang's HTTP process: a wedged scheduler keeps /model_info, /v1/loads
+and /metrics answering with frozen values (state.liveness says what proves progress).
 
 One HTTP client per forward socket (its connections are kept between polls); a socket replaced
 after a reconnect gets a new client and the old one is closed."""
@@ -12,14 +16,21 @@ import time
 import httpx
 
 from sglconsole.core.metrics import parse_metrics
+from sglconsole.core.server_load import GET_LOAD, V1_LOADS, parse_load
 from sglconsole.remote.drift_feed import DriftFeed
 from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.host_link import HostLink
 from sglconsole.remote.inspect import INFO_PATHS, first_json
 from sglconsole.state.fleet import ServerState
+from sglconsole.state.model import GENERATE_BOUND_S
 
 HTTP_INTERVAL_S = 5.0
 INFO_REFRESH_S = 60.0
+GENERATE_EVERY_S = 15.0
+"""How often /health makes the scheduler generate one token (each writes a prefill and an access
+line into the server's log: often enough to see a wedge in seconds, rarely enough to stay quiet)."""
+GENERATE_TIMEOUT_S = GENERATE_BOUND_S + 10
+"""SGLang answers 503 itself after its 20 s health-check timeout: wait a little longer."""
 
 
 class HttpFeed:
@@ -31,10 +42,15 @@ class HttpFeed:
         self.info_at: dict[int, float] = {}
         self.ready_path: dict[int, str] = {}
         self.alive_path: dict[int, str] = {}
+        self.load_path: dict[int, str | None] = {}  # None: neither load endpoint (load unknown)
+        self.generate_at: dict[int, float] = {}  # when the last generating check was sent
+        self._checks: dict[int, asyncio.Task] = {}
         self.no_metrics: set[int] = set()  # answered /metrics with 404 (no --enable-metrics)
         self.new_server = asyncio.Event()
 
     async def close(self) -> None:
+        for task in self._checks.values():
+            task.cancel()
         clients, self._clients = self._clients, {}
         for _endpoint, client in clients.values():
             await client.aclose()
@@ -45,6 +61,8 @@ class HttpFeed:
         self.info_at.pop(port, None)
         self.ready_path.pop(port, None)
         self.alive_path.pop(port, None)
+        self.load_path.pop(port, None)
+        self.generate_at.pop(port, None)
         self.no_metrics.discard(port)
 
     async def run(self) -> None:
@@ -71,6 +89,9 @@ class HttpFeed:
         server.health = answer
         if answer == "ok":
             server.answered_at = time.time()
+        if not checked or answer == "ok":  # what answered was not the load endpoint already
+            await self._load(http, server)
+        self._check_generates(http, server)
         stale = time.time() - self.info_at.get(server.port, 0) > INFO_REFRESH_S
         if server.health == "ok" and stale:
             info = await first_json(lambda path: self._get(http, path), INFO_PATHS)
@@ -118,10 +139,66 @@ class HttpFeed:
                 return True, response
             self.ready_path[server.port] = "/health"
         if server.health == "ok":
-            alive = await self._alive(http, server.port)
+            alive = await self._load(http, server)
             answered = alive is not None and alive.status_code == 200
             return (False, None) if answered else (True, alive)
         return True, await self._get(http, "/health")
+
+    async def _load(self, http: httpx.AsyncClient, server: ServerState) -> httpx.Response | None:
+        """Running and waiting requests from /v1/loads (0.5.9+); /get_load only where that is
+        missing (it is deprecated from 0.5.10 and logs a warning per call, gone in 0.5.23); else
+        /model_info proves only that HTTP answers. An answer that cannot be read leaves the load
+        unknown, never 0."""
+        port = server.port
+        path = self.load_path.get(port, V1_LOADS)
+        if path is None:
+            return await self._alive(http, port)
+        response = await self._get(http, path)
+        if response is not None and response.status_code == 404:
+            self.load_path[port] = GET_LOAD if path == V1_LOADS else None
+            return await self._load(http, server)
+        if response is None:
+            return None  # no answer: what was read before ages out (state.liveness)
+        load = None
+        if response.status_code == 200:
+            try:
+                load = parse_load(path, response.json())
+            except ValueError:
+                load = None
+        now = time.time()
+        server.load, server.load_at = load, now if load is not None else server.load_at
+        if load is None or not load.in_flight:
+            server.busy_since = None
+        elif server.busy_since is None:
+            server.busy_since = now
+        return response
+
+    def _check_generates(self, http: httpx.AsyncClient, server: ServerState) -> None:
+        """Every GENERATE_EVERY_S, in the background, a /health that generates a token, once the
+        server has said it is ready (its ready line or a 200)."""
+        port, process = server.port, server.process
+        if process is None or (port in self._checks and not self._checks[port].done()):
+            return
+        ready = server.health == "ok" or (
+            server.ready_seen_at is not None and server.ready_seen_at >= process.main.start - 1
+        )
+        if not ready or time.time() - self.generate_at.get(port, 0.0) < GENERATE_EVERY_S:
+            return
+        self.generate_at[port] = time.time()
+        if server.generate_sent_at is None:  # the streak without a 200 starts here
+            server.generate_sent_at = self.generate_at[port]
+        self._checks[port] = asyncio.create_task(self._generate(http, server, process.main.pid))
+
+    async def _generate(self, http: httpx.AsyncClient, server: ServerState, pid: int) -> None:
+        try:
+            response = await http.get("/health", timeout=GENERATE_TIMEOUT_S)
+        except httpx.HTTPError:
+            response = None
+        if server.process is None or server.process.main.pid != pid:
+            return  # another process serves the port now: not its answer
+        if response is not None and response.status_code == 200:
+            server.generate_sent_at, server.generate_ok_at = None, time.time()
+        self.link.changed(server.port)
 
     async def _alive(self, http: httpx.AsyncClient, port: int) -> httpx.Response | None:
         """/model_info (0.5.10+); /get_model_info only where that is missing: from 0.5.10 on SGLang

@@ -4,6 +4,7 @@ names a `source: {prometheus: URL}`, one reader of that Prometheus for the whole
 from __future__ import annotations
 
 import asyncio
+import time
 
 from sglconsole.config import Config
 from sglconsole.remote.parser_cache import ParserCache
@@ -14,6 +15,7 @@ from sglconsole.remote.session import HostMonitor
 from sglconsole.remote.ssh import Fleet
 from sglconsole.remote.ssh_on_demand import SshOnDemand
 from sglconsole.state.fleet import FleetState
+from sglconsole.state.liveness import generate_pending
 
 
 class FleetMonitor:
@@ -128,6 +130,17 @@ class FleetMonitor:
             waiting = [s.key for s in self.state.all_servers() if drift_pending(s)]
             if not waiting or loop.time() >= deadline:
                 return waiting
+            await asyncio.sleep(0.1)
+
+    async def wait_liveness(self, timeout: float) -> None:
+        """Until no generating health check is waiting within its bound (state.liveness): a
+        one-shot status says STALLED or UP only once the scheduler has answered or not."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            now = time.time()
+            if not any(generate_pending(s, now) for s in self.state.all_servers()):
+                return
             await asyncio.sleep(0.1)
 
     def _settled(self, name: str) -> bool:

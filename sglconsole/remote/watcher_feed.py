@@ -117,6 +117,12 @@ class WatcherFeed:
         for text in _list(message.get("lines")):
             if isinstance(text, str):
                 take_line(server, text, now)
+        skipped = message.get("skipped")
+        if message.get("head") and isinstance(skipped, int) and skipped > 0:
+            # the current lifetime's start-up came first; the tail follows
+            server.log_lines.append(
+                f"--- sglconsole: {skipped / 1024:,.0f} KiB of this run's log not read ---"
+            )
         self.link.changed(server.port)
 
     def _on_log_state(self, message: dict) -> None:

@@ -4,7 +4,6 @@ watcher's tail and the journal alike."""
 
 from __future__ import annotations
 
-from sglconsole.core.log_owner import started_pid
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.core.sglang_log_record import LogRecord
 from sglconsole.state.fleet import record_decode
@@ -13,16 +12,21 @@ from sglconsole.state.model import ServerState
 
 def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
     server.log_lines.append(text)
-    server.log_pid = started_pid(text) or server.log_pid
+    server.log_pid = server.log_owner.feed(text)
     record = parse_line(text)
     if record is None:
         return None
+    stamp = record.time.timestamp() if record.time else now
+    if record.kind in ("decode", "prefill"):
+        server.batch_at = (stamp, server.log_pid)
     if record.kind == "decode":
         record_decode(server, record, now)
     elif record.kind == "ready":
         server.ready_seen_at = record.time.timestamp() if record.time else now
     elif record.kind == "milestone":
         server.milestones.append((now, record.message or record.milestone or ""))
+    elif record.kind == "error" and record.error == "health_check":
+        server.health_warnings.append((stamp, server.log_pid))
     elif record.kind == "error":
         # when SGLang wrote it, if the line says (a tail read at connect holds old errors)
         server.errors.append(

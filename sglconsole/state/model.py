@@ -13,9 +13,11 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from sglconsole.config import Profile, Server
+from sglconsole.core.log_owner import LogOwner
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
+from sglconsole.core.server_load import RequestLoad
 from sglconsole.core.sglang_log_record import LogRecord
 
 if TYPE_CHECKING:
@@ -27,7 +29,9 @@ IDLE_GAP_S = 30.0
 SLOW_WINDOW_S = 60.0
 SLOW_MIN_SAMPLES = 3
 LOOP_SAMPLES = 5
-STALL_S = 30.0  # silent this long (no HTTP answer, no decode line) with requests waiting: STALLED
+STALL_S = 30.0  # no batch line this long while requests are in flight: STALLED
+GENERATE_BOUND_S = 20.0  # SGLang's own health-check timeout: a /health (it generates) unanswered
+# this long means the scheduler makes no progress (its log then says "Health check failed")
 
 
 class Status(StrEnum):
@@ -140,6 +144,23 @@ class ServerState:
     errors: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
     log_pid: int | None = None
     """The process writing the log now, by its last `Started server process [PID]` line."""
+    log_owner: LogOwner = field(default_factory=LogOwner)
+    """Who wrote the lines read so far (core.log_owner): sets log_pid."""
+    batch_at: tuple[float, int | None] | None = None
+    """(stamp, writer) of the newest decode or prefill line: the scheduler's last sign of work."""
+    health_warnings: deque[tuple[float, int | None]] = field(
+        default_factory=lambda: deque(maxlen=20)
+    )
+    """(stamp, writer) of SGLang's own `Health check failed ...` lines."""
+    load: RequestLoad | None = None
+    """Running and waiting requests by the server's load endpoint (/v1/loads)."""
+    load_at: float | None = None
+    busy_since: float | None = None
+    """Since when the load endpoint has said requests are in flight, without a break."""
+    generate_sent_at: float | None = None
+    """When the generating health check now waiting for its answer was sent (None: none waits)."""
+    generate_ok_at: float | None = None
+    """When a generating health check last answered 200: the scheduler worked then."""
     health: str | None = None
     answered_at: float | None = None
     """When the server last answered HTTP (health or liveness) with 200."""
@@ -200,6 +221,8 @@ class ServerState:
         ) = None
         self.metrics_before = self.metrics_before_at = self.answered_at = None
         self.drift_error = None
+        self.load = self.load_at = self.busy_since = None
+        self.generate_sent_at = self.generate_ok_at = None
 
 
 def metrics_only_process(port: int, start: float) -> ServerProcess:

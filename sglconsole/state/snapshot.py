@@ -10,7 +10,9 @@ process has none.
 
 from __future__ import annotations
 
+from sglconsole.core.log_owner import is_current
 from sglconsole.core.metrics import ServerMetrics
+from sglconsole.state.liveness import fresh_load
 from sglconsole.state.model import HostState, Load, Sample, ServerState, ServerView
 from sglconsole.state.routing import RouterState, derive_routes
 from sglconsole.state.status import derive_status, process_samples
@@ -58,20 +60,34 @@ def derive_view(
 def _tok_s(
     server: ServerState, samples: list[Sample], now: float
 ) -> tuple[float | None, str | None]:
-    for sample in reversed(samples):
-        if not sample.after_idle:
-            return sample.gen_throughput, sample.source
+    live = current_sample(samples, now)
+    if live is not None and not live.after_idle:
+        return live.gen_throughput, live.source
     rate = metrics_rate(server, now)
     return (None, None) if rate is None else (rate, _page_source(server))
 
 
+def current_sample(samples: list[Sample], now: float) -> Sample | None:
+    """This process's newest decode sample while it still describes now (core.log_owner's rule:
+    SGLang writes none when idle, so the last one must age out), else None."""
+    if not samples:
+        return None
+    newest = samples[-1]
+    previous = samples[-2].time if len(samples) > 1 else None
+    return newest if is_current(newest.time, previous, now) else None
+
+
 def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None:
-    """Accept length, running/queued requests and token usage: from this process's newest decode
-    line, else from a fresh /metrics page."""
-    if samples:
-        last = samples[-1]
+    """Running and queued requests from the server's load endpoint; accept length and token usage
+    from this process's decode line while it is current; else from a fresh /metrics page."""
+    live, counted = current_sample(samples, now), fresh_load(server, now)
+    if live is not None or counted is not None:
         return Load(
-            last.accept_len, last.running_req, last.queue_req, last.token_usage, last.source
+            live.accept_len if live else None,
+            counted.running if counted else live.running_req,
+            counted.waiting if counted else live.queue_req,
+            live.token_usage if live else None,
+            live.source if live else "loads",
         )
     metrics = fresh_metrics(server, now)
     if metrics is None or not metrics_rate(server, now):

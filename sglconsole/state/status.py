@@ -6,17 +6,17 @@ when a view draws, so every view shows the verdict of the same moment.
 
 from __future__ import annotations
 
-import math
 import statistics
 
 from sglconsole.config import Profile
+from sglconsole.core.log_owner import belongs
 from sglconsole.core.processes import flag
 from sglconsole.core.text import fmt_duration
+from sglconsole.state.liveness import stall_reason
 from sglconsole.state.model import (
     LOOP_SAMPLES,
     SLOW_MIN_SAMPLES,
     SLOW_WINDOW_S,
-    STALL_S,
     HostState,
     Sample,
     ServerState,
@@ -42,7 +42,7 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
         server.ready_seen_at is None or server.ready_seen_at < started - 1
     ):
         return Status.STARTING, server.action or starting(server, now)
-    stalled = stall(server, now)
+    stalled = stall_reason(server, now)
     if stalled:
         return Status.STALLED, stalled
     verdict = getattr(server.probe, "verdict", None)
@@ -98,18 +98,14 @@ def process_samples(
 ) -> list[Sample]:
     """Decode samples written by the current process, oldest first.
 
-    A relaunch appends to the same log. A sample whose writer the log named (core.log_owner) is
-    this process's only if the PIDs match; otherwise by time: log times have whole seconds and a
-    server needs seconds to start, so a line stamped before the second it started is not its.
+    A relaunch appends to the same log: which lines are this process's is core.log_owner's rule.
     Walks back from the newest (status runs at every change): `since` and `limit` stop it early."""
     if server.process is None:
         return []
-    pid, started = server.process.main.pid, math.floor(server.process.main.start)
+    pid, started = server.process.main.pid, server.process.main.start
     newest_first: list[Sample] = []
     for sample in reversed(server.history):
-        if sample.pid is not None and sample.pid != pid:
-            break
-        if (sample.pid is None and sample.time < started) or sample.time < since:
+        if not belongs(sample.pid, sample.time, False, pid, started) or sample.time < since:
             break
         newest_first.append(sample)
         if limit is not None and len(newest_first) >= limit:
@@ -126,40 +122,6 @@ def starting(server: ServerState, now: float) -> str:
         last = server.milestones[-1][1].split(". ")[0].rstrip(".")
         text += f": {last[:60]}"
     return text
-
-
-def stall(server: ServerState, now: float) -> str | None:
-    """Why a server that was serving now looks hung, or None: no HTTP answer and no decode line for
-    STALL_S while requests wait (a JIT compile under load held a real 0.5.12 for 116 s while
-    /metrics kept answering with frozen gauges)."""
-    if server.health == "ok" or server.process is None:
-        return None
-    silent_since = max(filter(None, (server.answered_at, server.ready_seen_at)), default=None)
-    if silent_since is None or now - silent_since < STALL_S:
-        return None
-    if server.last_decode_at is not None and now - server.last_decode_at < STALL_S:
-        return None  # decode lines still flow: only HTTP is slow
-    waiting = requests_waiting(server)
-    if not waiting:
-        return None
-    quiet = (
-        "no decode line"
-        if server.last_decode_at is None
-        else f"no decode line for {now - server.last_decode_at:.0f} s"
-    )
-    return f"no HTTP answer for {now - silent_since:.0f} s, {waiting} requests waiting, {quiet}"
-
-
-def requests_waiting(server: ServerState) -> int:
-    """Running + queued requests of this process: its newest decode line, else its /metrics page."""
-    samples = process_samples(server, limit=1)
-    if samples:
-        return (samples[-1].running_req or 0) + (samples[-1].queue_req or 0)
-    since = math.floor(server.process.main.start) if server.process else 0.0
-    metrics = server.metrics
-    if metrics is not None and server.metrics_at is not None and server.metrics_at >= since:
-        return int((metrics.running_req or 0) + (metrics.queue_req or 0))
-    return 0
 
 
 def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S) -> list[Sample]:

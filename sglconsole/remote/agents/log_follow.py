@@ -10,6 +10,14 @@ import sys
 
 MAX_LINE = 65536
 CHUNK = 65536
+# A lifetime's first line, then its HTTP server's (relaunches append to one log: sglconsole's
+# core/log_owner.py reads the same markers)
+LIFETIME_START = b"server_args=ServerArgs("
+STARTED = b"Started server process ["
+READY = b"The server is fired up and ready to roll"
+HEAD_MAX = 262144  # start-up lines of the current lifetime sent ahead of the tail, at most
+SCAN_MAX = 256 << 20  # how far back a lifetime's start is looked for (a day of decode lines ~20 MB)
+SCAN_BLOCK = 1 << 20
 
 
 def out(obj):
@@ -54,10 +62,39 @@ class Follow:
                 chunk = fh.read(self.backlog)
                 cut = chunk.find(b"\n")
                 start = start + cut if cut >= 0 else st.st_size
+            start = self.lifetime_head(fh, start, st.st_ino)
         fh.seek(start)
         self.fh, self.ino, self.off, self.partial = fh, st.st_ino, start, b""
         self.note("following", ino=st.st_ino, off=start)
         return True
+
+    def lifetime_head(self, fh, start, ino):
+        """Where to start reading so that the current lifetime's start-up (its Started and ready
+        lines) is read too: its start when that is near the tail; else its start-up lines are
+        sent first, then the tail from `start` (a server wedged after hours of decode lines must
+        not look like one that is still starting)."""
+        life = last_lifetime(fh, start)
+        if life is None or life >= start:
+            return start
+        if start - life <= HEAD_MAX:
+            return life
+        fh.seek(life)
+        head = fh.read(HEAD_MAX)
+        ready = head.find(READY)
+        end = head.find(b"\n", ready) + 1 if ready >= 0 else head.rfind(b"\n") + 1
+        lines = head[:end].decode("utf-8", "replace").split("\n")[:-1]
+        out(
+            {
+                "t": "log",
+                "path": self.path,
+                "ino": ino,
+                "off": start,
+                "head": True,
+                "skipped": start - life - end,
+                "lines": [line[:MAX_LINE] for line in lines],
+            }
+        )
+        return start
 
     def poll(self):
         if self.fh is None and not self.open():
@@ -110,3 +147,23 @@ class Follow:
                     "lines": [line[:MAX_LINE] for line in lines],
                 }
             )
+
+
+def last_lifetime(fh, end):
+    """Offset of the line that starts the last server lifetime written before `end` (its
+    server_args line; its Started line when the start is further back than SCAN_MAX), or None.
+    Read backwards in blocks: a log of many lifetimes and days is never read whole."""
+    pos, carry, started = end, b"", None
+    while pos > 0 and end - pos < SCAN_MAX:
+        step = min(SCAN_BLOCK, pos)
+        pos -= step
+        fh.seek(pos)
+        block = fh.read(step) + carry
+        found = block.rfind(LIFETIME_START)
+        if started is None:
+            at = block.rfind(STARTED)
+            started = None if at < 0 else pos + block.rfind(b"\n", 0, at) + 1
+        if found >= 0:
+            return pos + block.rfind(b"\n", 0, found) + 1
+        carry = block[: len(LIFETIME_START)]
+    return started
