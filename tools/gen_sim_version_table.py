@@ -566,6 +566,44 @@ def v1_loads(pkg: Path) -> dict | None:
     return {"keys": top, "core_keys": core, "sections": sections} if top else None
 
 
+METRICS_FILES = [
+    "srt/observability/metrics_collector.py",
+    "srt/metrics/collector.py",
+]
+
+
+def metric_extra_labels(pkg: Path) -> dict[str, list[str]] | None:
+    """Metrics declared with labels beyond the collector's common ones (`labelnames=list(labels
+    .keys()) + ["is_streaming"]`, 0.5.17): metric name (as declared) -> those extra labels."""
+    for rel in METRICS_FILES:
+        path = pkg / rel
+        if not path.is_file():
+            continue
+        out: dict[str, list[str]] = {}
+        for node in ast.walk(parse(path)):
+            if not isinstance(node, ast.Call):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            name = kw.get("name")
+            if not (isinstance(name, ast.Constant) and str(name.value).startswith("sglang:")):
+                continue
+            labels = kw.get("labelnames")
+            extra = (
+                [
+                    n.value
+                    for n in ast.walk(labels)
+                    if labels is not None
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                ]
+                if labels is not None
+                else []
+            )
+            if extra:
+                out[name.value] = extra
+        return out
+    return None
+
+
 def metrics_mount(pkg: Path) -> str | None:
     for path in sorted((pkg / "srt" / "utils").glob("*.py")):
         for node in ast.walk(parse(path)):
@@ -626,6 +664,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
             "launch_server.py",
             "srt/entrypoints/v1_loads.py",
             "srt/managers/load_snapshot.py",
+            *METRICS_FILES,
             *BATCH_FILES,
             *(rel for files, _ in MILESTONES.values() for rel in files),
         }
@@ -656,6 +695,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         if "/get_load" in handler
         else None,
         "v1_loads": v1_loads(pkg),
+        "metric_extra_labels": metric_extra_labels(pkg),
         "log": {kind: batch_fields(pkg, kind) for kind in BATCH_LINES},
         "startup": startup(pkg),
     }

@@ -63,6 +63,8 @@ class Stats:
     generation_tokens_total: int = 0
     requests_total: int = 0
     spec_verify_total: int = 0
+    used_tokens: int = 0  # KV tokens of the running batch
+    waiting_tokens: int = 0  # prompt tokens of the queued requests
 
 
 class Engine:
@@ -136,7 +138,6 @@ class Engine:
             sampled=sampled,
         )
         self.waiting.append(request)
-        self.stats.requests_total += 1
         self._wake.set()
         return request
 
@@ -243,6 +244,7 @@ class Engine:
             request.first_token_at = now
         finished = stop or request.generated >= request.max_new_tokens
         if finished:
+            self.stats.requests_total += 1  # counted when it finishes, as SGLang's collector does
             request.finished_at = now
             reason = (
                 {"type": "stop", "matched": None}
@@ -305,3 +307,5 @@ class Engine:
         self.stats.running = len(self.running)
         self.stats.queued = len(self.waiting)
         self.stats.token_usage = self._usage()
+        self.stats.used_tokens = self._kv_tokens()
+        self.stats.waiting_tokens = self.waiting_tokens()

@@ -70,8 +70,8 @@ def _embedding_plan(args: dict) -> dict:
 def v1_loads_body(server: SimServer, shape: dict, include: set[str] | None) -> dict:
     engine = server.engine
     stats = engine.stats if engine else None
-    used = engine._kv_tokens() if engine else 0
-    waiting = engine.waiting_tokens() if engine else 0
+    used = stats.used_tokens if stats else 0  # the scheduler's last published snapshot
+    waiting = stats.waiting_tokens if stats else 0
     capacity = engine.max_total_tokens if engine else 0
     core = {
         "timestamp": time.time(),
@@ -346,7 +346,8 @@ class Routes:
         total = engine.max_total_tokens if engine else 0
         table = versiontable.load(self.server.version)
         if table.get("v1_loads"):  # 0.5.17: a shim over /v1/loads' snapshot (dp_rank 0)
-            waiting = engine.waiting_tokens() if engine else 0
+            waiting = stats.waiting_tokens if stats else 0
+            used = stats.used_tokens if stats else 0
             known = {
                 "dp_rank": 0,
                 "num_reqs": (stats.running + stats.queued) if stats else 0,
@@ -415,7 +416,7 @@ class Routes:
                 "The average acceptance length of speculative decoding.",
                 stats.accept_len,
             ),
-            "sglang:num_used_tokens": ("The number of used tokens.", engine._kv_tokens()),
+            "sglang:num_used_tokens": ("The number of used tokens.", stats.used_tokens),
             "sglang:max_total_num_tokens": (
                 "Maximum total number of tokens in the KV cache pool.",
                 engine.max_total_tokens,
@@ -442,12 +443,18 @@ class Routes:
                 f"# TYPE {metric} gauge",
                 f"{metric}{{{labels}}} {float(value)}",
             ]
+        extra = versiontable.load(self.server.version).get("metric_extra_labels") or {}
         for metric, (help_text, value) in counters.items():
-            out += [
-                f"# HELP {metric}_total {help_text}",
-                f"# TYPE {metric}_total counter",
-                f"{metric}_total{{{counter_labels}}} {float(value)}",
-            ]
+            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter"]
+            if "is_streaming" in extra.get(f"{metric}_total", []):
+                # 0.5.17: one series per is_streaming value (the sim counts all as non-streaming)
+                for streaming, part in (("false", value), ("true", 0)):
+                    labels_here = (
+                        f'engine_type="unified",is_streaming="{streaming}",model_name="{name}"'
+                    )
+                    out.append(f"{metric}_total{{{labels_here}}} {float(part)}")
+            else:
+                out.append(f"{metric}_total{{{counter_labels}}} {float(value)}")
         return text_response(
             "\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8"
         )
