@@ -488,7 +488,8 @@ class SimServer:
             tick_s=float(self.settings.get("tick_s") or 0.05),
             log_fields=versiontable.load(self.version)["log"],
             prefill_cuda_graph=self.piecewise_graphs,
-            prefill_graph_tokens=(4, 8192)
+            # the real 0.5.17 log: a lone 1-token prefill (a health check) runs eager, 2+ graphed
+            prefill_graph_tokens=(2, 8192)
             if self.split_graphs and not self.args.get("disable_cuda_graph")
             else None,
             stall=self.stall,
