@@ -220,6 +220,14 @@ def test_decode_log_interval_is_honoured(tmp_path):
         server.stop()
 
 
+def _text(path: Path) -> str:
+    """The log, or "" until the detached shell has created it."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -245,7 +253,7 @@ def test_restarts_append_lifetimes_to_one_log(tmp_path):
     pids = []
     for _ in range(3):
         start_detached(argv, env=env, cwd=str(root), log=str(log))
-        _wait_for(lambda: log.read_text().count("ready to roll") == len(pids) + 1, 20, "ready")
+        _wait_for(lambda: _text(log).count("ready to roll") == len(pids) + 1, 20, "ready")
         pids.append(int(re.findall(r"Started server process \[(\d+)\]", log.read_text())[-1]))
         os.kill(pids[-1], signal.SIGTERM)
         _wait_for(lambda: not _alive(pids[-1]), 10, "exit")
