@@ -49,7 +49,8 @@ MILESTONES = {
     "load_weight_end": (["srt/model_executor/model_runner.py"], r"^Load weight end\. elapsed="),
     "kv_cache_allocated": (
         ["srt/mem_cache/memory_pool.py"],
-        r"^KV Cache is allocated\. #tokens: .*K size",
+        # 0.5.17: "{cache_name} is allocated. dtype: ..., #tokens: ..." (cache_name "KV Cache")
+        r"^(KV Cache|\{cache_name\}) is allocated\. (dtype: \{dtype\}, )?#tokens: .*K size",
     ),
     "memory_pool_end": (
         [
@@ -73,6 +74,16 @@ MILESTONES = {
         ],
         r"^Capture (\{capture_name\} )?cuda graph end|^Capture \{capture_name\} CUDA graph end",
     ),
+    # 0.5.17+: the target prefill graph ("num_tokens=[...]") and the decode/verify graph
+    # ("num_tokens_per_req=N, bs=[...]") have templates of their own
+    "prefill_graph_begin": (
+        ["srt/model_executor/model_runner_components/cuda_graph_setup.py"],
+        r"^Capture \{capture_name\} CUDA graph begin\. backend=\{backend\}, num_tokens=",
+    ),
+    "decode_graph_begin": (
+        ["srt/model_executor/model_runner_components/cuda_graph_setup.py"],
+        r"^Capture \{capture_name\} CUDA graph begin\. .*num_tokens_per_req=",
+    ),
     "piecewise_graph_begin": (
         ["srt/model_executor/model_runner.py"],
         r"^Capture piecewise CUDA graph begin",
@@ -85,6 +96,8 @@ MILESTONES = {
         ["srt/managers/scheduler.py"],
         r"^max_total_num_tokens=\{max_total_num_tokens\}, ",
     ),
+    "tree_cache_initialized": (["srt/mem_cache/registry.py"], r"^Tree cache initialized: "),
+    "engine_startup_timings": (["srt/entrypoints/engine.py"], r"^Engine startup timings "),
     "ready": (["srt/entrypoints/http_server.py"], r"^The server is fired up and ready to roll!$"),
 }
 BATCH_LINES = {"decode": "Decode batch", "prefill": "Prefill batch"}
@@ -215,6 +228,22 @@ def render(node: ast.expr, module: ast.Module) -> str | None:
     return out
 
 
+def _percent_template(text: str, values: list[ast.expr]) -> str:
+    """`logger.info("a=%s b=%.2f", x, y)` -> `a={a} b={b:.2f}` (placeholders named after labels)."""
+    out = ""
+    rest = text
+    for value in values:
+        match = re.search(r"%(\.\d+)?([sdf])", rest)
+        if not match:
+            break
+        out += rest[: match.start()]
+        name = _label_name(out) or _expr_name(value)
+        spec = f"{match.group(1)}f" if match.group(1) else ""
+        out += "{" + name + (":" + spec if spec else "") + "}"
+        rest = rest[match.end() :]
+    return out + rest
+
+
 def _messages(module: ast.Module):
     """(template, call) of every logger.* / log_info_on_rank0(...) message in a module."""
     for node in ast.walk(module):
@@ -227,6 +256,8 @@ def _messages(module: ast.Module):
         args = node.args[1:] if name == "log_info_on_rank0" else node.args
         if args:
             text = render(args[0], module)
+            if text is not None and len(args) > 1 and "%" in text:
+                text = _percent_template(text, args[1:])
             if text is not None:
                 yield text, node
 
@@ -414,6 +445,19 @@ def returned_keys(pkg: Path, handler: str) -> list[str] | None:
                     for k in node.keys:
                         if isinstance(k, ast.Constant) and k.value not in keys:
                             keys.append(k.value)
+            # keys added after the literal (`result["embedding"] = ...`, 0.5.17), in source order
+            for node in sorted(
+                (n for n in ast.walk(func) if isinstance(n, ast.Assign)), key=lambda n: n.lineno
+            ):
+                target = node.targets[0]
+                if (
+                    keys
+                    and isinstance(target, ast.Subscript)
+                    and isinstance(target.slice, ast.Constant)
+                    and isinstance(target.slice.value, str)
+                    and target.slice.value not in keys
+                ):
+                    keys.append(target.slice.value)
             return keys or None
     return None
 
@@ -484,6 +528,82 @@ def record_fields(pkg: Path, name: str) -> list[str] | None:
     return None
 
 
+def v1_loads(pkg: Path) -> dict | None:
+    """/v1/loads (entrypoints/v1_loads.py): the keys of its answer, and of each `loads` item
+    (LoadSnapshot's scalar fields, then its optional sections with their fields)."""
+    endpoint = pkg / "srt" / "entrypoints" / "v1_loads.py"
+    snapshot = pkg / "srt" / "managers" / "load_snapshot.py"
+    if not (endpoint.is_file() and snapshot.is_file()):
+        return None
+    top: list[str] = []
+    for func in ast.walk(parse(endpoint)):
+        if isinstance(func, ast.AsyncFunctionDef) and func.name == "get_loads":
+            for node in ast.walk(func):
+                if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+                    top = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
+    classes = {
+        node.name: [
+            s.target.id
+            for s in node.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+        ]
+        for node in ast.walk(parse(snapshot))
+        if isinstance(node, ast.ClassDef)
+    }
+    sections = {}
+    core = []
+    cls = next(n for n in ast.walk(parse(snapshot)) if getattr(n, "name", "") == "LoadSnapshot")
+    for field in cls.body:
+        if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)):
+            continue
+        inner = [
+            n.id for n in ast.walk(field.annotation) if isinstance(n, ast.Name) and n.id in classes
+        ]
+        if inner:
+            sections[field.target.id] = classes[inner[0]]
+        else:
+            core.append(field.target.id)
+    return {"keys": top, "core_keys": core, "sections": sections} if top else None
+
+
+METRICS_FILES = [
+    "srt/observability/metrics_collector.py",
+    "srt/metrics/collector.py",
+]
+
+
+def metric_extra_labels(pkg: Path) -> dict[str, list[str]] | None:
+    """Metrics declared with labels beyond the collector's common ones (`labelnames=list(labels
+    .keys()) + ["is_streaming"]`, 0.5.17): metric name (as declared) -> those extra labels."""
+    for rel in METRICS_FILES:
+        path = pkg / rel
+        if not path.is_file():
+            continue
+        out: dict[str, list[str]] = {}
+        for node in ast.walk(parse(path)):
+            if not isinstance(node, ast.Call):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            name = kw.get("name")
+            if not (isinstance(name, ast.Constant) and str(name.value).startswith("sglang:")):
+                continue
+            labels = kw.get("labelnames")
+            extra = (
+                [
+                    n.value
+                    for n in ast.walk(labels)
+                    if labels is not None
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                ]
+                if labels is not None
+                else []
+            )
+            if extra:
+                out[name.value] = extra
+        return out
+    return None
+
+
 def metrics_mount(pkg: Path) -> str | None:
     for path in sorted((pkg / "srt" / "utils").glob("*.py")):
         for node in ast.walk(parse(path)):
@@ -542,6 +662,9 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         {
             "srt/entrypoints/http_server.py",
             "launch_server.py",
+            "srt/entrypoints/v1_loads.py",
+            "srt/managers/load_snapshot.py",
+            *METRICS_FILES,
             *BATCH_FILES,
             *(rel for files, _ in MILESTONES.values() for rel in files),
         }
@@ -571,6 +694,8 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         )
         if "/get_load" in handler
         else None,
+        "v1_loads": v1_loads(pkg),
+        "metric_extra_labels": metric_extra_labels(pkg),
         "log": {kind: batch_fields(pkg, kind) for kind in BATCH_LINES},
         "startup": startup(pkg),
     }

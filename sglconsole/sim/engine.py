@@ -36,6 +36,7 @@ class SimRequest:
     text: list[str] = field(default_factory=list)
     finish_reason: dict | None = None
     background: bool = False
+    sampled: bool = False  # needs flashinfer's sampling kernels (stall.needs_flashinfer_sampling)
     _carry: float = 0.0
     updates: asyncio.Queue = field(default_factory=asyncio.Queue)
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -62,6 +63,8 @@ class Stats:
     generation_tokens_total: int = 0
     requests_total: int = 0
     spec_verify_total: int = 0
+    used_tokens: int = 0  # KV tokens of the running batch
+    waiting_tokens: int = 0  # prompt tokens of the queued requests
 
 
 class Engine:
@@ -81,10 +84,18 @@ class Engine:
         tick_s: float = TICK_S,
         log_fields: dict[str, list[dict]] | None = None,
         prefill_cuda_graph: bool = False,
+        prefill_graph_tokens: tuple[int, int] | None = None,
+        stall=None,
     ):
         self.perf = perf
         self.log_fields = log_fields or {}  # the version's batch-line layouts (versiontable)
         self.prefill_cuda_graph = prefill_cuda_graph  # piecewise CUDA graphs run prefill when on
+        # 0.5.17's prefill CUDA graph: captured for num_tokens in [low, high]; outside it, eager
+        self.prefill_graph_tokens = prefill_graph_tokens
+        self.stall = stall  # stall.SchedulerStall: while wedged, nothing advances or logs
+        # when the tokenizer last heard from the scheduler (SGLang's last_receive_tstamp, wall
+        # clock): what /health compares with its start
+        self.last_output = time.time()
         self.max_running = max_running
         self.max_total_tokens = max_total_tokens
         self.decode_log_interval = max(1, decode_log_interval)
@@ -108,7 +119,9 @@ class Engine:
 
     # --------------------------------------------------------------- requests
 
-    def new_request(self, prompt: str, max_new_tokens: int, background: bool = False) -> SimRequest:
+    def new_request(
+        self, prompt: str, max_new_tokens: int, background: bool = False, sampled: bool = False
+    ) -> SimRequest:
         rid = f"{next(self._ids):032x}"
         words = (
             corpus.degenerate_stream(prompt)
@@ -122,9 +135,9 @@ class Engine:
             max(1, max_new_tokens),
             words,
             background=background,
+            sampled=sampled,
         )
         self.waiting.append(request)
-        self.stats.requests_total += 1
         self._wake.set()
         return request
 
@@ -137,9 +150,16 @@ class Engine:
                 self._wake.clear()
                 await self._wake.wait()
                 last = time.monotonic()
+            if self.stall is not None and self.stall.stalled:
+                await asyncio.sleep(self.tick_s)  # wedged: no step, no line, no catching up after
+                last = time.monotonic()
+                continue
             self._admit()
             await asyncio.sleep(self.tick_s)
             now = time.monotonic()
+            if self.stall is not None and self.stall.stalled:
+                last = now
+                continue
             self._advance(now - last, now)
             last = now
 
@@ -155,7 +175,7 @@ class Engine:
             self.log(
                 logfmt.prefill_line(
                     fields=self.log_fields.get("prefill"),
-                    cuda_graph=self.prefill_cuda_graph,
+                    cuda_graph=self._prefill_graph(new_tokens),
                     new_seq=len(admitted),
                     new_token=new_tokens,
                     cached_token=0,
@@ -169,6 +189,14 @@ class Engine:
                 )
             )
         self._publish_stats()
+        if self.stall is not None and any(request.sampled for request in admitted):
+            self.stall.on_sampled_request()  # its first sampling step may JIT-compile first
+
+    def _prefill_graph(self, new_tokens: int) -> bool:
+        if self.prefill_graph_tokens is not None:
+            low, high = self.prefill_graph_tokens
+            return low <= new_tokens <= high
+        return self.prefill_cuda_graph
 
     def _advance(self, elapsed: float, now: float) -> None:
         if not self.running:
@@ -188,6 +216,8 @@ class Engine:
             self._generate(request, steps, accept, now)
         self._maybe_log(batch, accept, now)
         self.running = [request for request in self.running if request.finished_at is None]
+        if not self.running:
+            self.stats.gen_throughput = 0.0  # an idle scheduler reports 0 (accept length stays)
         self._publish_stats()
 
     def _generate(self, request: SimRequest, steps: int, accept: float, now: float) -> None:
@@ -202,6 +232,7 @@ class Engine:
         new_words, stop = request.words.take(tokens)
         if stop:
             tokens = max(1, len(new_words))
+        self.last_output = time.time()
         request.text.extend(new_words)
         request.generated += tokens
         request.verify_ct += max(1, round(tokens / accept)) if self.perf.spec_enabled else tokens
@@ -213,6 +244,7 @@ class Engine:
             request.first_token_at = now
         finished = stop or request.generated >= request.max_new_tokens
         if finished:
+            self.stats.requests_total += 1  # counted when it finishes, as SGLang's collector does
             request.finished_at = now
             reason = (
                 {"type": "stop", "matched": None}
@@ -264,6 +296,10 @@ class Engine:
     def _kv_tokens(self) -> int:
         return sum(request.prompt_tokens + request.generated for request in self.running)
 
+    def waiting_tokens(self) -> int:
+        """Prompt tokens of the queued requests (what SGLang counts as pending)."""
+        return sum(request.prompt_tokens for request in self.waiting)
+
     def _usage(self) -> float:
         return min(1.0, self._kv_tokens() / max(1, self.max_total_tokens))
 
@@ -271,3 +307,5 @@ class Engine:
         self.stats.running = len(self.running)
         self.stats.queued = len(self.waiting)
         self.stats.token_usage = self._usage()
+        self.stats.used_tokens = self._kv_tokens()
+        self.stats.waiting_tokens = self.waiting_tokens()

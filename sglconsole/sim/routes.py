@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sglconsole.sim import logfmt, settings, versiontable
@@ -12,8 +13,124 @@ from sglconsole.sim.http import Request, Response, json_response, text_response
 from sglconsole.sim.redact import launch_command
 from sglconsole.sim.routes_generate import Generation, not_ready
 
+PREFILL_GRAPH_TOKENS = (
+    *range(4, 33, 4),
+    *range(48, 257, 16),
+    *range(288, 513, 32),
+    *range(576, 1025, 64),
+    *range(1280, 4097, 256),
+    *range(4608, 8193, 512),
+)  # 0.5.17's breakable prefill graph sizes, as its startup line lists them
+
 if TYPE_CHECKING:
     from sglconsole.sim.server import SimServer
+
+
+def _clock(when: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(when))
+
+
+def _embedding_plan(args: dict) -> dict:
+    """0.5.17's /model_info `embedding` for a generation model (the real capture's shape): not an
+    embedding model, its breakable prefill CUDA graph described."""
+    return {
+        "family": "none",
+        "task": "none",
+        "execution": "none",
+        "attention": "none",
+        "pooling": "model_defined",
+        "normalize": False,
+        "postprocessor": "none",
+        "tokenizer_special_tokens": "model_default",
+        "supports_dimensions": False,
+        "supports_token_embeddings": False,
+        "supports_multimodal": False,
+        "requires_embedding_flag": False,
+        "auto_enable_embedding": False,
+        "bcg_eligibility": "disabled",
+        "safe_disable_kv_cache": False,
+        "safe_disable_radix_cache": False,
+        "safe_disable_chunked_prefill": False,
+        "enabled": False,
+        "matryoshka_dimensions": [],
+        "bcg": {
+            "prefill_backend": "breakable",
+            "enabled": not args.get("disable_cuda_graph"),
+            "capture_token_budget": int(args.get("chunked_prefill_size") or 8192),
+            "capture_batch_sizes": list(PREFILL_GRAPH_TOKENS),
+        },
+        "cache": {
+            "kv_cache_disabled": False,
+            "radix_cache_disabled": bool(args.get("disable_radix_cache")),
+            "chunked_prefill_disabled": False,
+        },
+    }
+
+
+def v1_loads_body(server: SimServer, shape: dict, include: set[str] | None) -> dict:
+    engine = server.engine
+    stats = engine.stats if engine else None
+    used = stats.used_tokens if stats else 0  # the scheduler's last published snapshot
+    waiting = stats.waiting_tokens if stats else 0
+    capacity = engine.max_total_tokens if engine else 0
+    core = {
+        "timestamp": time.time(),
+        "dp_rank": 0,
+        "num_running_reqs": stats.running if stats else 0,
+        "num_waiting_reqs": stats.queued if stats else 0,
+        "num_waiting_uncached_tokens": waiting,
+        "num_used_tokens": used,
+        "num_total_tokens": used + waiting,
+        "num_active_tokens": used + waiting,
+        "max_total_num_tokens": capacity,
+        "max_running_requests": int(server.resolved.get("max_running_requests") or 0),
+        "token_usage": round(stats.token_usage, 4) if stats else 0.0,
+        "gen_throughput": stats.gen_throughput if stats else 0.0,
+        "cache_hit_rate": 0.0,
+        "utilization": min(1.0, (stats.running if stats else 0) / max(1, engine.max_running))
+        if engine
+        else 0.0,
+        "total_prefill_uncached_tokens": stats.prompt_tokens_total if stats else 0,
+        "total_prefill_busy_us": 0,
+        "decode_moments": None,
+    }
+    sections = {
+        "memory": {
+            "weight_gb": 0.0,
+            "kv_cache_gb": 0.0,
+            "graph_gb": 0.0,
+            "token_capacity": capacity,
+        },
+        "disaggregation": {"mode": "null"},
+        "queues": {"waiting": stats.queued if stats else 0},
+    }
+    if engine and engine.perf.spec_enabled and stats.spec_verify_total > 0:
+        accept = stats.generation_tokens_total / stats.spec_verify_total
+        sections["speculative"] = {
+            "accept_length": accept,
+            "accept_rate": engine._accept_rate(accept),
+        }
+    load = {key: core.get(key) for key in shape["core_keys"]}
+    if include is None or "all" in include or include != {"core"}:
+        aliases = {"speculative": "spec", "disaggregation": "disagg"}
+        for name, fields in shape["sections"].items():
+            if name not in sections:
+                continue
+            if (
+                include is not None
+                and "all" not in include
+                and aliases.get(name, name) not in include
+            ):
+                continue
+            load[name] = {field: sections[name].get(field, 0) for field in fields}
+    top = {
+        "timestamp": datetime.now(UTC).isoformat(),
+        "version": server.version,
+        "accelerator": f"NVIDIA {server.gpu.key}",
+        "num_accelerators": server.tp,
+        "loads": [load],
+    }
+    return {key: top.get(key) for key in shape["keys"]}
 
 
 def _server_args(args: dict, table: dict) -> dict:
@@ -44,6 +161,7 @@ class Routes:
             "/server_info": self.server_info,
             "/get_server_info": self.server_info,
             "/get_load": self.load,
+            "/v1/loads": self.loads,
             "/generate": self.generation.generate,
             "/v1/models": self.models,
             "/v1/chat/completions": self.generation.chat,
@@ -120,15 +238,42 @@ class Routes:
         return await self.health_generate(request)
 
     async def health_generate(self, request: Request) -> Response:
-        """SGLang: a 1-token generation, then a poll once a second until the scheduler answers."""
+        """SGLang's health_generate: a 1-token generation, then a poll once a second until the
+        tokenizer hears from the scheduler (anything, not only this request); after
+        HEALTH_CHECK_TIMEOUT seconds of silence it logs why and answers 503."""
         if (busy := self._starting()) is not None:
             return busy
-        job = self.server.engine.new_request("0", 1, background=True)
-        for _ in range(20):
+        engine = self.server.engine
+        engine.new_request("0", 1, background=True)
+        timeout = self._health_timeout()
+        tic = time.time()
+        while time.time() < tic + timeout:
             await asyncio.sleep(1)
-            if job.done.is_set() or self.server.engine.running:
+            if engine.last_output > tic:
                 return text_response("", 200)
+        print(
+            logfmt.line(
+                "Health check failed. Server couldn't get a response from detokenizer for last "
+                f"{timeout} seconds. tic start time: {_clock(tic)}. "
+                f"last_heartbeat time: {_clock(engine.last_output)}",
+                "",
+            ),
+            flush=True,
+        )
         return text_response("", 503)
+
+    def _health_timeout(self) -> int | float:
+        """SGLang's HEALTH_CHECK_TIMEOUT (env SGLANG_HEALTH_CHECK_TIMEOUT, default 20 s); the host
+        setting `health_timeout_s` overrides it so tests need not wait 20 s."""
+        configured = settings.server_settings(self.server.root, self.server.port).get(
+            "health_timeout_s"
+        )
+        if configured:
+            return configured
+        try:
+            return int(os.environ.get("SGLANG_HEALTH_CHECK_TIMEOUT", 20))
+        except ValueError:
+            return 20
 
     # ------------------------------------------------------------------- info
 
@@ -150,16 +295,20 @@ class Routes:
             "model_type": "qwen3",
             "architectures": ["Qwen3ForCausalLM"],
         }
+        if "embedding" in (versiontable.load(self.server.version).get("model_info_keys") or []):
+            known["embedding"] = _embedding_plan(args)
         keys = versiontable.load(self.server.version).get("model_info_keys") or list(known)
-        return json_response({key: known.get(key) for key in keys})
+        return json_response({key: known.get(key) for key in keys if key in known})
 
     async def server_info(self, request: Request) -> Response:
         server = self.server
         engine = server.engine
+        if engine is not None and engine.stall is not None:
+            await engine.stall.wait_unstalled()  # get_internal_state asks the scheduler
         resolved = dict(server.resolved or server.args)
         stats = engine.stats if engine else None
         extra = {
-            "startup_time": server.started,
+            "startup_time": server.startup_timings or server.started,
             "frontend": "python",
             "launch_command": launch_command(server.argv),
             "kv_events": None,
@@ -195,16 +344,39 @@ class Routes:
         stats = engine.stats if engine else None
         used = engine._kv_tokens() if engine else 0
         total = engine.max_total_tokens if engine else 0
-        known = {
-            "dp_rank": None,  # SGLang's scheduler has no dp_rank without data parallelism
-            "num_reqs": (stats.running + stats.queued) if stats else 0,
-            "num_waiting_reqs": stats.queued if stats else 0,
-            "num_tokens": total,
-            "num_pending_tokens": total - used,
-            "ts_tic": time.perf_counter(),
-        }
+        table = versiontable.load(self.server.version)
+        if table.get("v1_loads"):  # 0.5.17: a shim over /v1/loads' snapshot (dp_rank 0)
+            waiting = stats.waiting_tokens if stats else 0
+            used = stats.used_tokens if stats else 0
+            known = {
+                "dp_rank": 0,
+                "num_reqs": (stats.running + stats.queued) if stats else 0,
+                "num_waiting_reqs": stats.queued if stats else 0,
+                "num_tokens": used + waiting,
+                "num_pending_tokens": waiting,
+                "ts_tic": time.perf_counter(),
+            }
+        else:
+            known = {
+                "dp_rank": None,  # SGLang's scheduler has no dp_rank without data parallelism
+                "num_reqs": (stats.running + stats.queued) if stats else 0,
+                "num_waiting_reqs": stats.queued if stats else 0,
+                "num_tokens": total,
+                "num_pending_tokens": total - used,
+                "ts_tic": time.perf_counter(),
+            }
         keys = versiontable.load(self.server.version).get("get_load_keys") or list(known)
         return json_response([{key: known.get(key) for key in keys}])
+
+    async def loads(self, request: Request) -> Response:
+        """/v1/loads: the scheduler's last published load snapshot (read from shared memory, so it
+        answers, frozen, while the scheduler is wedged), in the version's shape."""
+        shape = versiontable.load(self.server.version).get("v1_loads")
+        if not shape:
+            return json_response({"detail": "Not Found"}, 404)
+        include = {part.strip() for part in (request.query.get("include") or [""])[0].split(",")}
+        include.discard("")
+        return json_response(v1_loads_body(self.server, shape, include or None))
 
     async def models(self, request: Request) -> Response:
         args = self.server.resolved or self.server.args
@@ -244,7 +416,7 @@ class Routes:
                 "The average acceptance length of speculative decoding.",
                 stats.accept_len,
             ),
-            "sglang:num_used_tokens": ("The number of used tokens.", engine._kv_tokens()),
+            "sglang:num_used_tokens": ("The number of used tokens.", stats.used_tokens),
             "sglang:max_total_num_tokens": (
                 "Maximum total number of tokens in the KV cache pool.",
                 engine.max_total_tokens,
@@ -271,12 +443,18 @@ class Routes:
                 f"# TYPE {metric} gauge",
                 f"{metric}{{{labels}}} {float(value)}",
             ]
+        extra = versiontable.load(self.server.version).get("metric_extra_labels") or {}
         for metric, (help_text, value) in counters.items():
-            out += [
-                f"# HELP {metric}_total {help_text}",
-                f"# TYPE {metric}_total counter",
-                f"{metric}_total{{{counter_labels}}} {float(value)}",
-            ]
+            out += [f"# HELP {metric}_total {help_text}", f"# TYPE {metric}_total counter"]
+            if "is_streaming" in extra.get(f"{metric}_total", []):
+                # 0.5.17: one series per is_streaming value (the sim counts all as non-streaming)
+                for streaming, part in (("false", value), ("true", 0)):
+                    labels_here = (
+                        f'engine_type="unified",is_streaming="{streaming}",model_name="{name}"'
+                    )
+                    out.append(f"{metric}_total{{{labels_here}}} {float(part)}")
+            else:
+                out.append(f"{metric}_total{{{counter_labels}}} {float(value)}")
         return text_response(
             "\n".join(out) + "\n", content_type="text/plain; version=0.0.4; charset=utf-8"
         )

@@ -9,6 +9,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from sglconsole.sim.http import Request, Response, json_response, text_response
+from sglconsole.sim.stall import needs_flashinfer_sampling
 
 if TYPE_CHECKING:
     from sglconsole.sim.server import SimServer
@@ -34,7 +35,7 @@ class Generation:
             prompt = " ".join(str(i) for i in body.get("input_ids") or [0])
         params = body.get("sampling_params") or {}
         max_new = int(params.get("max_new_tokens", 128))
-        job = self.server.engine.new_request(prompt, max_new)
+        job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))
         if body.get("stream"):
             return Response(
                 200, stream=self._generate_stream(job), content_type="text/event-stream"
@@ -47,6 +48,9 @@ class Generation:
                 "meta_info": self._meta(job),
             }
         )
+
+    def _sampled(self, params: dict) -> bool:
+        return needs_flashinfer_sampling(params, self.server.args.get("sampling_backend"))
 
     async def _generate_stream(self, job):
         while True:
@@ -99,7 +103,10 @@ class Generation:
             str(message.get("content", "")) for message in messages if isinstance(message, dict)
         )
         max_new = int(body.get("max_tokens") or body.get("max_completion_tokens") or 128)
-        job = self.server.engine.new_request(prompt, max_new)
+        params = {
+            key: body[key] for key in ("temperature", "top_p", "top_k", "min_p") if key in body
+        }
+        job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))
         model = body.get("model") or self.server.resolved.get("served_model_name")
         cid = f"chatcmpl-{uuid.uuid4().hex}"
         if body.get("stream"):

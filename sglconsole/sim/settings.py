@@ -9,6 +9,26 @@ the simulated *host*, never flags a real server lacks:
                "zombie_child": false, "reserved_gib": 0.0,
                "load": {"concurrency": 0, "max_tokens": 256},
                "ports": {"30001": {"degenerate": true}}}
+
+How a real scheduler wedges (stall.py; what real SGLang 0.5.17 did on an H200):
+
+* "scheduler_stall": true|false — read live (within ~0.5 s): true wedges the scheduler until set
+  back to false. Requests in flight produce nothing, no Decode/Prefill line is written;
+  /model_info, /get_model_info, /v1/models, /get_load, /v1/loads and /metrics answer at once
+  with frozen values; /health, /health_generate, /server_info, /get_server_info answer only when
+  the stall ends (a health check silent for health_timeout_s logs SGLang's "Health check failed.
+  ..." line and answers 503).
+* "jit_stall_s": seconds or null (default) — the first request that needs flashinfer's sampling
+  kernels (temperature > 0 with top_p < 1, top_k > 1 or min_p > 0, sampling backend flashinfer,
+  0.5.17's default) wedges the scheduler this long on a host without a JIT cache marker
+  (HOME/.cache/flashinfer/..., HOME being the host's root); afterwards the marker exists, so it
+  happens once per host (~85-89 s on the real H200).
+* "health_timeout_s": seconds or null — SGLang's HEALTH_CHECK_TIMEOUT for /health and
+  /health_generate (null: env SGLANG_HEALTH_CHECK_TIMEOUT, else 20 s, like SGLang).
+* "log_history_lines": N (default 0) — right after the ready line, write N decode and uvicorn
+  access lines (about 160 bytes each) as if the server had served a while, so a lifetime's
+  startup lines sit far back in the log (N=2000 puts them > 256 KiB back, in well under 1 s).
+  `--decode-log-interval` is honoured too (1 under load writes a decode line per step).
 """
 
 from __future__ import annotations
@@ -30,6 +50,10 @@ SGLANG_DEFAULTS: dict = {
     "child_poll_s": 0.5,  # how often the simulated children refresh what they report to nvidia-smi
     "http": None,  # None | "hang" | "500" | "garbage" | "wrong_json": how every endpoint misbehaves
     "load": {"concurrency": 0, "max_tokens": 256},
+    "scheduler_stall": False,  # read live: the scheduler is wedged while true (stall.py)
+    "jit_stall_s": None,  # first flashinfer-sampled request on a fresh host wedges it this long
+    "health_timeout_s": None,  # SGLang's HEALTH_CHECK_TIMEOUT (None: its env var, else 20 s)
+    "log_history_lines": 0,  # decode/access lines written right after ready (a long log)
 }
 
 
