@@ -1,0 +1,112 @@
+"""What real SGLang 0.5.17 did on an H200, driven on the simulator over real sshd: a wedged
+scheduler whose HTTP process keeps answering with frozen values, a console opened on it long after
+its start, an idle server whose last decode line stays in the log, and a relaunch into the same
+log. Each test puts the simulated host in the state (its settings, its load, its processes); none
+sets the console's state."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import yaml
+
+from sglconsole.sim.fleet import HostSpec, ServerSpec
+from sglconsole.sim.scenarios import QWEN8B
+from tests.cli import cli
+from tests.e2e.test_actions import state_dir  # noqa: F401 (a fixture)
+
+SERVE = [*QWEN8B, "--enable-metrics", "--port", "30000"]
+
+
+def h200(**sglang) -> HostSpec:
+    settings = {"startup_s": 0.5, **sglang}
+    return HostSpec(
+        name="h200",
+        sglang_version="0.5.17",
+        sglang=settings,
+        servers=[ServerSpec(30000, "qwen8b-tp1", [0], running=SERVE)],
+    )
+
+
+def set_host(fleet, **values) -> None:
+    """Change the simulated host's sglang settings while its server runs (read live)."""
+    path = fleet.hosts["h200"].root / "sim" / "host.json"
+    data = json.loads(path.read_text())
+    data.setdefault("sglang", {}).update(values)
+    path.write_text(json.dumps(data))
+
+
+def status(fleet) -> tuple[int, dict, float]:
+    began = time.monotonic()
+    result = cli("status", "-c", str(fleet.config_path), "--json", timeout=150)
+    server = json.loads(result.stdout)["hosts"]["h200"]["servers"][0]
+    return result.returncode, server, time.monotonic() - began
+
+
+def wait_for(fleet, check, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        code, server, _took = status(fleet)
+        if check(code, server) or time.monotonic() > deadline:
+            return server
+        time.sleep(1)
+
+
+def test_a_wedged_scheduler_is_stalled_even_long_after_its_start(fleet_factory, state_dir):
+    # served a while (the ready line far back in its log, like the real one 1,320 lines back)
+    fleet = fleet_factory(
+        [h200(load={"concurrency": 4, "max_tokens": 300}, log_history_lines=3000)]
+    )
+    log = fleet.hosts["h200"].root / "logs" / "sglang-30000.log"
+    serving = wait_for(fleet, lambda code, s: s["tok_s"] and s["status"] != "STARTING")
+    assert serving["status"] not in ("STALLED", "STARTING"), serving
+    assert log.stat().st_size > 300_000
+    set_host(fleet, scheduler_stall=True)
+    time.sleep(2)
+    code, server, took = status(fleet)  # a console opened now, on the wedged server
+    assert code == 1 and server["status"] == "STALLED", server
+    assert "/health (it generates a token) unanswered for" in server["reason"], server
+    assert server["tok_s"] is None or "starting" not in server["reason"]
+    assert took < 60
+    time.sleep(20)  # SGLang's own warnings and the silence under load add to the story
+    code, server, _took = status(fleet)
+    assert code == 1 and server["status"] == "STALLED", server
+    assert "Health check failed" in server["reason"], server
+    set_host(fleet, scheduler_stall=False)  # the JIT compile ended
+    recovered = wait_for(fleet, lambda code, s: s["status"] != "STALLED", timeout=60)
+    assert recovered["status"] != "STALLED", recovered
+
+
+def test_an_idle_server_shows_no_stale_speed_and_its_load_from_the_server(
+    fleet_factory, state_dir
+):
+    # decode lines written as if it had served, then nothing: SGLang writes none when idle
+    fleet = fleet_factory([h200(log_history_lines=300)])
+    time.sleep(15)
+    code, server, _took = status(fleet)
+    assert server["status"] in ("UP", "DRIFT"), server
+    assert not server["tok_s"], server  # never the last decode line's figure as current
+    assert (server["running_req"], server["queue_req"]) == (0, 0), server
+    assert server["load_source"] == "loads", server
+
+
+def test_capture_and_restore_never_take_the_previous_process_numbers(fleet_factory, state_dir):
+    # the old process served (its decode lines fill the log); a relaunch appends to the same log
+    fleet = fleet_factory([h200(log_history_lines=300)])
+    path = str(fleet.config_path)
+    before = wait_for(fleet, lambda code, s: s["status"] not in ("STARTING", "UNKNOWN"))
+    set_host(fleet, log_history_lines=0)  # the next one has served nothing
+    relaunched = cli("relaunch", "h200:30000", "-c", path, "--yes", timeout=180)
+    assert relaunched.returncode == 0, relaunched.stdout + relaunched.stderr
+    after = wait_for(fleet, lambda code, s: s["pid"] not in (None, before["pid"]))
+    assert after["pid"] != before["pid"] and not after["tok_s"], after
+    captured = cli("capture", "h200:30000", "--as", "fresh", "-c", path, timeout=120)
+    assert captured.returncode == 0, captured.stdout + captured.stderr
+    assert "has written no busy decode line: no baseline" in captured.stdout, captured.stdout
+    profile = yaml.safe_load(Path(path).read_text())["profiles"]["fresh"]
+    assert not profile.get("baseline"), profile
+    restored = cli("restore", "h200:30000", "-c", path, "--yes", timeout=180)
+    measure = next(line for line in restored.stdout.splitlines() if "measure" in line)
+    assert f"pid {after['pid']} has written no busy decode line" in measure, restored.stdout
