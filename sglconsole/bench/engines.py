@@ -9,7 +9,9 @@ from collections.abc import Callable
 from sglconsole.actions.base import StageFailed
 from sglconsole.bench import host_bench, loadgen, prompts, stats
 from sglconsole.bench.model import CONSOLE_ENGINE, LevelResult, SweepSettings
+from sglconsole.bench.prompts import PROMPT_KIND, IdRange
 from sglconsole.bench.provenance import ServerFacts, local_address
+from sglconsole.bench.vocab import read_vocabulary
 from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.ssh import SshHost
 
@@ -18,6 +20,8 @@ Report = Callable[[int, int], None]
 
 
 class HostEngine:
+    prompts = PROMPT_KIND
+
     def __init__(
         self, ssh: SshHost, module: str, facts: ServerFacts, port: int, settings: SweepSettings
     ):
@@ -53,9 +57,11 @@ class HostEngine:
 class ConsoleEngine:
     name = CONSOLE_ENGINE
 
-    def __init__(self, endpoint: Endpoint, settings: SweepSettings, slots: int):
+    def __init__(self, endpoint: Endpoint, settings: SweepSettings, slots: int, ids: IdRange):
         self.url = endpoint.url("/generate")
         self.settings = settings
+        self.ids = ids
+        self.prompts = ids.kind
         self.http = loadgen.client(endpoint, slots)
 
     async def level(self, concurrency: int, count: int, report: Report) -> LevelResult:
@@ -68,7 +74,7 @@ class ConsoleEngine:
             report(done, count)
 
         report(0, count)
-        bodies = prompts.bodies(self.settings, concurrency, count)
+        bodies = prompts.bodies(self.settings, concurrency, count, self.ids)
         records, started, ended = await loadgen.run_level(
             self.http, self.url, bodies, concurrency, finished
         )
@@ -77,7 +83,9 @@ class ConsoleEngine:
     async def warm_up(self, concurrency: int) -> None:
         """Short requests first, left out of the numbers: connections open, caches and graphs
         warm."""
-        bodies = prompts.warmup_bodies(self.settings, min(self.settings.warmup, concurrency))
+        bodies = prompts.warmup_bodies(
+            self.settings, min(self.settings.warmup, concurrency), self.ids
+        )
         if not bodies:
             return
         outputs = await asyncio.gather(
@@ -102,4 +110,20 @@ async def choose(
             raise StageFailed(
                 f"{facts.python} on {ssh.name} has no sglang.bench_serving (use --engine console)"
             )
-    return ConsoleEngine(endpoint, settings, max(settings.levels))
+    return ConsoleEngine(endpoint, settings, max(settings.levels), await id_range(ssh, facts))
+
+
+async def id_range(ssh: SshHost, facts: ServerFacts) -> IdRange:
+    """The ids the console's prompts may hold: inside the model's vocabulary, or no bench at all
+    (an id past it crashes the server being measured)."""
+    vocabulary = await read_vocabulary(ssh, facts.python, facts.model, facts.cwd, facts.env)
+    if vocabulary.size is None:
+        raise StageFailed(
+            f"the model's vocabulary is not known ({vocabulary.source}): the console's generator "
+            "sends token ids, and one past the vocabulary crashes SGLang's scheduler, so nothing "
+            "was sent (give the model a config.json with vocab_size, or use --engine host)"
+        )
+    try:
+        return IdRange.for_vocab(vocabulary.size)
+    except ValueError as exc:
+        raise StageFailed(f"{vocabulary.source}: {exc}; nothing was sent") from None

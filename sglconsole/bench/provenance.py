@@ -7,7 +7,7 @@ produced them, so this is read from the host at the time of the sweep.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sglconsole.actions.base import ActionContext, StageFailed
 from sglconsole.bench.model import Provenance, SweepSettings
@@ -31,6 +31,10 @@ class ServerFacts:
     max_running: int | None
     tokenizer: str | None
     """Where the server loads its tokenizer: bench_serving needs it for its random-ids prompts."""
+    model: str | None = None
+    """The served model's path (or hub id): its config.json says the vocabulary."""
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def local_address(address: str) -> str:
@@ -69,7 +73,19 @@ async def inspect_server(ctx: ActionContext, host: str, port: int) -> ServerFact
         version=info.get("version"),
         max_running=_int(info.get("max_running_requests")),
         tokenizer=info.get("tokenizer_path") or info.get("model_path"),
+        model=info.get("model_path") or _model_in(process.main.argv),
+        cwd=process.main.cwd,
+        env=dict(process.main.env or {}),
     )
+
+
+def _model_in(argv) -> str | None:
+    """--model-path from the argv (when /server_info did not answer)."""
+    for index, arg in enumerate(argv):
+        name, _, value = arg.partition("=")
+        if name in ("--model-path", "--model"):
+            return value or (argv[index + 1] if index + 1 < len(argv) else None)
+    return None
 
 
 def _int(value) -> int | None:
@@ -87,6 +103,7 @@ def make(
     engine: str,
     profile: str | None,
     now: float | None = None,
+    prompts: str = PROMPT_KIND,
 ) -> Provenance:
     return Provenance(
         host=host,
@@ -99,7 +116,7 @@ def make(
         pid=facts.pid,
         argv=facts.argv,
         engine=engine,
-        prompts=PROMPT_KIND,
+        prompts=prompts,
         sampling_params=settings.sampling_params(),
         input_len=settings.input_len,
         output_len=settings.output_len,

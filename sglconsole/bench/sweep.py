@@ -73,7 +73,15 @@ async def run_sweep(
         )
     run = _Run(ctx, host, facts, base, engine, settings, profile, progress)
     result = SweepResult(
-        provenance.make(host, port, facts, settings, engine.name, profile or server.profile),
+        provenance.make(
+            host,
+            port,
+            facts,
+            settings,
+            engine.name,
+            profile or server.profile,
+            prompts=engine.prompts,
+        ),
         [],
         gpu_mem_mib=facts.gpu_mem_mib,
     )

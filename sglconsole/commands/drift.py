@@ -15,6 +15,7 @@ from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
 from sglconsole.core.drift import did_you_mean
+from sglconsole.core.long_values import elide
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.ssh import Fleet
@@ -52,14 +53,15 @@ def report_table(report: drift.Report, left: str = "profile", right: str = "runn
             name,
             _cell(row.shown(row.profile)),
             _cell(row.shown(row.running)),
-            _cell(row.shown(row.resolved)) if row.kind == "flag" else Text(""),
+            # for a variable, the value in effect is the running one (unset: unset)
+            _cell(row.shown(row.resolved)),
             Text(row.state.label, style=style),
         )
     return table
 
 
 def _cell(value: object) -> Text:
-    return safe("unset" if value is None else value, "dim" if value is None else "")
+    return safe("unset" if value is None else elide(str(value)), "dim" if value is None else "")
 
 
 @command("diff", "compare a running server with its proven profile (exit 0 same, 1 drift, 2 error)")
@@ -98,6 +100,8 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
                 )
                 out.print(safe(title, "bold"))
                 out.print(report_table(report))
+                if report.build_line():
+                    out.print(safe(report.build_line()))
                 if report.ambient_line():
                     out.print(safe(report.ambient_line(), "dim"))
                 out.print(Text(report.summary, style="red" if report.differs else "green"))

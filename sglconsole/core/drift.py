@@ -17,7 +17,8 @@ from enum import StrEnum
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from sglconsole.core.secrets import mask_value
+from sglconsole.core.long_values import cut_lengths, elide, elide_env
+from sglconsole.core.secrets import mask_env, mask_value
 
 
 class State(StrEnum):
@@ -89,6 +90,33 @@ AMBIENT_PREFIXES = (
     "PYTORCH_",
     "SGLANG_",
 )
+# What changes which kernels get built (the JIT of flashinfer, tvm-ffi, triton, torch extensions)
+# and where the builds are cached: the same profile launched over SSH re-ran a 30 s JIT that a
+# hand launch had cached (a real H200, 0.5.17). Shown as their own group, never as ambient, and
+# drift only where the profile sets them (then they are compared like any variable it sets).
+BUILD_ENV = (
+    "TORCH_CUDA_ARCH_LIST",
+    "FLASHINFER_CUDA_ARCH_LIST",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDAHOSTCXX",
+    "CC",
+    "CXX",
+    "MAX_JOBS",
+    "NVCC_THREADS",
+    "NVCC_APPEND_FLAGS",
+    "NVCC_PREPEND_FLAGS",
+    "FLASHINFER_WORKSPACE_BASE",
+    "TVM_FFI_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "TRITON_HOME",
+    "TORCH_EXTENSIONS_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "HOME",
+)
+"""Asked of the host by name (the process scan sends only the names it is asked for)."""
+BUILD_PREFIXES = ("NVCC_", "FLASHINFER_", "TVM_FFI_")
 SERVER_OWNED = {"port"}
 
 
@@ -111,9 +139,9 @@ class Row:
             "kind": self.kind,
             "dest": self.name,
             "flag": self.flag,
-            "profile": self.shown(self.profile),
-            "running": self.shown(self.running),
-            "resolved": self.shown(self.resolved),
+            "profile": elide(self.shown(self.profile)),
+            "running": elide(self.shown(self.running)),
+            "resolved": elide(self.shown(self.resolved)),
             "state": self.state.value,
             "performance": self.performance,
         }
@@ -128,6 +156,9 @@ class Report:
     errors: dict[str, str] = field(default_factory=dict)
     ambient: dict[str, str] = field(default_factory=dict)
     """Environment from the image or shell, shown apart and never counted as drift."""
+    build: dict[str, str] = field(default_factory=dict)
+    """Build and JIT-cache variables the profile does not set: shown as their own group, not
+    drift (BUILD_ENV)."""
 
     @property
     def differences(self) -> list[Row]:
@@ -160,15 +191,30 @@ class Report:
             "differs": self.differs,
             "rows": [r.to_dict() for r in self.rows],
             "errors": self.errors,
-            "ambient_env": {k: mask_value(k, v, env=True) for k, v in self.ambient.items()},
+            "ambient_env": elide_env(mask_env(self.ambient)),
+            "build_env": elide_env(mask_env(self.build)),
+            "cut_env": cut_lengths({**self.ambient, **self.build}),
         }
 
     def ambient_line(self) -> str | None:
         """The image's environment, named apart from the comparison (masked like the rest)."""
-        if not self.ambient:
-            return None
-        shown = ", ".join(f"{k}={mask_value(k, v, env=True)}" for k, v in self.ambient.items())
-        return f"ambient environment (from the image or shell, not compared): {shown}"
+        return _env_line(
+            "ambient environment (from the image or shell, not compared)", self.ambient
+        )
+
+    def build_line(self) -> str | None:
+        """The build environment, its own group: it decides which kernels a start JIT-builds."""
+        return _env_line(
+            "build environment (decides which kernels are built and where they are cached; "
+            "compared only where the profile sets it)",
+            self.build,
+        )
+
+
+def _env_line(title: str, env: dict[str, str]) -> str | None:
+    if not env:
+        return None
+    return f"{title}: " + ", ".join(f"{k}={v}" for k, v in elide_env(mask_env(env)).items())
 
 
 def _compared_value(row: Row) -> object:
@@ -262,13 +308,29 @@ def is_tuning(name: str) -> bool:
     return name not in NOT_TUNING and (name in TUNING_ENV or name.startswith(TUNING_PREFIXES))
 
 
+def is_build(name: str) -> bool:
+    return name in BUILD_ENV or name.startswith(BUILD_PREFIXES)
+
+
+def build_env(profile_env: dict[str, str], running_env: dict[str, str]) -> dict[str, str]:
+    """The running server's build and JIT-cache variables that the profile leaves to the host."""
+    return {
+        name: value
+        for name, value in sorted(running_env.items())
+        if is_build(name) and name not in profile_env and not is_tuning(name)
+    }
+
+
 def ambient_env(profile_env: dict[str, str], running_env: dict[str, str]) -> dict[str, str]:
     """What the running server's environment holds from its image or shell that could look like
     tuning but is not compared (NCCL_VERSION, CUDA_VERSION, NV_*, ...)."""
     return {
         name: value
         for name, value in sorted(running_env.items())
-        if name.startswith(AMBIENT_PREFIXES) and name not in profile_env and not is_tuning(name)
+        if name.startswith(AMBIENT_PREFIXES)
+        and name not in profile_env
+        and not is_tuning(name)
+        and not is_build(name)
     }
 
 
@@ -318,6 +380,7 @@ def build(
     env = compare_env(profile_env or {}, running_env or {}, gpus) if running_env is not None else []
     report = Report(sort_rows(shown + env), version, requires, check_version(version, requires))
     report.ambient = ambient_env(profile_env or {}, running_env or {})
+    report.build = build_env(profile_env or {}, running_env or {})
     return report
 
 

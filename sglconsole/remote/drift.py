@@ -10,23 +10,25 @@ from sglconsole.core import drift
 from sglconsole.core.processes import ServerProcess
 from sglconsole.errors import ActionError
 from sglconsole.remote.inspect import server_info, snapshot
-from sglconsole.remote.sglang_args import Verdict, canonicalize_remote
+from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
+from sglconsole.remote.sglang_args import Verdict
 from sglconsole.remote.ssh import SshHost
 
 
 async def diff_server(
-    cfg: Config, host: str, port: int, ssh: SshHost
+    cfg: Config, host: str, port: int, ssh: SshHost, cache: ParserCache | None = None
 ) -> tuple[drift.Report, ServerProcess | None, Verdict]:
     spec = launch_spec(cfg, host, port)
     profile = cfg.profiles[spec.profile]
-    snap = await snapshot(ssh, cfg.host(host).python, env_names=list(profile.env))
+    env_names = [*profile.env, *drift.BUILD_ENV]
+    snap = await snapshot(ssh, cfg.host(host).python, env_names=env_names)
     process = snap.server(port)
     if process is None:
         raise ActionError(
             f"{host}:{port} is not running (nothing to compare; "
             f"`sglconsole relaunch {host}:{port}` starts it)"
         )
-    report, verdict = await compare_running(ssh, spec, process)
+    report, verdict = await compare_running(ssh, spec, process, cache or ParserCache())
     return report, process, verdict
 
 
@@ -36,10 +38,12 @@ def drift_argvs(spec: LaunchSpec, process: ServerProcess) -> dict[str, list[str]
 
 
 async def compare_running(
-    ssh: SshHost, spec: LaunchSpec, process: ServerProcess
+    ssh: SshHost, spec: LaunchSpec, process: ServerProcess, cache: ParserCache
 ) -> tuple[drift.Report, Verdict]:
+    """The host parser judges both sides (its verdict cached per SGLang version and argv, as
+    status caches it: asking costs an import of SGLang, 12-14 s on a real host)."""
     python = process.python or spec.python
-    verdict = await canonicalize_remote(ssh, python, drift_argvs(spec, process))
+    verdict = await canonicalize_cached(cache, ssh, python, drift_argvs(spec, process))
     if not verdict.ok:
         raise ActionError(f"{ssh.name}: {verdict.error}")
     info = await server_info(ssh, spec.http_address, spec.port)

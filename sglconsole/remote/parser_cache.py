@@ -18,15 +18,41 @@ from sglconsole.remote.sglang_args import Canonical, Verdict, canonicalize_remot
 
 CACHE_FORMAT = 1
 
-# Reads sglang/version.py as text (it holds a literal `__version__ = "X"`): locating the package
-# imports nothing, so this answers in milliseconds where importing SGLang takes seconds.
+# Finds the installed SGLang's version without importing it (locating a package imports nothing:
+# milliseconds where importing SGLang takes seconds). First the wheel's own record, the
+# `Version:` of the sglang-X.dist-info/METADATA beside the package: since 0.5.13 version.py only
+# imports _version.py, and its literal fallback "0.0.0.dev0" would make every release one key.
+# Then the literals of _version.py and version.py (an older wheel, a source tree), never that
+# fallback; then importlib.metadata (3.8+: an editable install keeps its dist-info elsewhere).
+# Runs on the host's python3: stdlib only, Python 3.6 syntax.
 VERSION_PROBE = r"""
-import importlib.util, re
+import glob, importlib.util, os, re
 spec = importlib.util.find_spec("sglang")
 where = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
-text = open(where + "/version.py").read() if where else ""
-found = re.search(r"__version__\s*=\s*[\"']([^\"']+)", text)
-print(found.group(1) if found else "")
+found = ""
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except (IOError, OSError):
+        return ""
+if where:
+    site = os.path.dirname(where)
+    for meta in sorted(glob.glob(os.path.join(site, "sglang-*.dist-info", "METADATA"))):
+        line = re.search(r"^Version:[ \t]*(\S+)", read(meta), re.MULTILINE)
+        found = found or (line.group(1) if line else "")
+    for name in ("_version.py", "version.py"):
+        for literal in re.findall(r"__version__\s*=\s*(?:version\s*=\s*)?[\"']([^\"']+)",
+                                  read(os.path.join(where, name))):
+            if not literal.startswith("0.0.0"):
+                found = found or literal
+if where and not found:
+    try:
+        import importlib.metadata
+        found = importlib.metadata.version("sglang") or ""
+    except Exception:
+        pass
+print(found)
 """
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from sglconsole.core.long_values import elide_env
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.model import HostState, ServerState
 from sglconsole.state.routing import RouterState, RouteView
@@ -102,7 +103,7 @@ def server_json(server: ServerState, now: float) -> dict:
         "reason": view.reason,
         "pid": view.pid,
         "argv": mask_argv(list(process.main.argv)) if process else None,
-        "env": mask_env(process.main.env or {}) if process else None,
+        "env": elide_env(mask_env(process.main.env or {})) if process else None,
         "gpus": list(process.gpus) if process else None,
         "children": [{"pid": c.pid, "title": c.title, "state": c.state} for c in process.children]
         if process

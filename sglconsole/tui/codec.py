@@ -116,6 +116,7 @@ def _report(report: Report) -> dict[str, Any]:
         "version_ok": report.version_ok,
         "errors": dict(report.errors),
         "ambient": mask_env(report.ambient),
+        "build": mask_env(report.build),
     }
 
 
@@ -244,4 +245,5 @@ def _decode_report(data: dict[str, Any]) -> Report:
         data["version_ok"],
         data["errors"],
         data.get("ambient") or {},
+        data.get("build") or {},
     )

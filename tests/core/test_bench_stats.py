@@ -13,6 +13,8 @@ from sglconsole.bench.render import bar
 from sglconsole.bench.sweep import level_warnings, with_server_side
 from sglconsole.sim import logfmt
 
+IDS = prompts.IdRange.for_vocab(151936)  # Qwen3's
+
 
 def record(sent: float, first: float, done: float, tokens: int, **extra) -> RequestRecord:
     itl = [(done - first) / (tokens - 1)] * (tokens - 1)
@@ -146,7 +148,7 @@ def test_warnings_say_when_the_numbers_cannot_be_trusted():
 
 def test_prompts_are_fixed_by_the_seed_and_exactly_as_long_as_asked():
     settings = SweepSettings(input_len=48, output_len=96, seed=7)
-    first, again = prompts.bodies(settings, 4, 3), prompts.bodies(settings, 4, 3)
+    first, again = prompts.bodies(settings, 4, 3, IDS), prompts.bodies(settings, 4, 3, IDS)
     assert first == again and len(first) == 3
     assert all(len(b["input_ids"]) == 48 and min(b["input_ids"]) >= prompts.LOW_ID for b in first)
     assert first[0]["sampling_params"] == {
@@ -154,11 +156,11 @@ def test_prompts_are_fixed_by_the_seed_and_exactly_as_long_as_asked():
         "temperature": 0.0,
         "ignore_eos": True,
     }
-    assert prompts.bodies(SweepSettings(seed=8), 4, 1) != prompts.bodies(
-        SweepSettings(seed=7), 4, 1
+    assert prompts.bodies(SweepSettings(seed=8), 4, 1, IDS) != prompts.bodies(
+        SweepSettings(seed=7), 4, 1, IDS
     )
     assert (
-        prompts.warmup_bodies(settings, 1)[0]["sampling_params"]["max_new_tokens"]
+        prompts.warmup_bodies(settings, 1, IDS)[0]["sampling_params"]["max_new_tokens"]
         == prompts.WARMUP_TOKENS
     )
 

@@ -41,7 +41,8 @@ def test_an_exact_launch_in_a_cuda_image_is_not_drift():
     )  # what the image baked in
     report = build({}, env)
     assert not report.differs, [r.to_dict() for r in report.differences]
-    assert {"NCCL_VERSION", "CUDA_VERSION", "TORCH_CUDA_ARCH_LIST"} <= set(report.ambient)
+    assert {"NCCL_VERSION", "CUDA_VERSION"} <= set(report.ambient)
+    assert report.build["TORCH_CUDA_ARCH_LIST"] == "9.0a"  # its own group, not ambient
     assert "NCCL_VERSION=2.28.3-1" in report.ambient_line()
 
 
@@ -64,3 +65,54 @@ def test_what_the_profile_sets_is_compared_whatever_its_name():
     assert [r.name for r in report.differences] == ["MY_FLAG"] and report.ambient == {
         "NV_LIBCUBLAS_VERSION": "13.0"
     }
+
+
+CAPTURE_17 = REPO / "tests" / "fixtures" / "real-sglang-0.5.17-h200"  # copied from shared/
+NAME = re.compile(r" (?=[A-Z][A-Z0-9_]*=)")  # values hold spaces (NVIDIA_REQUIRE_CUDA), names not
+
+
+def environ_0_5_17() -> dict[str, str]:
+    """The 0.5.17 server's environment (procs.txt of idle/, the main process, pid 552)."""
+    text = (CAPTURE_17 / "idle" / "procs.txt").read_text()
+    block = text.split("== pid 552 ", 1)[1]
+    line = next(x for x in block.splitlines() if x.startswith("environ (selected): "))
+    return dict(pair.split("=", 1) for pair in NAME.split(line.split(": ", 1)[1].strip()))
+
+
+def test_build_variables_are_their_own_group_and_drift_only_where_the_profile_sets_them():
+    """TORCH_CUDA_ARCH_LIST and CUDA_HOME decide which kernels a start JIT-builds (the same
+    profile over SSH re-ran a 30 s JIT a hand launch had cached): never hidden as ambient."""
+    env = environ_0_5_17()
+    report = build({}, env)
+    assert not report.differs, [r.to_dict() for r in report.differences]
+    assert report.build == {
+        "CUDAHOSTCXX": "/opt/gcc/bin/g++",
+        "CUDA_HOME": "/usr/local/cuda",
+        "TORCH_CUDA_ARCH_LIST": "9.0a",
+    }
+    assert not set(report.build) & set(report.ambient)
+    assert "TORCH_CUDA_ARCH_LIST=9.0a" in report.build_line()
+    assert "TORCH_CUDA_ARCH_LIST" not in report.ambient_line()
+    assert report.to_dict()["build_env"]["CUDA_HOME"] == "/usr/local/cuda"
+    pinned = build({"TORCH_CUDA_ARCH_LIST": "9.0"}, env)
+    assert [(r.name, r.state) for r in pinned.differences] == [
+        ("TORCH_CUDA_ARCH_LIST", drift.State.DIFFERENT)
+    ]
+    assert "TORCH_CUDA_ARCH_LIST" not in pinned.build
+
+
+def test_the_2_kb_nvidia_require_cuda_is_shortened_where_shown():
+    env = environ_0_5_17()
+    whole = env["NVIDIA_REQUIRE_CUDA"]
+    assert len(whole) > 2000 and whole.startswith("cuda>=13.0 brand=")
+    report = build({}, env)
+    line = report.ambient_line()
+    assert whole not in line and f"[{len(whole):,} chars, cut]" in line
+    shown = report.to_dict()["ambient_env"]["NVIDIA_REQUIRE_CUDA"]
+    assert (
+        len(shown) <= 160 and shown.startswith("cuda>=13.0 brand=") and shown.endswith(whole[-20:])
+    )
+    assert report.to_dict()["cut_env"] == {"NVIDIA_REQUIRE_CUDA": len(whole)}
+    # a profile that sets it: the compared row is cut the same way
+    row = build({"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}, env).differences[0].to_dict()
+    assert row["dest"] == "NVIDIA_REQUIRE_CUDA" and len(row["running"]) <= 160

@@ -98,8 +98,21 @@ def fleet(tmp_path_factory):
     (_site_packages(sim.hosts["plain"].root / "env") / "sglang" / "bench_serving.py").unlink(
         missing_ok=True
     )
+    for name in ("plain", "withbench"):
+        set_vocab(sim, name, QWEN3_VOCAB)
     yield sim
     sim.stop()
+
+
+QWEN3_VOCAB = 151936  # Qwen3-8B's config.json
+
+
+def set_vocab(sim: SimFleet, host: str, size: int | None) -> None:
+    """The simulated model's config.json says its vocabulary (or, None, not)."""
+    path = sim.hosts[host].root / "models" / "Qwen3-8B" / "config.json"
+    model = json.loads(path.read_text())
+    model.pop("vocab_size", None)
+    path.write_text(json.dumps(model | ({"vocab_size": size} if size else {})))
 
 
 @pytest.fixture
@@ -174,6 +187,56 @@ def test_console_generator_agrees_with_the_servers_decode_lines_within_5_percent
         and provenance["gpu_count"] == 1
         and provenance["sglang_version"]
     )
+
+
+def test_the_console_generator_keeps_its_ids_inside_a_small_vocabulary(fleet):
+    """A real 0.5.17 scheduler died on ids past a 4,096-token vocabulary: the prompts are drawn
+    inside the vocabulary the model's config.json says."""
+    set_vocab(fleet, "plain", 4096)
+    try:
+        data = bench_json(
+            fleet.config_path,
+            "plain:30000",
+            "--engine",
+            "console",
+            "--concurrency",
+            "2",
+            "--num-prompts",
+            "2",
+            "--output-len",
+            "8",
+        )
+    finally:
+        set_vocab(fleet, "plain", QWEN3_VOCAB)
+    assert data["ok"] and data["provenance"]["prompts"] == "random token ids in [1000, 4096)"
+
+
+def test_a_bench_that_cannot_know_the_vocabulary_sends_nothing(fleet):
+    log = server_log(fleet, "plain")
+    offset = log.stat().st_size
+    set_vocab(fleet, "plain", None)
+    try:
+        result = cli(
+            "bench",
+            "-c",
+            str(fleet.config_path),
+            "plain:30000",
+            "--engine",
+            "console",
+            "--concurrency",
+            "1",
+            "--num-prompts",
+            "1",
+        )
+    finally:
+        set_vocab(fleet, "plain", QWEN3_VOCAB)
+    assert result.returncode == 1, result.stdout + result.stderr
+    said = " ".join(result.stdout.split())
+    assert "vocabulary is not known" in said and "Qwen3-8B/config.json has no vocab_size" in said
+    assert "nothing was sent" in said
+    with open(log, "rb") as fh:
+        fh.seek(offset)
+        assert b"Prefill batch" not in fh.read()  # not one request reached the server
 
 
 def test_a_sweep_rises_until_max_running_requests_caps_it_and_saves_a_baseline(fleet, state_dir):

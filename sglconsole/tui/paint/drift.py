@@ -42,6 +42,8 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
     parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
     parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
     parts += [rows_table(report, palette, width), Text(LEGEND, style=palette.muted)]
+    if report.build_line():
+        parts.append(Text(clean(report.build_line())))
     if report.ambient_line():
         parts.append(Text(clean(report.ambient_line()), style=palette.muted))
     return Group(*parts)
