@@ -10,6 +10,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from sglconsole.sim.fleet import HostSpec, ServerSpec
@@ -54,7 +55,8 @@ def wait_for(fleet, check, timeout: float = 60) -> dict:
         time.sleep(1)
 
 
-def test_a_wedged_scheduler_is_stalled_even_long_after_its_start(fleet_factory, state_dir):
+@pytest.mark.usefixtures("state_dir")
+def test_a_wedged_scheduler_is_stalled_even_long_after_its_start(fleet_factory):
     # served a while (the ready line far back in its log, like the real one 1,320 lines back)
     fleet = fleet_factory(
         [h200(load={"concurrency": 4, "max_tokens": 300}, log_history_lines=3000)]
@@ -79,9 +81,8 @@ def test_a_wedged_scheduler_is_stalled_even_long_after_its_start(fleet_factory, 
     assert recovered["status"] != "STALLED", recovered
 
 
-def test_an_idle_server_shows_no_stale_speed_and_its_load_from_the_server(
-    fleet_factory, state_dir
-):
+@pytest.mark.usefixtures("state_dir")
+def test_an_idle_server_shows_no_stale_speed_and_its_load_from_the_server(fleet_factory):
     # decode lines written as if it had served, then nothing: SGLang writes none when idle
     fleet = fleet_factory([h200(log_history_lines=300)])
     time.sleep(15)
@@ -92,7 +93,8 @@ def test_an_idle_server_shows_no_stale_speed_and_its_load_from_the_server(
     assert server["load_source"] == "loads", server
 
 
-def test_capture_and_restore_never_take_the_previous_process_numbers(fleet_factory, state_dir):
+@pytest.mark.usefixtures("state_dir")
+def test_capture_and_restore_never_take_the_previous_process_numbers(fleet_factory):
     # the old process served (its decode lines fill the log); a relaunch appends to the same log
     fleet = fleet_factory([h200(log_history_lines=300)])
     path = str(fleet.config_path)

@@ -1,4 +1,5 @@
-"""An idle server that does not answer is not STALLED; /metrics gives tok/s by its counters, never a frozen gauge.
+"""An idle server that does not answer is not STALLED; /metrics gives tok/s by its counters,
+never a frozen gauge.
 The /metrics pages are the real ones a SGLang 0.5.12 server wrote on an H200 (tests/fixtures)."""
 
 from __future__ import annotations
