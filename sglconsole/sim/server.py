@@ -231,6 +231,7 @@ class SimServer:
             hybrid_swa=False,
             hybrid_ssm=model.get("sim_hybrid") == "ssm",
             hierarchical=bool(args.get("enable_hierarchical_cache")),
+            hicache_attached=bool(args.get("enable_hierarchical_cache")),  # 0.5.23
             streaming_wrapped=False,
         )
         if versiontable.startup(self.version, "engine_startup_timings"):
