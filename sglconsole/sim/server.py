@@ -16,7 +16,7 @@ import sys
 import time
 from multiprocessing import resource_tracker
 
-from sglconsole.sim import flagtable, gpustate, logfmt, perf, settings, versiontable
+from sglconsole.sim import flagtable, gpustate, logfmt, perf, server_graphs, settings, versiontable
 from sglconsole.sim.engine import Engine
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.http import HttpServer
@@ -30,6 +30,7 @@ from sglconsole.sim.server_failures import (
     out_of_memory,
     port_in_use,
 )
+from sglconsole.sim.server_history import write_history
 from sglconsole.sim.stall import SchedulerStall
 
 READY_LINE = "The server is fired up and ready to roll!"
@@ -133,7 +134,7 @@ class SimServer:
         """SGLang prints ` TP{n}` in the scheduler's log prefix only when tp_size > 1."""
         return f"TP{rank}" if self.tp > 1 else ""
 
-    def _milestone(self, key: str, rank: int, **values) -> None:
+    def milestone(self, key: str, rank: int, **values) -> None:
         """A startup line in this version's wording; nothing when this version does not log it."""
         template = versiontable.startup(self.version, key)
         if template:
@@ -174,13 +175,13 @@ class SimServer:
         total_gb = self.gpu.mem_total_mib / 1024
         avail = total_gb - self._used_gb(gpus)
         for rank in range(tp):
-            self._milestone("load_weight_begin", rank, avail_mem=avail)
+            self.milestone("load_weight_begin", rank, avail_mem=avail)
         await asyncio.sleep(startup * 0.4)
         self._check_memory(gpus, weights_gb / tp)
         self._register_memory(gpus, weights_gb / tp * 1024)
         arch = model.get("architectures", ["LlamaForCausalLM"])[0]
         for rank in range(tp):
-            self._milestone(
+            self.milestone(
                 "load_weight_end",
                 rank,
                 elapsed=startup * 0.4 + 3.1,
@@ -195,7 +196,7 @@ class SimServer:
         kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp
         max_total = int(pool_gb * 1024 * 1024 / kv_kb)
         for rank in range(tp):
-            self._milestone(
+            self.milestone(
                 "kv_cache_allocated",
                 rank,
                 cache_name="KV Cache",
@@ -204,45 +205,15 @@ class SimServer:
                 k_size=pool_gb / 2,
                 v_size=pool_gb / 2,
             )
-            self._milestone("memory_pool_end", rank, avail_mem=total_gb * (1 - fraction))
+            self.milestone("memory_pool_end", rank, avail_mem=total_gb * (1 - fraction))
         self._register_memory(gpus, total_gb * fraction * 1024)
         self.resolved = self._resolve(model, max_total)
         await asyncio.sleep(startup * 0.2)
         free = total_gb * (1 - fraction)
-        if not args.get("disable_cuda_graph") and self.split_graphs:
-            await self._capture_split_graphs(free, startup)
-        elif not args.get("disable_cuda_graph"):
-            spec = perf.build(args, dict(os.environ), self.gpu.key, weights_gb).spec_enabled
-            graph = {
-                "capture_name": f"target {'verify' if spec else 'decode'}",
-                "backend": "full",
-                "num_tokens": [1, 2, 4, 8, 16, 24, 32],
-            }
-            for rank in range(tp):
-                self._milestone("cuda_graph_begin", rank, avail_mem=free, **graph)
-            await asyncio.sleep(startup * 0.2)
-            for rank in range(tp):
-                self._milestone(
-                    "cuda_graph_end",
-                    rank,
-                    elapsed=startup * 0.2 + 1.7,
-                    time_elapsed=startup * 0.2 + 1.7,
-                    mem_usage=0.10,
-                    avail_mem=free - 0.10,
-                    **graph,
-                )
-            if self.piecewise_graphs:
-                for rank in range(tp):
-                    self._milestone("piecewise_graph_begin", rank, avail_mem=free - 0.10)
-                    self._milestone(
-                        "piecewise_graph_end",
-                        rank,
-                        time_elapsed=startup * 0.05 + 5.7,
-                        mem_usage=0.20,
-                        avail_mem=free - 0.30,
-                    )
+        if not args.get("disable_cuda_graph"):
+            await server_graphs.capture(self, free, startup, weights_gb)
         resolved = self.resolved
-        self._milestone(
+        self.milestone(
             "max_total_num_tokens",
             0,
             max_total_num_tokens=max_total,
@@ -252,7 +223,7 @@ class SimServer:
             context_len=resolved["context_length"],
             available_gpu_mem=free - 0.62,
         )
-        self._milestone(
+        self.milestone(
             "tree_cache_initialized",
             0,
             source="default",
@@ -260,10 +231,11 @@ class SimServer:
             hybrid_swa=False,
             hybrid_ssm=model.get("sim_hybrid") == "ssm",
             hierarchical=bool(args.get("enable_hierarchical_cache")),
+            hicache_attached=bool(args.get("enable_hierarchical_cache")),  # 0.5.23
             streaming_wrapped=False,
         )
         if versiontable.startup(self.version, "engine_startup_timings"):
-            self._log_startup_timings(startup)
+            server_graphs.log_startup_timings(self, startup)
         self.engine = self._engine(model, max_total)
         asyncio.create_task(self.engine.run())
         asyncio.create_task(self.stall.poll())
@@ -272,7 +244,7 @@ class SimServer:
         await self._warmup()
         self.ready = True
         plain(versiontable.startup(self.version, "ready") or READY_LINE)
-        self._write_history(int(self.settings.get("log_history_lines") or 0))
+        write_history(self, int(self.settings.get("log_history_lines") or 0))
         asyncio.create_task(self._background_load())
         asyncio.create_task(self._update_gpu_load(gpus))
 
@@ -281,134 +253,6 @@ class SimServer:
         """0.5.17+: a target prefill graph (breakable) and a decode/verify graph, each logged with
         its own template (the version table has both)."""
         return bool(versiontable.startup(self.version, "decode_graph_begin"))
-
-    def _decode_graph_bs(self) -> list[int]:
-        limit = int(
-            self.args.get("cuda_graph_max_bs_decode")
-            or self.args.get("cuda_graph_max_bs")
-            or self.resolved.get("max_running_requests")
-            or 256
-        )
-        sizes = [*range(1, 9), *range(10, 33, 2), *range(40, 257, 8)]
-        return [size for size in sizes if size <= limit] or [1]
-
-    async def _capture_split_graphs(self, free: float, startup: float) -> None:
-        """The prefill graph, then the decode (or, speculative, verify) graph, like 0.5.17."""
-        from sglconsole.sim.routes import PREFILL_GRAPH_TOKENS
-
-        spec = perf.build(self.args, dict(os.environ), self.gpu.key, 0.0)
-        prefill_s, decode_s = startup * 0.15 + 1.2, startup * 0.05 + 0.4
-        decode_name = f"target {'verify' if spec.spec_enabled else 'decode'}"
-        for rank in range(self.tp):
-            self._milestone(
-                "prefill_graph_begin",
-                rank,
-                capture_name="target prefill",
-                backend="breakable",
-                num_tokens=list(PREFILL_GRAPH_TOKENS),
-                avail_mem=free,
-            )
-        await asyncio.sleep(startup * 0.15)
-        for rank in range(self.tp):
-            self._milestone(
-                "cuda_graph_end",
-                rank,
-                capture_name="target prefill",
-                elapsed=prefill_s,
-                mem_usage=0.24,
-                avail_mem=free - 0.24,
-            )
-            self._milestone(
-                "decode_graph_begin",
-                rank,
-                capture_name=decode_name,
-                backend="full",
-                num_tokens_per_req=spec.draft_tokens if spec.spec_enabled else 1,
-                bs=self._decode_graph_bs(),
-                avail_mem=free - 0.24,
-            )
-        await asyncio.sleep(startup * 0.05)
-        for rank in range(self.tp):
-            self._milestone(
-                "cuda_graph_end",
-                rank,
-                capture_name=decode_name,
-                elapsed=decode_s,
-                mem_usage=0.08,
-                avail_mem=free - 0.32,
-            )
-        self.startup_timings = {
-            "cuda_graph": {
-                "prefill": prefill_s,
-                "decode": 0.0 if spec.spec_enabled else decode_s,
-                "target_verify": decode_s if spec.spec_enabled else 0.0,
-                "draft_prefill": 0.0,
-                "draft_decode": 0.0,
-                "draft_extend": 0.0,
-            }
-        }
-
-    def _log_startup_timings(self, startup: float) -> None:
-        graphs = (self.startup_timings or {}).get("cuda_graph") or {
-            name: 0.0
-            for name in (
-                "prefill",
-                "decode",
-                "target_verify",
-                "draft_prefill",
-                "draft_decode",
-                "draft_extend",
-            )
-        }
-        timings = {
-            "load_weight": startup * 0.4 + 0.28,
-            "kv_cache_allocation": startup * 0.2 + 1.9,
-            "scheduler_e2e": time.time() - self.started,
-            "cuda_graph": graphs,
-            "tokenizer_e2e": time.time() - self.started + 0.5,
-        }
-        self.startup_timings = timings
-        self._milestone(
-            "engine_startup_timings",
-            0,
-            **{key: value for key, value in timings.items() if key != "cuda_graph"},
-            cuda_graph_timings=", ".join(f"{name}={value:.2f}" for name, value in graphs.items()),
-        )
-
-    def _write_history(self, count: int) -> None:
-        """`log_history_lines`: lines a server that has served a while has written since ready
-        (decode lines and uvicorn access lines), so this lifetime's startup sits far back."""
-        if count <= 0 or self.engine is None:
-            return
-        fields = versiontable.load(self.version)["log"].get("decode")
-        spec = self.engine.perf.spec_enabled
-        lines = []
-        for index in range(count):
-            if index % 2:
-                lines.append(
-                    logfmt.line(
-                        f'INFO:     127.0.0.1:{40000 + index % 20000} - "POST /generate HTTP/1.1" '
-                        "200 OK",
-                        "",
-                    )
-                )
-                continue
-            lines.append(
-                logfmt.decode_line(
-                    fields=fields,
-                    running_req=16,
-                    token=2048 + index % 512,
-                    token_usage=0.01,
-                    accept_len=4.2 if spec else None,
-                    accept_rate=0.46 if spec else None,
-                    cuda_graph=True,
-                    gen_throughput=1500.0 + index % 97,
-                    queue_req=0,
-                    prefix=self.prefix(0),
-                )
-            )
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
 
     # ------------------------------------------------------------------ GPUs
 
