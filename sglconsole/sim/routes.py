@@ -269,11 +269,15 @@ class Routes:
         return json_response(get_load_body(self.server))
 
     async def loads(self, request: Request) -> Response:
-        """/v1/loads: the scheduler's last published load snapshot (read from shared memory, so it
-        answers, frozen, while the scheduler is wedged), in the version's shape."""
+        """/v1/loads, in the version's shape. It asks the scheduler: on a real 0.5.17 on an H200
+        it answered nothing for the 77 s its scheduler was wedged (its access lines came after),
+        while /get_load answered at once with frozen values."""
         shape = versiontable.load(self.server.version).get("v1_loads")
         if not shape:
             return json_response({"detail": "Not Found"}, 404)
+        engine = self.server.engine
+        if engine is not None and engine.stall is not None:
+            await engine.stall.wait_unstalled()
         include = {part.strip() for part in (request.query.get("include") or [""])[0].split(",")}
         include.discard("")
         return json_response(v1_loads_body(self.server, shape, include or None))

@@ -1,6 +1,6 @@
 """SGLang's load endpoints on the simulated server, from the scheduler's last published snapshot:
-/get_load and /v1/loads (what SGLang's tokenizer reads from shared memory, so both answer, frozen,
-while the scheduler is wedged), in the shape the version's table gives."""
+/get_load (answers, frozen, while the scheduler is wedged) and /v1/loads (waits for the scheduler:
+routes.py), in the shape the version's table gives."""
 
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ class SimServer:
         args = self.args
         startup = max(0.0, float(self.settings.get("startup_s") or 0))
         model = settings.model_info(str(args.get("model_path") or ""))
-        plain(f"server_args={_resolved_repr(args)}")
+        plain(f"server_args={_server_args_repr(args)}")
         if model is None:
             raise StartupFailed(missing_model(str(args.get("model_path"))))
         gpus = self._gpus()
@@ -384,5 +384,7 @@ class SimServer:
             asyncio.create_task(worker(index))
 
 
-def _resolved_repr(args: dict) -> str:
-    return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in args.items()) + "}"
+def _server_args_repr(args: dict) -> str:
+    """The dataclass repr SGLang logs first in every lifetime (`ServerArgs(model_path='...', ...)`,
+    as the real 0.5.12 and 0.5.17 logs show)."""
+    return "ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"

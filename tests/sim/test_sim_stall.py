@@ -30,8 +30,9 @@ FAILED = re.compile(
     r"last_heartbeat time: \d\d:\d\d:\d\d$",
     re.M,
 )
-ANSWER_AT_ONCE = ["model_info", "get_model_info", "v1/models", "get_load", "v1/loads", "metrics"]
-NO_ANSWER = ["health", "health_generate", "server_info", "get_server_info"]
+ANSWER_AT_ONCE = ["model_info", "get_model_info", "v1/models", "get_load", "metrics"]
+# /v1/loads too: on the real H200 it answered only after the 77 s stall (its access lines came then)
+NO_ANSWER = ["health", "health_generate", "server_info", "get_server_info", "v1/loads"]
 
 
 def _host(tmp_path: Path, **sglang) -> Path:
@@ -117,7 +118,6 @@ def test_a_wedged_scheduler_freezes_progress_while_memory_endpoints_answer(tmp_p
             assert answer.status_code == 200 and time.monotonic() - started < 1.0, path
             first[path] = _frozen_view(answer, path)
         assert first["get_load"][0]["num_reqs"] == 4  # the requests in flight, frozen
-        assert first["v1/loads"][0]["num_running_reqs"] == 4
         for path in NO_ANSWER:
             with pytest.raises(httpx.TimeoutException):
                 httpx.get(f"{server.url}/{path}", timeout=2)
