@@ -32,6 +32,12 @@ MODELS = {
     "Qwen3-Next-80B-A3B": ("Qwen3NextForCausalLM", 80.0, 48, 262144, "ssm"),
     "Llama-3.1-8B-Instruct": ("LlamaForCausalLM", 16.1, 128, 131072, None),
 }
+VOCAB = {  # config.json's vocab_size (a multimodal model keeps it in text_config)
+    "Qwen3.6-27B": 248320,
+    "Qwen3-8B": 151936,
+    "Qwen3-Next-80B-A3B": 151936,
+    "Llama-3.1-8B-Instruct": 128256,
+}
 
 SHIM_FILES = {
     "__init__.py": (
@@ -121,6 +127,10 @@ def add_model(root: str | os.PathLike, name: str) -> Path:
         "sim_kv_kb_per_token": kv_kb,
         "sim_hybrid": hybrid,
     }
+    if arch.endswith("ForConditionalGeneration"):
+        config["text_config"] = {"vocab_size": VOCAB[name]}
+    else:
+        config["vocab_size"] = VOCAB[name]
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     return folder
 

@@ -98,8 +98,6 @@ def fleet(tmp_path_factory):
     (_site_packages(sim.hosts["plain"].root / "env") / "sglang" / "bench_serving.py").unlink(
         missing_ok=True
     )
-    for name in ("plain", "withbench"):
-        set_vocab(sim, name, QWEN3_VOCAB)
     yield sim
     sim.stop()
 
