@@ -31,7 +31,7 @@ from sglconsole.sim.server_failures import (
     port_in_use,
 )
 from sglconsole.sim.server_history import write_history
-from sglconsole.sim.stall import SchedulerStall
+from sglconsole.sim.stall import SchedulerStall, needs_flashinfer_sampling
 
 READY_LINE = "The server is fired up and ready to roll!"
 
@@ -366,6 +366,10 @@ class SimServer:
         if concurrency <= 0:
             return
         max_tokens = int(load.get("max_tokens") or 256)
+        # "sampled": top_p 0.9 like a chat client's, which needs flashinfer's sampling kernels
+        sampled = bool(load.get("sampled")) and needs_flashinfer_sampling(
+            {"temperature": 0.7, "top_p": 0.9}, self.args.get("sampling_backend")
+        )
         prompts = [
             "Explain how speculative decoding works.",
             "Write a python function for primes.",
@@ -375,7 +379,7 @@ class SimServer:
         async def worker(index: int) -> None:
             while True:
                 request = self.engine.new_request(
-                    prompts[index % len(prompts)], max_tokens, background=True
+                    prompts[index % len(prompts)], max_tokens, background=True, sampled=sampled
                 )
                 await request.done.wait()
                 await asyncio.sleep(float(load.get("pause_s", 0.2)))

@@ -7,8 +7,11 @@ the simulated *host*, never flags a real server lacks:
     "sglang": {"version": "0.5.23", "startup_s": 3.0, "degenerate": false,
                "oom_at_start": false, "die_after_s": null, "linger_children": false,
                "zombie_child": false, "reserved_gib": 0.0,
-               "load": {"concurrency": 0, "max_tokens": 256},
+               "load": {"concurrency": 0, "max_tokens": 256, "sampled": false},
                "ports": {"30001": {"degenerate": true}}}
+
+The background load's requests are greedy unless "sampled" (top_p 0.9: the first of them on a
+fresh host then starts the JIT stall below when jit_stall_s is set).
 
 How a real scheduler wedges (stall.py; what real SGLang 0.5.17 did on an H200):
 

@@ -112,3 +112,18 @@ def test_capture_and_restore_never_take_the_previous_process_numbers(fleet_facto
     restored = cli("restore", "h200:30000", "-c", path, "--yes", timeout=180)
     measure = next(line for line in restored.stdout.splitlines() if "measure" in line)
     assert f"pid {after['pid']} has written no busy decode line" in measure, restored.stdout
+
+
+@pytest.mark.usefixtures("state_dir")
+def test_the_first_sampled_request_stalls_before_any_decode_line(fleet_factory):
+    # real 0.5.17: flashinfer JIT-compiles its sampling module on the first top_p request while
+    # every request waits; `status --watch` said UP serving, exit 0, for 85 s
+    fleet = fleet_factory(
+        [h200(jit_stall_s=90, load={"concurrency": 4, "max_tokens": 200, "sampled": True})]
+    )
+    log = fleet.hosts["h200"].root / "logs" / "sglang-30000.log"
+    code, server, took = status(fleet)
+    assert code == 1 and server["status"] == "STALLED", server
+    assert "unanswered for" in server["reason"], server
+    assert "Decode batch" not in log.read_text()  # stalled before its first decode line
+    assert took < 60
