@@ -19,6 +19,7 @@ from sglconsole.actions.base import ActionContext, ActionResult
 from sglconsole.config import Profile
 from sglconsole.core import degeneracy
 from sglconsole.remote.endpoint import Endpoint, forward_text
+from sglconsole.remote.load_reader import load_of
 from sglconsole.state.status import per_request_baseline
 
 THROUGHPUT_PROMPT = (
@@ -146,14 +147,10 @@ async def generate(
 
 
 async def concurrency(endpoint: Endpoint) -> int:
-    """Requests already running on the server (to compare tok/s at the right concurrency)."""
-    try:
-        async with endpoint.client(timeout=5) as client:
-            data = (await client.get("/get_load")).json()
-        rows = data if isinstance(data, list) else [data]
-        return sum(int(r.get("num_reqs", 0)) for r in rows if isinstance(r, dict))
-    except (httpx.HTTPError, ValueError, TypeError, AttributeError):
-        return 0
+    """Requests already running on the server (to compare tok/s at the right concurrency); not
+    known: compared as if it ran alone."""
+    answer = await load_of(endpoint)
+    return answer.load.in_flight if answer.load is not None else 0
 
 
 def answer_verdict(answer: Generation, expect: str | None) -> tuple[str, str] | None:

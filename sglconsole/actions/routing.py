@@ -196,11 +196,20 @@ async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeo
         await asyncio.sleep(SETTLE_S)
         idle, running, peak = 0, None, 0
         while idle < 2:
-            running = await running_requests(endpoint)
-            if running is None:
-                stage.detail = "the server does not answer: nothing to wait for"
+            answer = await running_requests(endpoint)
+            if not answer.answered:
+                stage.detail = f"the server does not answer ({answer.why}): nothing to wait for"
                 audit.end(record, True, stage.detail)
                 return
+            if answer.load is None:  # unknown is never "idle": wait, bounded, and say why
+                if time.monotonic() - started > timeout:
+                    stage.detail = f"its load is not known ({answer.why}) after {timeout:g}s: cut"
+                    audit.end(record, True, stage.detail, load_unknown=answer.why)
+                    return
+                idle = 0
+                await asyncio.sleep(1.0)
+                continue
+            running = answer.load.in_flight
             peak = max(peak, running)
             idle = idle + 1 if running == 0 else 0
             if running and time.monotonic() - started > timeout:

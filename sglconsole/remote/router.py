@@ -17,6 +17,7 @@ import httpx
 from sglconsole.config import Router
 from sglconsole.errors import RemoteError
 from sglconsole.remote.endpoint import Endpoint
+from sglconsole.remote.load_reader import LoadAnswer, load_of
 from sglconsole.remote.ssh import Fleet
 
 
@@ -102,12 +103,6 @@ def same_url(a: object, b: str) -> bool:
     return isinstance(a, str) and a.rstrip("/") == b.rstrip("/")
 
 
-async def running_requests(endpoint: Endpoint) -> int | None:
-    """Requests running or queued on an SGLang server (its /get_load); None: no answer."""
-    try:
-        async with endpoint.client(timeout=5) as client:
-            data = (await client.get("/get_load")).json()
-        rows = data if isinstance(data, list) else [data]
-        return sum(int(r.get("num_reqs", 0)) for r in rows if isinstance(r, dict))
-    except (httpx.HTTPError, ValueError, TypeError, AttributeError):
-        return None
+async def running_requests(endpoint: Endpoint) -> LoadAnswer:
+    """Requests running or queued on an SGLang server (remote.load_reader): unknown is never 0."""
+    return await load_of(endpoint)
