@@ -51,7 +51,9 @@ def stall_reason(server: ServerState, now: float) -> str | None:
         if waited >= GENERATE_BOUND_S:
             seen.append(f"/health (it generates a token) unanswered for {waited:.0f} s")
     progress = last_progress(server, pid, started)
-    load = fresh_load(server, now)
+    # the last load read of this process, fresh or not: a wedged 0.5.17 answered /v1/loads only
+    # after its stall, so "requests were in flight, and nothing since" is what there is to see
+    load = server.load if server.load_at is not None and server.load_at >= started else None
     if load is not None and load.in_flight and server.busy_since is not None:
         since = max(filter(None, (progress, server.busy_since)))
         if now - since >= STALL_S:
@@ -60,7 +62,9 @@ def stall_reason(server: ServerState, now: float) -> str | None:
                 if progress is not None
                 else "no batch line since it started"
             )
-            seen.append(f"{load.in_flight} requests in flight ({load.source}), {quiet}")
+            asked = now - server.load_at
+            when = f", {asked:.0f} s ago" if asked >= LOAD_FRESH_S else ""
+            seen.append(f"{load.in_flight} requests in flight ({load.source}{when}), {quiet}")
     warnings = [
         when
         for when, writer in server.health_warnings

@@ -7,6 +7,8 @@ sets the console's state."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -127,3 +129,46 @@ def test_the_first_sampled_request_stalls_before_any_decode_line(fleet_factory):
     assert "unanswered for" in server["reason"], server
     assert "Decode batch" not in log.read_text()  # stalled before its first decode line
     assert took < 60
+
+
+@pytest.mark.usefixtures("state_dir")
+def test_status_watch_turns_stalled_when_a_serving_scheduler_wedges(fleet_factory):
+    # real 0.5.17: `status --watch` said UP serving, 12211 tok/s, 16 running for all 85 s
+    fleet = fleet_factory([h200(load={"concurrency": 4, "max_tokens": 300})])
+    watch = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "-c",
+            str(fleet.config_path),
+            "status",
+            "--watch",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        frames = iter(watch.stdout)
+
+        def next_server() -> dict:
+            return json.loads(next(frames))["hosts"]["h200"]["servers"][0]
+
+        deadline = time.monotonic() + 60
+        while not (server := next_server())["tok_s"] or server["status"] == "STARTING":
+            assert time.monotonic() < deadline, server
+        set_host(fleet, scheduler_stall=True)
+        wedged = time.monotonic()
+        while (server := next_server())["status"] != "STALLED":
+            assert server["status"] != "DOWN", server
+            assert time.monotonic() - wedged < 50, server  # real: never, in 85 s
+        assert "requests in flight" in server["reason"] or "unanswered" in server["reason"]
+        assert server["tok_s"] is None or time.monotonic() - wedged < 15, server
+        set_host(fleet, scheduler_stall=False)
+        while (server := next_server())["status"] == "STALLED":
+            assert time.monotonic() - wedged < 120, server
+    finally:
+        watch.kill()
+        watch.wait()
