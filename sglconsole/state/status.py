@@ -7,6 +7,7 @@ when a view draws, so every view shows the verdict of the same moment.
 from __future__ import annotations
 
 import statistics
+import time
 
 from sglconsole.config import Profile
 from sglconsole.core.log_owner import belongs
@@ -34,6 +35,10 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
             return Status.STARTING, server.action
         if server.absent is not None:
             return server.absent
+        if server.stopped is not None:  # its log's last error is the stop's own SIGTERM
+            stop = server.stopped
+            when = time.strftime("%H:%M:%S", time.localtime(stop.at))
+            return Status.DOWN, f"stopped by {stop.user} ({stop.action}) at {when}"
         return Status.DOWN, "configured but not running" + last_error(server, now)
     if not server.managed:
         return Status.UNMANAGED, "running but not in hosts.yaml"

@@ -153,6 +153,24 @@ def test_kill_leaves_no_process_and_frees_the_gpus(fleet_factory, state_dir):
     )
 
 
+def test_after_our_kill_status_says_who_stopped_it_and_when_not_a_crash(fleet_factory, state_dir):
+    """DOWN after a kill used to read like a crash: 'its log's last error ...: CancelledError'
+    (the kill's own SIGTERM traceback)."""
+    fleet = fleet_factory([ct129()])
+    path = str(fleet.config_path)
+    assert wait_status(path, "SLOW")["status"] == "SLOW"
+    result = cli("kill", "-c", path, "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    down = wait_status(path, "DOWN", reason="stopped by")
+    assert down["status"] == "DOWN", down
+    record = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()[-1]
+    assert record["action"] == "kill" and record["ok"], record
+    when = record["end_time"][11:19]
+    assert down["reason"] == f"stopped by {record['user']} (kill) at {when}", down
+    text = cli("status", "-c", path)
+    assert "stopped by" in text.stdout and "CancelledError" not in text.stdout, text.stdout
+
+
 def test_kill_sweeps_orphans_a_crash_left_holding_gpus(fleet_factory, state_dir):
     fleet = fleet_factory([ct129(linger_children=True)])
     path = fleet.config_path
