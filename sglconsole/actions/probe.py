@@ -218,7 +218,9 @@ async def probe(
     prompt: str | None = None,
     max_tokens: int | None = None,
     throughput: bool = True,
+    speed: bool = True,
 ) -> ActionResult:
+    """speed=False: the answer alone is judged (right, not looping), not its speed."""
     server = ctx.config.server(host, port)
     profile = ctx.config.profiles.get(server.profile)
     spec = profile.probe if profile else None
@@ -226,6 +228,7 @@ async def probe(
     expect = spec.expect if spec and prompt == spec.prompt else None
     max_tokens = max_tokens or (spec.max_tokens if spec else 16)
     target = f"{host}:{port}"
+    judged = profile if speed else None  # no profile, no baseline: SLOW is not judged
     ssh = ctx.ssh[host]
     async with ctx.stage("forward", forward_text(host, server.http_address, port)) as stage:
         base = await ssh.forward(port, server.http_address)
@@ -239,7 +242,7 @@ async def probe(
             if wrong is not None:  # the operator sees the verdict first, in red, not a tick
                 ctx.fail(stage, f"{wrong[0]}: {wrong[1]}")
             elif not throughput:  # the answer's own speed is what is judged: its step says so
-                fail_if_judged(ctx, stage, judge(answer, None, profile, expect, running))
+                fail_if_judged(ctx, stage, judge(answer, None, judged, expect, running))
         long = None
         if throughput and wrong is not None:
             ctx.skip("throughput", "not measured: the answer is wrong")
@@ -249,11 +252,11 @@ async def probe(
                 accept = f", accept len {long.accept_len:.2f}" if long.accept_len else ""
                 tokens = f" over {long.completion_tokens} tokens"
                 stage.detail = f"{long.tok_s or 0:.1f} tok/s{tokens}{accept}"
-                fail_if_judged(ctx, stage, judge(answer, long, profile, expect, running))
+                fail_if_judged(ctx, stage, judge(answer, long, judged, expect, running))
     except ProbeError as exc:
         result = ProbeResult("ERROR", str(exc), time=time.time())
         return ctx.result("probe", target, False, f"ERROR: {exc}", probe=result)
-    result = judge(answer, long, profile, expect, running)
+    result = judge(answer, long, judged, expect, running)
     ok = result.verdict == "OK"
     summary = f"{result.verdict}: {result.reason}"
     return ctx.result("probe", target, ok, summary, probe=result)
