@@ -15,10 +15,16 @@ import os
 import socket
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 
 from sglconsole.config.paths import state_dir
 from sglconsole.core.secrets import mask_argv, mask_env
+from sglconsole.state.model import OperatorStop
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
+LAUNCH_OR_STOP = ("kill", "relaunch", "restore", "rollback")
+"""The actions after which a server runs (or not) because an operator said so."""
 
 
 def _append_private(path: Path, line: str) -> None:
@@ -114,6 +120,49 @@ class AuditLog:
         for record in self.records():
             merged[record.get("id", "")] = record
         return list(merged.values())
+
+
+class AuditStops:
+    """(host, port) -> the operator's kill when it is the server's last launch-or-stop action (a
+    StopLookup for the fleet state); the file is read again only when it changed."""
+
+    def __init__(self, audit: AuditLog | None = None):
+        self.audit = audit or AuditLog()
+        self._stamp: tuple[int, int] | None = None
+        self._stops: dict[tuple[str, int], OperatorStop] = {}
+
+    def __call__(self, host: str, port: int) -> OperatorStop | None:
+        try:
+            stat = self.audit.path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            return None
+        if stamp != self._stamp:
+            self._stamp, self._stops = stamp, last_stops(self.audit.recent(limit=10_000))
+        return self._stops.get((host, port))
+
+
+def last_stops(actions: list[dict]) -> dict[tuple[str, int], OperatorStop]:
+    """From `recent`'s records (newest first): the servers whose newest launch-or-stop action is
+    a kill that ended well."""
+    found: dict[tuple[str, int], OperatorStop] = {}
+    seen: set[tuple[str, int]] = set()
+    for record in actions:
+        host, port = record.get("host"), record.get("port")
+        if record.get("action") not in LAUNCH_OR_STOP or not isinstance(port, int):
+            continue
+        key = (str(host), port)
+        if key in seen:
+            continue
+        seen.add(key)
+        if record.get("action") != "kill" or record.get("ok") is not True:
+            continue
+        try:
+            ended = datetime.strptime(str(record.get("end_time")), TIME_FORMAT).timestamp()
+        except ValueError:
+            continue
+        found[key] = OperatorStop(str(record.get("user") or "?"), "kill", ended)
+    return found
 
 
 def _user() -> str:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 import httpx
 
-from sglconsole.actions.base import ActionContext, ActionResult
+from sglconsole.actions.base import ActionContext, ActionResult, Stage
 from sglconsole.config import Profile
 from sglconsole.core import degeneracy
 from sglconsole.remote.endpoint import Endpoint, forward_text
@@ -156,10 +156,11 @@ async def concurrency(endpoint: Endpoint) -> int:
 def answer_verdict(answer: Generation, expect: str | None) -> tuple[str, str] | None:
     """('DEGENERATE' | 'WRONG', why, with the expected answer next to the one given), or None."""
     verdict = degeneracy.check(answer.text)
+    given = f"expected {expect!r}, got {answer.text.strip()[:80]!r}" if expect else ""
     if verdict.degenerate:
-        return "DEGENERATE", verdict.reason
+        return "DEGENERATE", "; ".join(filter(None, (verdict.reason, given)))
     if expect and expect.strip().lower() not in answer.text.strip().lower():
-        return "WRONG", f"expected {expect!r}, got {answer.text.strip()[:80]!r}"
+        return "WRONG", given
     return None
 
 
@@ -200,6 +201,13 @@ def judge(
     return result
 
 
+def fail_if_judged(ctx: ActionContext, stage: Stage, verdict: ProbeResult) -> None:
+    """End the step whose measurement failed the verdict (SLOW, a looping long answer) as failed:
+    a step is never ticked under a FAILED summary."""
+    if verdict.verdict != "OK":
+        ctx.fail(stage, f"{verdict.verdict}: {verdict.reason} ({stage.detail})")
+
+
 async def probe(
     ctx: ActionContext,
     host: str,
@@ -207,7 +215,9 @@ async def probe(
     prompt: str | None = None,
     max_tokens: int | None = None,
     throughput: bool = True,
+    speed: bool = True,
 ) -> ActionResult:
+    """speed=False: the answer alone is judged (right, not looping), not its speed."""
     server = ctx.config.server(host, port)
     profile = ctx.config.profiles.get(server.profile)
     spec = profile.probe if profile else None
@@ -215,6 +225,7 @@ async def probe(
     expect = spec.expect if spec and prompt == spec.prompt else None
     max_tokens = max_tokens or (spec.max_tokens if spec else 16)
     target = f"{host}:{port}"
+    judged = profile if speed else None  # no profile, no baseline: SLOW is not judged
     ssh = ctx.ssh[host]
     async with ctx.stage("forward", forward_text(host, server.http_address, port)) as stage:
         base = await ssh.forward(port, server.http_address)
@@ -227,6 +238,8 @@ async def probe(
             wrong = answer_verdict(answer, expect)
             if wrong is not None:  # the operator sees the verdict first, in red, not a tick
                 ctx.fail(stage, f"{wrong[0]}: {wrong[1]}")
+            elif not throughput:  # the answer's own speed is what is judged: its step says so
+                fail_if_judged(ctx, stage, judge(answer, None, judged, expect, running))
         long = None
         if throughput and wrong is not None:
             ctx.skip("throughput", "not measured: the answer is wrong")
@@ -236,10 +249,11 @@ async def probe(
                 accept = f", accept len {long.accept_len:.2f}" if long.accept_len else ""
                 tokens = f" over {long.completion_tokens} tokens"
                 stage.detail = f"{long.tok_s or 0:.1f} tok/s{tokens}{accept}"
+                fail_if_judged(ctx, stage, judge(answer, long, judged, expect, running))
     except ProbeError as exc:
         result = ProbeResult("ERROR", str(exc), time=time.time())
         return ctx.result("probe", target, False, f"ERROR: {exc}", probe=result)
-    result = judge(answer, long, profile, expect, running)
+    result = judge(answer, long, judged, expect, running)
     ok = result.verdict == "OK"
     summary = f"{result.verdict}: {result.reason}"
     return ctx.result("probe", target, ok, summary, probe=result)

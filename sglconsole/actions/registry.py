@@ -19,7 +19,14 @@ from sglconsole.actions.launch import plan_relaunch, relaunch
 from sglconsole.actions.probe import probe
 from sglconsole.actions.restore import restore
 from sglconsole.actions.rollback import plan_rollback, rollback
-from sglconsole.actions.routing import routed_plan, routed_run
+from sglconsole.actions.routing import (
+    ROUTER_IN,
+    ROUTER_IN_KEY,
+    plan_router_in,
+    routed_plan,
+    routed_run,
+    router_in,
+)
 from sglconsole.config.launch_spec import LaunchSpec
 
 Planner = Callable[..., Awaitable[Plan]]
@@ -107,6 +114,10 @@ async def _probe(
     return await probe(ctx, host, port, prompt, max_tokens, throughput=throughput)
 
 
+async def _router_in(ctx: ActionContext, host: str, port: int, plan: Plan | None) -> ActionResult:
+    return await router_in(ctx, host, port)
+
+
 async def _capture(
     ctx: ActionContext, host: str, port: int, plan: Plan | None, name: str, force: bool = False
 ) -> ActionResult:
@@ -172,5 +183,16 @@ register(
         _capture,
         key="c",
         command=False,
+    )
+)
+register(
+    Action(
+        ROUTER_IN,
+        "put a server in the routers hosts.yaml says front it, once its probe passes (asks first)",
+        _router_in,
+        plan_router_in,
+        confirm=True,
+        doing="being put in its router",
+        key=ROUTER_IN_KEY,
     )
 )

@@ -19,11 +19,29 @@ from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.actions.probe import probe
 from sglconsole.config.routers import Route, routes_of
-from sglconsole.errors import ConsoleError
+from sglconsole.errors import ConsoleError, UsageError
 from sglconsole.remote.router import RouterClient, router_endpoint, running_requests
 
 SETTLE_S = 0.5
 """After the router lets go: a request it had just sent may still be on its way."""
+
+ROUTER_IN = "router-in"
+"""The action that puts a worker (back) in its routers (`sglconsole router-in HOST:PORT`)."""
+ROUTER_IN_KEY = "i"
+"""Its key in the console (the registry's record uses this one)."""
+
+
+def router_in_hint(target: str) -> str:
+    return f"sglconsole {ROUTER_IN} {target} (key {ROUTER_IN_KEY} in the console)"
+
+
+async def listed(ctx: ActionContext, route: Route) -> bool | None:
+    """Whether ROUTE's router lists the worker now (None: the router could not be read)."""
+    try:
+        client = RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec))
+        return await client.find(route.worker_url) is not None
+    except ConsoleError:
+        return None
 
 
 def add_back_hint(ctx: ActionContext, route: Route) -> str:
@@ -41,10 +59,28 @@ def stays_out(ctx: ActionContext, target: str, route: Route) -> str:
     return f"{target} stays out of router {route.router}: add it back with {hint}"
 
 
-def plan_lines(action: str, host: str, port: int, routes: list[Route], keep: int | None) -> list:
+def plan_lines(
+    action: str,
+    host: str,
+    port: int,
+    routes: list[Route],
+    keep: int | None,
+    listed_now: dict[str, bool | None] | None = None,
+) -> list:
+    """LISTED_NOW: router -> whether it lists the worker now (None or absent: not known)."""
     target = f"{host}:{port}"
+    listed_now = listed_now or {}
     lines = []
+    fronting = [route for route in routes if listed_now.get(route.router) is not False]
     for route in routes:
+        if listed_now.get(route.router) is False:
+            after = "" if action == "kill" else f", and it will not be added after the {action}"
+            lines.append(
+                f"router {route.router}: {target} ({route.worker_url}) is not in router"
+                f" {route.router} now: nothing to take out{after}"
+                + ("" if action == "kill" else f" (to add it: {router_in_hint(target)})")
+            )
+            continue
         lines.append(
             f"router {route.router}: take {target} ({route.worker_url}) out first; wait up to"
             f" {route.spec.drain_timeout:g}s for its running requests to finish"
@@ -56,8 +92,8 @@ def plan_lines(action: str, host: str, port: int, routes: list[Route], keep: int
             )
     if action == "kill":
         lines.append(f"then {target} stays out of every router (it is stopped)")
-    else:
-        names = ", ".join(r.router for r in routes)
+    elif fronting:
+        names = ", ".join(r.router for r in fronting)
         lines.append(
             f"after the {action}: probe {target}; put it back in router {names} only if the"
             " probe passes (else it stays out, and the message says how to add it back)"
@@ -70,7 +106,8 @@ def routed_plan(action: str, planner: Callable[..., Awaitable[Plan]]):
         shown = await planner(ctx, host, port, **options)
         routes = routes_of(ctx.config, host, port)
         if routes:
-            shown.lines = [*shown.lines, *plan_lines(action, host, port, routes, keep)]
+            now = {route.router: await listed(ctx, route) for route in routes}
+            shown.lines = [*shown.lines, *plan_lines(action, host, port, routes, keep, now)]
         return shown
 
     return plan
@@ -120,8 +157,16 @@ async def through_routers(
         for route, _ in taken:
             ctx.skip("router in", stays_out(ctx, target, route))
         raise StageFailed(f"{exc}; {hints}" if hints else str(exc)) from exc
-    if ctx.dry_run or not taken:
+    if ctx.dry_run:
         return result
+    absent = [route for route, _ in clients if all(route is not r for r, _ in taken)]
+    notes = [] if action == "kill" else [not_added(ctx, action, target, r, result) for r in absent]
+
+    def said(summary: str) -> str:  # after the verdict: what was not put in, and what to do
+        return "; ".join([summary, *notes])
+
+    if not taken:
+        return ctx.result(action, target, result.ok, said(result.summary), **result.data)
     if action == "kill":
         hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
         return ctx.result(action, target, result.ok, f"{result.summary}; {hints}", **result.data)
@@ -130,13 +175,27 @@ async def through_routers(
         for _route in taken:
             ctx.skip("router in", f"not put back: {why}")
         hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
-        return ctx.result(action, target, False, f"{why}; {hints}", **result.data)
+        return ctx.result(action, target, False, said(f"{why}; {hints}"), **result.data)
     for route, client in taken:
         await put_back(ctx, audit, action, host, port, route, client)
     names = ", ".join(r.router for r, _ in taken)
-    return ctx.result(
-        action, target, result.ok, f"{result.summary}; back in router {names}", **result.data
+    summary = f"{result.summary}; back in router {names}"
+    return ctx.result(action, target, result.ok, said(summary), **result.data)
+
+
+def not_added(
+    ctx: ActionContext, action: str, target: str, route: Route, result: ActionResult
+) -> str:
+    """A router that did not list the worker before the action: it is not added (a step that
+    says so), and the verdict says what to do."""
+    todo = (
+        f"to add it: {router_in_hint(target)}"
+        if result.ok
+        else "fix it first: a failing server is not added"
     )
+    note = f"not in router {route.router} before the {action}: not added; {todo}"
+    ctx.skip("router in", note)
+    return note
 
 
 async def take_out(
@@ -258,3 +317,57 @@ async def put_back(
             raise StageFailed(f"{exc}; {stays_out(ctx, target, route)}") from exc
         audit.end(record, True, f"{url} back in router {route.router}")
         stage.detail = f"{url} in router {route.router}, healthy (id {worker.get('id')})"
+
+
+async def plan_router_in(ctx: ActionContext, host: str, port: int) -> Plan:
+    """Put a worker in the routers hosts.yaml says front it: the exact request, after a probe."""
+    target = f"{host}:{port}"
+    routes = routes_of(ctx.config, host, port)
+    if not routes:
+        raise UsageError(f"{target}: no router in hosts.yaml fronts it")
+    lines = [f"probe {target} first: it is added only if its answer is right"]
+    for route in routes:
+        now = await listed(ctx, route)
+        if now:
+            lines.append(f"router {route.router}: already lists {route.worker_url}: nothing to do")
+            continue
+        body = json.dumps({"url": route.worker_url, "worker_type": "regular"})
+        lines.append(f"router {route.router}: POST {route.where()}/workers {body}")
+        lines.append(f"router {route.router}: wait until it lists {route.worker_url} healthy")
+    return Plan(ROUTER_IN, target, lines)
+
+
+async def router_in(
+    ctx: ActionContext, host: str, port: int, audit: AuditLog | None = None
+) -> ActionResult:
+    """Probe the server, then add it to every router that fronts it and does not list it."""
+    target = f"{host}:{port}"
+    audit = audit or AuditLog()
+    routes = routes_of(ctx.config, host, port)
+    if not routes:
+        raise UsageError(f"{target}: no router in hosts.yaml fronts it")
+    missing = []
+    for route in routes:
+        client = RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec))
+        if await client.find(route.worker_url) is None:
+            missing.append((route, client))
+        else:
+            ctx.skip("router in", f"router {route.router} already lists {route.worker_url}")
+    if not missing:
+        return ctx.result(ROUTER_IN, target, True, f"{target} is already in every router")
+    if ctx.dry_run:
+        for route, _ in missing:
+            body = json.dumps({"url": route.worker_url, "worker_type": "regular"})
+            ctx.commands.append(f"POST {route.where()}/workers {body}")
+            ctx.commands_short.append(ctx.commands[-1])
+        return ctx.result(ROUTER_IN, target, True, "dry run: nothing was added")
+    checked = await probe(ctx, host, port, throughput=False, speed=False)  # is its answer right
+    verdict = checked.data.get("probe")
+    if verdict is None or verdict.verdict != "OK":
+        for route, _ in missing:
+            ctx.skip("router in", f"not added to router {route.router}: {checked.summary}")
+        return ctx.result(ROUTER_IN, target, False, f"not added: {checked.summary}", probe=verdict)
+    for route, client in missing:
+        await put_back(ctx, audit, ROUTER_IN, host, port, route, client)
+    names = ", ".join(route.router for route, _ in missing)
+    return ctx.result(ROUTER_IN, target, True, f"{target} in router {names}", probe=verdict)

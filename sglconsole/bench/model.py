@@ -95,7 +95,8 @@ class LevelResult:
     """Mean gen throughput of the server's own busy decode lines during the level."""
     decode_lines: int = 0
     other_requests: int = 0
-    """Requests the server was already running when the level began (someone else's load)."""
+    """Requests of someone else's the server ran during the level: the more of what /get_load said
+    as the level began and what its decode lines counted beyond the level's own."""
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:

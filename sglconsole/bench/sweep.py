@@ -176,11 +176,13 @@ def with_server_side(row: LevelResult, window: decode.DecodeWindow, others: int)
     when bench_serving's is only the server's recent average."""
     prefer_lines = row.engine != CONSOLE_ENGINE or row.accept_len is None
     use_lines = prefer_lines and window.accept_len is not None
+    # /get_load is gone in 0.5.23 and samples one moment; the decode lines count every request
+    counted = window.running - row.concurrency if window.running is not None else 0
     return replace(
         row,
         server_tok_s=window.tok_s,
         decode_lines=window.lines,
-        other_requests=others,
+        other_requests=max(others, counted),
         accept_len=window.accept_len if use_lines else row.accept_len,
         accept_source="decode lines" if use_lines else row.accept_source,
     )
@@ -206,10 +208,13 @@ def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
         out.append(
             f"{at}: {row.failed} of {row.num_prompts} requests failed: {errors}".rstrip(": ")
         )
+    # no CLI flag is named: the console's `b` shows these notes too
     if row.other_requests:
+        said = f" say {row.server_tok_s:.1f} tok/s and" if row.server_tok_s else ""
         out.append(
-            f"{at}: the server was already running {row.other_requests} other request(s); "
-            "the numbers include their load"
+            f"{at}: the server was also serving {row.other_requests} other request(s) of its "
+            f"users; its decode lines{said} count them, so they differ from the "
+            f"{row.output_tok_s:.1f} tok/s measured here, and its load slowed these requests"
         )
     elif (
         row.server_tok_s and abs(row.output_tok_s - row.server_tok_s) > AGREEMENT * row.server_tok_s
@@ -217,8 +222,8 @@ def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
         out.append(
             f"{at}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say "
             f"{row.server_tok_s:.1f} ({abs(row.output_tok_s / row.server_tok_s - 1):.0%} apart): "
-            "time to first token weighs on short runs "
-            "(raise --output-len or --num-prompts); if it stays, the client could not keep up"
+            "time to first token weighs on short runs (longer outputs or more requests lower its "
+            "share); if it stays, the load generator could not keep up"
         )
     if max_running and row.concurrency > max_running:
         out.append(

@@ -11,6 +11,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from sglconsole import config
+from sglconsole.actions.audit import AuditStops
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
@@ -64,7 +65,7 @@ def _status(parser: argparse.ArgumentParser):
 async def _run(
     cfg: config.Config, as_json: bool, watch: bool, timeout: float, drift_timeout: float
 ) -> int:
-    async with FleetMonitor(cfg) as monitor:
+    async with FleetMonitor(cfg, stops=AuditStops()) as monitor:
         await monitor.wait_settled(timeout)
         unjudged = await monitor.wait_drift(
             drift_timeout

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from sglconsole.actions.audit import AuditStops
 from sglconsole.alerts import Alert, AlertTracker, run_alert_command, sweep
 from sglconsole.alerts.tracker import HOLD_S, QUIET_S
 from sglconsole.alerts.webhook import RESEND_S, Alertmanager
@@ -48,7 +49,7 @@ class Exporter:
         self.config = config
         self.listen = listen
         # always over SSH: a `source: prometheus` in hosts.yaml is read from this exporter
-        self.monitor = monitor or FleetMonitor(config, use_source=False)
+        self.monitor = monitor or FleetMonitor(config, use_source=False, stops=AuditStops())
         self.fleet = self.monitor.state
         self.tick_s = tick_s
         self.clock = clock

@@ -16,6 +16,7 @@ from sglconsole.remote.ssh import Fleet
 from sglconsole.remote.ssh_on_demand import SshOnDemand
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.liveness import generate_pending
+from sglconsole.state.model import StopLookup, no_stops
 
 
 class FleetMonitor:
@@ -27,11 +28,13 @@ class FleetMonitor:
         watch_interval: float = 2.0,
         log_poll: float = 0.1,
         use_source: bool = True,
+        stops: StopLookup = no_stops,
     ):
         """use_source=False: over SSH even when hosts.yaml names a source (the exporter, which
-        is what that Prometheus reads)."""
+        is what that Prometheus reads). stops: the operator's stops, from the audit log (read
+        above this layer)."""
         self.config = config
-        self.state = FleetState(config)
+        self.state = FleetState(config, stops)
         self.ssh = ssh or Fleet(config.hosts)  # connects only when used: actions need it
         self.parser_cache = ParserCache()
         source = config.model.source if use_source else None

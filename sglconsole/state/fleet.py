@@ -23,6 +23,8 @@ from sglconsole.state.model import (  # noqa: F401 - the names every view import
     ServerState,
     ServerView,
     Status,
+    StopLookup,
+    no_stops,
     worst,
 )
 from sglconsole.state.routing import RouterState, derive_routes
@@ -32,8 +34,10 @@ Listener = Callable[[str, int | None], None]
 
 
 class FleetState:
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, stops: StopLookup = no_stops):
+        """stops: the operator's last stop of a server, if any (the audit log, read above)."""
         self.config = config
+        self.stops = stops
         self.hosts: dict[str, HostState] = {}
         self._listeners: list[Listener] = []
         self.generation = 0
@@ -96,6 +100,7 @@ class FleetState:
             return
         one = hstate.servers.get(port) if port is not None else None
         for server in (one,) if one is not None else hstate.servers.values():
+            server.stopped = self.stops(host, server.port) if server.process is None else None
             server.view = derive_view(server, hstate, now, self.generation, self.routers)
 
     def routed_hosts(self, router: str) -> set[str]:

@@ -8,6 +8,7 @@ subscribers with (host, port|None) so a UI can batch its refreshes.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -98,6 +99,24 @@ class Load:
 
 
 @dataclass(frozen=True)
+class OperatorStop:
+    """An operator's stop of a server, from the audit log: a DOWN it explains is no crash."""
+
+    user: str
+    action: str
+    at: float
+    """Epoch seconds the stop ended."""
+
+
+StopLookup = Callable[[str, int], "OperatorStop | None"]
+"""(host, port) -> the operator's stop that is the server's last action, if that is what it was."""
+
+
+def no_stops(host: str, port: int) -> OperatorStop | None:
+    return None
+
+
+@dataclass(frozen=True)
 class ServerView:
     status: Status = Status.UNKNOWN
     reason: str = "connecting"
@@ -182,6 +201,8 @@ class ServerState:
     absent: tuple[Status, str] | None = None
     """What a source without SSH (Prometheus) says of a server it sees no process of: DOWN when
     its scrape fails, UNKNOWN when nothing scrapes it."""
+    stopped: OperatorStop | None = None
+    """The operator's stop (audit log) that is its last action: why it is not running."""
     action_ended: float | None = None
     """When this console's last action on it ended (a router list read before is stale)."""
     view: ServerView = field(default_factory=ServerView)

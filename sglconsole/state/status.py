@@ -7,6 +7,7 @@ when a view draws, so every view shows the verdict of the same moment.
 from __future__ import annotations
 
 import statistics
+import time
 
 from sglconsole.config import Profile
 from sglconsole.core.log_owner import belongs
@@ -34,6 +35,11 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
             return Status.STARTING, server.action
         if server.absent is not None:
             return server.absent
+        stop = server.stopped
+        if stop is not None and not crashed_since(server, stop.at):
+            # its log's last error is the stop's own SIGTERM traceback, not a crash
+            when = time.strftime("%H:%M:%S", time.localtime(stop.at))
+            return Status.DOWN, f"stopped by {stop.user} ({stop.action}) at {when}"
         return Status.DOWN, "configured but not running" + last_error(server, now)
     if not server.managed:
         return Status.UNMANAGED, "running but not in hosts.yaml"
@@ -64,6 +70,15 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     if differs:
         return Status.DRIFT, getattr(drift, "summary", "argv differs from the profile")
     return Status.UP, "serving"
+
+
+STOP_ERRORS_S = 5.0
+"""A stop's own traceback is written while it stops (read a poll later): an error later than
+this after the stop ended is a new crash (the server was started again outside the console)."""
+
+
+def crashed_since(server: ServerState, stopped_at: float) -> bool:
+    return bool(server.errors) and server.errors[-1][0] > stopped_at + STOP_ERRORS_S
 
 
 TRACEBACK = "Traceback (most recent call last)"

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
+from sglconsole.actions.audit import AuditStops
 from sglconsole.config import Config
 from sglconsole.config.console_settings import ConsoleSettings, load_settings
 from sglconsole.core.text import clean
@@ -266,7 +267,7 @@ def make_app(
         )
     if config is None:
         raise UsageError("make_app needs a config, or a replay")
-    monitor = monitor or FleetMonitor(config)
+    monitor = monitor or FleetMonitor(config, stops=AuditStops())
     session = Session(config, monitor.state, monitor.ssh, read_only=read_only)
     return ConsoleApp(
         session,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sglconsole.state.fleet import ServerState
 
-CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture"}
+CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture", "router_in"}
 NEEDS_SERVER = CHANGES_HOST | {
     "probe",
     "bench",
@@ -28,6 +28,7 @@ NEEDS = {
     "restore": ("managed",),
     "probe": ("managed", "running"),
     "bench": ("managed", "running"),
+    "router_in": ("managed", "running"),
 }
 
 

@@ -45,9 +45,14 @@ def _b(
     return Binding(keys, action, label, id=id or action, tooltip=tip, key_display=key_display)
 
 
+def action_name(name: str) -> str:
+    """A registry action's name as a Textual action (`router-in` -> `router_in`)."""
+    return name.replace("-", "_")
+
+
 def _act(name: str, label: str, tip: str) -> Binding:
-    """An action's key, as the registry gives it."""
-    return _b(ACTIONS[name].key, name, label, tip)
+    """An action's key, as the registry gives it (its id: the registry's name)."""
+    return _b(ACTIONS[name].key, action_name(name), label, tip, id=name)
 
 
 def bound(binding: Binding, keymap: dict[str, str]) -> Binding:
@@ -95,6 +100,14 @@ KEYS: list[Key] = [
         FIX,
         _act("capture", "Capture", "save the running server's config as a profile in hosts.yaml"),
         14,
+    ),
+    Key(
+        FIX,
+        _act(
+            "router-in",
+            "Router in",
+            "put the server in its routers (after a probe): after a restore it was not in",
+        ),
     ),
     Key(LOOK, _act("probe", "Probe", "ask the server a question with a known answer; time it"), 7),
     Key(

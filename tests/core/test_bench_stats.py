@@ -128,6 +128,8 @@ def test_server_side_numbers_are_attached_and_fill_a_missing_accept_length():
     assert (
         host.accept_len == 3.2
     )  # bench_serving's is a recent server average; the level's own lines are exact
+    busier = with_server_side(level(concurrency=1), window, others=0)
+    assert busier.other_requests == 3  # the decode lines ran 4 for a level of 1
 
 
 def test_warnings_say_when_the_numbers_cannot_be_trusted():
@@ -135,10 +137,9 @@ def test_warnings_say_when_the_numbers_cannot_be_trusted():
     apart = level_warnings(level(server_tok_s=480.0), max_running=None)
     assert len(apart) == 1 and "apart" in apart[0] and "480.0" in apart[0]
     busy = level_warnings(level(server_tok_s=600.0, other_requests=2), max_running=None)
-    assert busy == [
-        "concurrency 4: the server was already running 2 other request(s); "
-        "the numbers include their load"
-    ]
+    assert len(busy) == 1 and "also serving 2 other request(s)" in busy[0], busy
+    assert "decode lines say 600.0 tok/s" in busy[0] and "keep up" not in busy[0]
+    assert not any("--" in note for note in apart + busy)  # `b` shows them: no CLI flags
     capped = level_warnings(
         level(concurrency=16, failed=1, errors=["HTTP 503: busy"]), max_running=4
     )

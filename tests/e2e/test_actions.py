@@ -153,6 +153,24 @@ def test_kill_leaves_no_process_and_frees_the_gpus(fleet_factory, state_dir):
     )
 
 
+def test_after_our_kill_status_says_who_stopped_it_and_when_not_a_crash(fleet_factory, state_dir):
+    """DOWN after a kill used to read like a crash: 'its log's last error ...: CancelledError'
+    (the kill's own SIGTERM traceback)."""
+    fleet = fleet_factory([ct129()])
+    path = str(fleet.config_path)
+    assert wait_status(path, "SLOW")["status"] == "SLOW"
+    result = cli("kill", "-c", path, "ct129:30000", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    down = wait_status(path, "DOWN", reason="stopped by")
+    assert down["status"] == "DOWN", down
+    record = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()[-1]
+    assert record["action"] == "kill" and record["ok"], record
+    when = record["end_time"][11:19]
+    assert down["reason"] == f"stopped by {record['user']} (kill) at {when}", down
+    text = cli("status", "-c", path)
+    assert "stopped by" in text.stdout and "CancelledError" not in text.stdout, text.stdout
+
+
 def test_kill_sweeps_orphans_a_crash_left_holding_gpus(fleet_factory, state_dir):
     fleet = fleet_factory([ct129(linger_children=True)])
     path = fleet.config_path
@@ -351,6 +369,8 @@ def test_probe_verdicts_on_the_demo_fleet(demo_fleet, state_dir):
     assert bad.returncode == 1
     probe = json.loads(bad.stdout)["probe"]
     assert probe["verdict"] == "DEGENERATE" and "repeat" in probe["reason"]
+    # the expected answer next to the one given, for a looping answer as for a wrong one
+    assert "expected '4', got '" in probe["reason"], probe["reason"]
 
 
 def test_a_wrong_answer_fails_its_stage_shows_what_was_expected_and_is_not_timed(
@@ -440,3 +460,24 @@ def test_a_restore_that_still_loops_says_what_can_help(fleet_factory, state_dir)
     assert "probe: DEGENERATE" in result.stdout
     assert "still answers wrongly" in result.stdout and "another SGLang" in result.stdout
     assert "to bring back what ran before" not in result.stdout
+
+
+def test_a_slow_probe_fails_the_step_that_measured_it(demo_fleet, state_dir):
+    """A SLOW probe used to tick its throughput step (`OK throughput`) under `FAILED: SLOW`."""
+    result = cli("probe", "-c", str(demo_fleet.config_path), "ct129:30000", "--json")
+    data = json.loads(result.stdout)
+    assert result.returncode == 1 and data["probe"]["verdict"] == "SLOW", data
+    stages = {stage["name"]: stage for stage in data["stages"]}
+    assert stages["answer"]["state"] == "ok"
+    assert stages["throughput"]["state"] == "failed", stages["throughput"]
+    assert stages["throughput"]["detail"].startswith("SLOW: "), stages["throughput"]
+    quick = cli(
+        "probe", "-c", str(demo_fleet.config_path), "ct129:30000", "--no-throughput", "--json"
+    )
+    stages = {stage["name"]: stage for stage in json.loads(quick.stdout)["stages"]}
+    if json.loads(quick.stdout)["probe"]["verdict"] == "SLOW":  # judged on the answer's speed
+        assert stages["answer"]["state"] == "failed", stages["answer"]
+    text = cli("probe", "-c", str(demo_fleet.config_path), "ct129:30000")
+    assert "FAILED  throughput" in text.stdout and "OK      throughput" not in text.stdout, (
+        text.stdout
+    )

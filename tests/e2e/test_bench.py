@@ -484,3 +484,25 @@ def test_ctrl_c_during_compare_puts_the_original_back(demo_ct129, state_dir):
     assert "OK      verify" in out and "interrupted" in out
     after = running_argv(path)
     assert after is not None and after[1] == before[1], out
+
+
+def test_a_bench_beside_live_traffic_says_so_and_names_no_flag(demo_fleet, state_dir):
+    """h200x4's server serves 2 requests of its own users: its decode lines count them, so the
+    note used to blame the client ("could not keep up") and name the CLI's flags, also under `b`."""
+    data = bench_json(
+        demo_fleet.config_path,
+        "h200x4:30000",
+        "--concurrency",
+        "1",
+        "--num-prompts",
+        "6",
+        "--output-len",
+        "64",
+        "--engine",
+        "console",
+    )
+    level = data["levels"][0]
+    assert level["other_requests"] >= 1, level
+    notes = " ".join(data["warnings"])
+    assert "other request" in notes and "decode lines" in notes, notes
+    assert "keep up" not in notes and "--" not in notes, notes

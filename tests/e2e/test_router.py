@@ -10,6 +10,7 @@ same way, while servers are restored under it (helpers shared with bench/router_
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,81 @@ def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_facto
     assert out.count("; back in router front\n") == 2, out
     assert "router front: take r1:30001 (http://127.0.0.1:30001) out first" in out
     assert asyncio.run(start_and_list(False)) == both
+
+
+def test_a_worker_the_router_did_not_list_is_not_promised_back_and_router_in_adds_it(
+    fleet_factory, state_dir
+):
+    """Restore's dialog promised to put back a worker the router did not list, ran no `router in`
+    and said nothing; there was no way to add it but a curl."""
+    fleet = fleet_factory([routed_host(2)], extra_config=routers_yaml(2))
+    cfg = config.load(fleet.config_path)
+
+    async def restore_one_not_listed():
+        ssh = Fleet(cfg.hosts)
+        try:
+            router = await start_router(ssh, 2)
+            assert await router.remove("http://127.0.0.1:30000")  # as an operator's curl would
+            restore = ACTIONS["restore"]
+            ctx = ActionContext(cfg, ssh)
+            plan = await restore.plan(ctx, "r1", 30000)
+            text = "\n".join(plan.lines)
+            assert (
+                "r1:30000 (http://127.0.0.1:30000) is not in router front now: nothing to take"
+                " out, and it will not be added after the restore" in text
+            ), text
+            assert "sglconsole router-in r1:30000" in text
+            assert "put it back in router front" not in text, text
+            result = await restore.run(ctx, "r1", 30000, plan)
+            assert result.ok, result.summary
+            last = result.stages[-1]
+            assert last.name == "router in" and last.state.value == "skipped", last
+            assert (
+                "not in router front before the restore: not added; to add it: sglconsole"
+                " router-in r1:30000" in result.summary
+            ), result.summary
+            return urls(await router.workers())
+        finally:
+            await ssh.close()
+
+    assert asyncio.run(restore_one_not_listed()) == {"http://127.0.0.1:30001"}
+
+    def router_in(*extra: str) -> subprocess.CompletedProcess:
+        argv = ["router-in", "-c", str(fleet.config_path), "r1:30000", *extra]
+        return subprocess.run(
+            [sys.executable, "-m", "sglconsole", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "COLUMNS": "250"},  # one line each, as an operator's wide terminal
+        )
+
+    refused = router_in()  # it changes what a router sends where: asks first
+    assert refused.returncode == 2 and "refusing without --yes" in refused.stderr, refused.stderr
+    added = router_in("--yes")
+    assert added.returncode == 0, added.stdout + added.stderr
+    out = added.stdout
+    assert (
+        'router front: POST http://127.0.0.1:39000/workers {"url": "http://127.0.0.1:30000",'
+        ' "worker_type": "regular"}' in out
+    ), out
+    assert out.index("OK      answer") < out.index("OK      router in"), out
+    assert "r1:30000 in router front" in out, out
+
+    async def listed_now() -> set[str]:
+        from sglconsole.remote.router import RouterClient, router_endpoint
+
+        ssh = Fleet(cfg.hosts)
+        try:
+            client = RouterClient("front", await router_endpoint(ssh, cfg.routers["front"]))
+            return urls(await client.workers())
+        finally:
+            await ssh.close()
+
+    assert asyncio.run(listed_now()) == {"http://127.0.0.1:30000", "http://127.0.0.1:30001"}
+    again = router_in("--yes")
+    assert again.returncode == 0 and "already in every router" in again.stdout, again.stdout
+    records = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()
+    adds = [r for r in records if r["action"] == "router-add"]
+    assert len(adds) == 1 and adds[0]["for_action"] == "router-in" and adds[0]["ok"], adds

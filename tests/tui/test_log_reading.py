@@ -56,3 +56,32 @@ async def test_scrolling_up_pauses_following_and_counts_new_lines():
         assert lines.scroll_y == top  # what the reader looks at did not move
         await pilot.press("end")
         await until(pilot, lambda: "following" in shown(app, "#log-status"), 5, "following again")
+
+
+async def test_only_the_reader_pauses_the_log_not_a_new_server_or_a_resize():
+    """The log used to pause by itself: the next server's log opened paused, and a resize (the
+    progress panel of a restore appearing) paused it, stuck on SGLang's long server_args line."""
+    replay = Replay(load(DATA / "demo.jsonl"), speed=0.001)
+    app = make_app(None, replay=replay)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_log(pilot, app, replay, 60)
+        await pilot.pause(0.3)
+        assert "following" in shown(app, "#log-status")
+        for size in ((100, 24), (80, 24), (100, 30)):  # rewrapped: every line written again
+            await pilot.resize_terminal(*size)
+            await pilot.pause(0.3)
+            assert "following" in shown(app, "#log-status"), size
+        for key in (("h200x4", 30000), ("ct129", 30000), ("old059", 30000)):
+            app.main.tree.select(key)
+            await pilot.pause(0.3)
+            assert "following" in shown(app, "#log-status"), key
+            lines = app.main.server_view.log.lines
+            assert lines.scroll_y >= lines.max_scroll_y - 1, key  # at the end, where it follows
+        replay.until(replay.recording.start + 120)
+        await pilot.pause(0.5)
+        assert "following" in shown(app, "#log-status")
+        lines = app.main.server_view.log.lines
+        lines.focus()
+        await pilot.press("pageup")  # the reader scrolls: that pauses
+        await pilot.pause(0.3)
+        assert "paused" in shown(app, "#log-status")

@@ -16,7 +16,7 @@ from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.screens.help import HelpScreen, keys_table
 from sglconsole.tui.widgets.activity import ProgressPanel
 from sglconsole.tui.widgets.key_bar import KeyBar
-from tests.tui.helpers import actions_done, plain, until
+from tests.tui.helpers import actions_done, plain, shown, until
 from tests.tui.test_actions_live import dialog_text, drifted_ct129, server_of
 
 SIZE = (100, 30)
@@ -222,3 +222,37 @@ async def test_backslash_gives_the_detail_pane_the_whole_width_at_80x24(demo_rep
         await pilot.press("backslash")
         await pilot.pause()
         assert detail.region.width < 60 and app.main.query_one("#fleet-pane").display
+
+
+async def test_after_a_kill_the_config_tab_has_no_running_column_and_the_header_says_who(
+    fleet_factory,
+):
+    """A killed server kept its last comparison, 'running' column and all; its reason read like
+    a crash (the kill's own SIGTERM traceback as 'its log's last error')."""
+    fleet = fleet_factory([drifted_ct129()])
+    app = make_app(config.load(fleet.config_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: server_of(app) and server_of(app).drift, 60, "the comparison")
+        app.main.tree.select(("ct129", 30000))
+        await pilot.pause()
+        await pilot.press("d")
+        await until(pilot, lambda: app.main.server_view.tab == "config", 5, "the Config tab")
+        assert "running" in shown(app, "#drift-panel .panel-body")  # compared while it runs
+        await pilot.press("ctrl+k")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the kill dialog")
+        await pilot.press("y")
+        await until(pilot, lambda: actions_done(app), 60, "the kill")
+        assert actions_done(app)[-1].ok
+        await until(
+            pilot,
+            lambda: server_of(app).process is None and "stopped by" in server_of(app).view.reason,
+            30,
+            "DOWN, stopped by the operator",
+        )
+        await pilot.pause(0.5)
+        panel = shown(app, "#drift-panel .panel-body")
+        assert "not running: nothing to compare" in panel, panel
+        assert not re.search(r"\brunning\b.*\bresolved\b|profile\s+running", panel), panel
+        reason = server_of(app).view.reason
+        assert re.fullmatch(r"stopped by \S+ \(kill\) at \d\d:\d\d:\d\d", reason), reason
+        assert "stopped by" in shown(app, "#server-header")

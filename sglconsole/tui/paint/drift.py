@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.drift import Report, Row, State
+from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.core.text import clean
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui.paint.palette import Palette
@@ -34,10 +35,10 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
             "not in hosts.yaml: no profile to compare with (c captures it as one)",
             style=palette.muted,
         )
+    if server.process is None:  # a comparison kept from a process now gone is not "running"
+        return not_running(server, palette)
     if report is None:
-        why = server.drift_error or (
-            "compared once the server answers /server_info" if server.process else "not running"
-        )
+        why = server.drift_error or "compared once the server answers /server_info"
         return Text(f"no comparison yet: {clean(why)}", style=palette.muted)
     parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
     parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
@@ -47,6 +48,28 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
     if report.ambient_line():
         parts.append(Text(clean(report.ambient_line()), style=palette.muted))
     return Group(*parts)
+
+
+def not_running(server: ServerState, palette: Palette) -> RenderableType:
+    """A server that is not running has no running config: what its profile launches, alone."""
+    profile = server.profile
+    lines = [
+        Text(
+            f"not running: nothing to compare; its profile {clean(server.profile_name or '')} "
+            "launches:",
+            style=palette.muted,
+        )
+    ]
+    lines += [
+        Text(f"  ${clean(name)}={clean(value)}") for name, value in mask_env(profile.env).items()
+    ]
+    args = [clean(arg) for arg in mask_argv(profile.args)]
+    for index, arg in enumerate(args):
+        if arg.startswith("-") or index == 0:
+            lines.append(Text("  " + arg))
+        else:
+            lines[-1].append(" " + arg)
+    return Group(*lines)
 
 
 def summary(report: Report, palette: Palette) -> Text:

@@ -62,6 +62,9 @@ class RunsActions:
     def action_rollback(self) -> None:
         self.operate(ACTIONS["rollback"])
 
+    def action_router_in(self) -> None:
+        self.operate(ACTIONS["router-in"])
+
     def action_probe(self) -> None:
         self.operate(ACTIONS["probe"])
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.containers import Vertical
+from textual.scrollbar import ScrollTo, ScrollUp
 from textual.widgets import Input, RichLog, Static
 
 from sglconsole.core.text import clean
@@ -16,17 +18,42 @@ MAX_LINES = 2000
 
 
 class TailLog(RichLog):
-    """A RichLog that notices the reader scrolling up (following only ever scrolls down)."""
+    """A RichLog that notices the reader scrolling up (following only ever scrolls down).
+
+    Only the reader's own scrolling counts (keys, wheel, scrollbar): the view also moves up when
+    it is cleared for another server, rewrapped for a new size, or trimmed at MAX_LINES, and
+    none of that is a reason to stop following."""
 
     scrolled_up = False
 
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if new_value < old_value - 0.5:
-            self.scrolled_up = True
-            parent = self.parent
-            if isinstance(parent, LogView):
-                parent.call_later(parent.pull)  # say "paused" at once, not at the next refresh
+    def _reader_scrolled_up(self) -> None:
+        self.scrolled_up = True
+        parent = self.parent
+        if isinstance(parent, LogView):
+            parent.call_later(parent.pull)  # say "paused" at once, not at the next refresh
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        if not (event.ctrl or event.shift):  # those scroll sideways
+            self._reader_scrolled_up()
+
+    def on_scroll_up(self, event: ScrollUp) -> None:  # a click on the scrollbar above its thumb
+        self._reader_scrolled_up()
+
+    def on_scroll_to(self, message: ScrollTo) -> None:  # the scrollbar's thumb dragged
+        if message.y is not None and message.y < self.scroll_y:
+            self._reader_scrolled_up()
+
+    def action_scroll_up(self) -> None:
+        super().action_scroll_up()
+        self._reader_scrolled_up()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._reader_scrolled_up()
+
+    def action_scroll_home(self) -> None:
+        super().action_scroll_home()
+        self._reader_scrolled_up()
 
 
 class LogView(Vertical):

@@ -40,7 +40,13 @@ class DriftPanel(_Panel):
 
     def show(self, server: ServerState) -> None:
         super().show(server)
-        key = (id(server), id(server.drift), server.drift_error, width(self))
+        key = (
+            id(server),
+            id(server.drift),
+            server.drift_error,
+            server.process is None,
+            width(self),
+        )
         if key != self._shown:
             self._shown = key
             self.paint(drift_view(server, palette(self), width(self)))
