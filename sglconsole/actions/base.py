@@ -110,9 +110,12 @@ def helper_named(arg: str) -> str:
 
 
 class StageFailed(ActionError):
-    def __init__(self, message: str, evidence: list[str] | None = None):
+    def __init__(self, message: str, evidence: list[str] | None = None, data: dict | None = None):
         super().__init__(message)
         self.evidence = evidence or []
+        self.data = data or {}
+        """What the action learned before it failed (its probe's verdict, the new pid): the
+        server's state keeps it."""
 
 
 @dataclass

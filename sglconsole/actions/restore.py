@@ -9,6 +9,7 @@ baseline. The tok/s before and after come from the server's own decode lines.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import time
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ async def restore(
     record, verdict = started.audit_record, None
     try:
         checked = await probe(ctx, host, port)
-        verdict = checked.data["probe"]
+        verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)  # judged this pid
         async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
             after = await decode_stats(ssh, spec.log, started.pid, 0.0, started.log_off)
             problems = compare(profile, after, verdict)
@@ -122,6 +123,8 @@ async def restore(
         if verdict.verdict != "OK":
             raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
     except BaseException as exc:  # the audit says how it ended, a quit midway included
+        if isinstance(exc, StageFailed):  # the server's state keeps the verdict of its new pid
+            exc.data.update(pid=started.pid, **({"probe": verdict} if verdict else {}))
         if record:
             said = f"probe {verdict.verdict}, " if verdict is not None else ""
             if isinstance(exc, asyncio.CancelledError):

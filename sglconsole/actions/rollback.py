@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.actions.launch import replace
+from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, spec_from_rollback
 
 
@@ -53,15 +55,35 @@ async def rollback(
     if spec is None:
         saved = saved_for(host, port, rollbacks)
         spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
+    audit = audit or AuditLog()
     started = await replace(
-        ctx, spec, audit=audit, rollbacks=rollbacks, action="rollback", preflight=False
+        ctx,
+        spec,
+        audit=audit,
+        rollbacks=rollbacks,
+        action="rollback",
+        preflight=False,
+        keep_open=True,
     )
+    record = started.audit_record
+    target = f"{host}:{port}"
     if ctx.dry_run:
-        return ctx.result("rollback", f"{host}:{port}", True, "dry run: nothing was changed")
-    return ctx.result(
-        "rollback",
-        f"{host}:{port}",
-        True,
-        f"pid {started.pid} runs {shlex.join(spec.argv[:4])}...",
-        pid=started.pid,
-    )
+        return ctx.result("rollback", target, True, "dry run: nothing was changed")
+    runs = f"pid {started.pid} runs {shlex.join(spec.argv[:4])}..."
+    if ctx.config.find_server(host, port) is None:  # nothing in hosts.yaml says how to probe it
+        if record:
+            audit.end(record, True, f"pid {started.pid} ready (not probed)", pid=started.pid)
+        return ctx.result("rollback", target, True, runs, pid=started.pid)
+    # what ran before may be what looped: the rollback ends with a verdict, never a bare "ready"
+    try:
+        checked = await probe(ctx, host, port, throughput=False)
+    except BaseException as exc:
+        if record:
+            audit.end(record, False, f"pid {started.pid} ready, then unprobed: {exc!r}")
+        raise
+    verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)
+    ok = verdict.verdict == "OK"
+    said = "probe OK" if ok else f"FAILED: probe: {verdict.verdict}: {verdict.reason}"
+    if record:
+        audit.end(record, ok, f"{runs}; {said}", pid=started.pid, probe=verdict.verdict)
+    return ctx.result("rollback", target, ok, f"{runs}; {said}", pid=started.pid, probe=verdict)

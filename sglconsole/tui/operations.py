@@ -6,6 +6,7 @@ protocol, so it runs the same inside a Textual worker and in a test.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterator
@@ -94,7 +95,7 @@ async def _run(
 
 
 def _failed(ctx: ActionContext, op: Action, target: str, exc: StageFailed) -> ActionResult:
-    result = ctx.result(op.name, target, False, str(exc))
+    result = ctx.result(op.name, target, False, str(exc), **exc.data)
     result.evidence = result.evidence or list(exc.evidence)
     return result
 
@@ -107,6 +108,7 @@ def doing(fleet: FleetState, host: str, port: int, what: str | None) -> Iterator
         yield
         return
     server.action = what
+    server.action_found_pid = server.process.main.pid if server.process else None
     _changed(fleet, host, port)
     try:
         yield
@@ -117,10 +119,16 @@ def doing(fleet: FleetState, host: str, port: int, what: str | None) -> Iterator
 
 
 def keep_probe(fleet: FleetState, host: str, port: int, result: ActionResult) -> None:
+    """The action's verdict becomes the server's (passed or failed: a failed probe keeps the
+    server in its problem state). A probe of no launch judged the process that runs now."""
     server = fleet.server(host, port)
-    if server is not None and result.data.get("probe") is not None:
-        server.probe = result.data["probe"]
-        _changed(fleet, host, port)
+    verdict = result.data.get("probe")
+    if server is None or verdict is None:
+        return
+    if verdict.pid is None and server.process is not None:
+        verdict = dataclasses.replace(verdict, pid=server.process.main.pid)
+    server.probe = verdict
+    _changed(fleet, host, port)
 
 
 def _changed(fleet: FleetState, host: str, port: int) -> None:
