@@ -10,6 +10,7 @@ streams them into a progress panel.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -107,6 +108,19 @@ def helper_named(arg: str) -> str:
     lines = arg.strip().splitlines()
     first = lines[0].strip().strip('"').strip() or "python helper"
     return f"<{first} ({len(lines)} lines of Python; -v prints them)>"
+
+
+class Interrupted(asyncio.CancelledError):
+    """A cancel (Ctrl-C, a quit) that came after the action changed the host: its message says
+    what was left behind and what to run next."""
+
+
+def left_unprobed(host: str, port: int, pid: int, doing: str) -> str:
+    """What an action cut short after its launch leaves, and the next commands to run."""
+    return (
+        f"pid {pid} keeps {doing}, detached and unprobed (nothing stops it); next:"
+        f" `sglconsole probe {host}:{port}` to judge it, `sglconsole status` to watch it"
+    )
 
 
 class StageFailed(ActionError):

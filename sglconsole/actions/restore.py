@@ -15,7 +15,13 @@ import time
 from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
-from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
+from sglconsole.actions.base import (
+    ActionContext,
+    ActionResult,
+    Interrupted,
+    StageFailed,
+    left_unprobed,
+)
 from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
@@ -125,6 +131,13 @@ async def restore(
     except BaseException as exc:  # the audit says how it ended, a quit midway included
         if isinstance(exc, StageFailed):  # the server's state keeps the verdict of its new pid
             exc.data.update(pid=started.pid, **({"probe": verdict} if verdict else {}))
+        if isinstance(exc, asyncio.CancelledError) and verdict is None:
+            left = "interrupted before its probe ended: " + left_unprobed(
+                host, port, started.pid, "running (ready)"
+            )
+            if record:
+                audit.end(record, False, left, pid=started.pid, interrupted=True)
+            raise Interrupted(left) from exc
         if record:
             said = f"probe {verdict.verdict}, " if verdict is not None else ""
             if isinstance(exc, asyncio.CancelledError):

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import shlex
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
-from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.base import (
+    ActionContext,
+    ActionResult,
+    Interrupted,
+    Plan,
+    StageFailed,
+    left_unprobed,
+)
 from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, spec_from_rollback
@@ -77,9 +85,16 @@ async def rollback(
     # what ran before may be what looped: the rollback ends with a verdict, never a bare "ready"
     try:
         checked = await probe(ctx, host, port, throughput=False)
+    except asyncio.CancelledError as exc:
+        left = "interrupted before its probe ended: " + left_unprobed(
+            host, port, started.pid, "running (ready)"
+        )
+        if record:
+            audit.end(record, False, left, pid=started.pid, interrupted=True)
+        raise Interrupted(left) from exc
     except BaseException as exc:
         if record:
-            audit.end(record, False, f"pid {started.pid} ready, then unprobed: {exc!r}")
+            audit.end(record, False, f"pid {started.pid} ready, then unprobed: {exc}")
         raise
     verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)
     # what ran before may have been slow (a drifted config): only a wrong answer fails it
