@@ -72,6 +72,9 @@ class Plan:
     destructive: bool = True
     spec: LaunchSpec | None = None
     """What a launching action will start: the run is given this same spec."""
+    warnings: list[str] = field(default_factory=list)
+    """What the console already knows against doing it (sglconsole.actions.caveats): shown
+    first."""
 
 
 def masked_argv(argv: list[str]) -> list[str]:
@@ -141,6 +144,9 @@ class ActionContext:
     stages: list[Stage] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     """With dry_run: the exact remote commands that would have run."""
+    known_state: str | None = None
+    """What this console saw of the server when the action began ('LOOPING, probe
+    DEGENERATE'): the rollback store keeps it with what it saves."""
     commands_short: list[str] = field(default_factory=list)
     """The same, each host helper's source shown by its first line (`-v` prints the source)."""
 

@@ -40,6 +40,11 @@ def plan_rollback(
         [
             f"host {host}, port {port}: bring back what pid {saved.get('pid')} ran"
             f" (saved {saved.get('saved_at')})",
+            *(
+                [f"it was {saved['state']} when saved: its config comes back as it was"]
+                if saved.get("state")
+                else []
+            ),
             f"launch: {spec.shown()}",
             f"workdir: {spec.cwd}   log: {spec.log}",
             "whatever runs on the port now is stopped first (and saved too)",

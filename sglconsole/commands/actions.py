@@ -52,6 +52,8 @@ def print_stage(stage: Stage) -> None:
 def confirm(plan: Plan, yes: bool) -> bool:
     out = stdout()
     out.print(Text(f"{plan.action} {plan.target}", style="bold"))
+    for warning in plan.warnings:
+        out.print(safe("  ! " + warning, "bold yellow"))
     for line in plan.lines:
         out.print(safe("  " + line))
     if yes or not plan.destructive:

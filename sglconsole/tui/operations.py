@@ -15,6 +15,7 @@ from typing import Protocol
 
 import sglconsole.bench  # noqa: F401 - registers the quick bench action
 from sglconsole.actions import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.caveats import caveats, known_state
 from sglconsole.actions.registry import Action
 from sglconsole.errors import ConsoleError
 from sglconsole.state.fleet import FleetState
@@ -48,9 +49,10 @@ async def perform(
     """Run one action end to end; None when it was refused or cancelled (nothing changed)."""
     record = ActionRecord(op.name, f"{host}:{port}", session.clock())
     ctx = session.context(lambda stage: (record.stage(stage), ui.progress(record)))
+    ctx.known_state = known_state(session.fleet.server(host, port))
     plan = None
     if op.confirm:
-        plan = await _agreed(op, ctx, host, port, ui)
+        plan = await _agreed(op, ctx, host, port, ui, session.fleet)
         if plan is None:
             return None
         record.started = session.clock()  # its time is the action's, not the dialog's
@@ -64,13 +66,17 @@ async def perform(
     return record
 
 
-async def _agreed(op: Action, ctx: ActionContext, host: str, port: int, ui: Ui) -> Plan | None:
-    """The plan the operator agreed to (None: refused or cancelled)."""
+async def _agreed(
+    op: Action, ctx: ActionContext, host: str, port: int, ui: Ui, fleet: FleetState
+) -> Plan | None:
+    """The plan the operator agreed to (None: refused or cancelled), with what the console
+    knows against it."""
     try:
         plan = await op.plan(ctx, host, port)
     except ConsoleError as exc:
         ui.refused(f"{op.name} {host}:{port}: {exc}")
         return None
+    plan.warnings = caveats(op.name, ctx.config, fleet.server(host, port))
     if not plan.destructive:
         return plan
     if not await ui.confirm(plan):

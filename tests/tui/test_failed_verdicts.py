@@ -82,3 +82,40 @@ async def test_a_restore_whose_probe_loops_is_never_up_nor_recovered(fleet_facto
         assert Status.UP not in seen, seen
         assert server(app).status == Status.DEGENERATE, server(app).reason
         assert [a for a in alerts_for(app, "old059:30000") if a.new == "UP"] == []
+
+
+async def dialog_of(app, pilot, key: str) -> str:
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 30, f"{key}'s dialog")
+    return " ".join(dialog_text(app).split())
+
+
+async def test_a_looping_server_running_its_profile_is_warned_off_a_pointless_relaunch(
+    fleet_factory,
+):
+    fleet = fleet_factory([looping_old059()])
+    app = make_app(config.load(fleet.config_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_looping(app, pilot)
+        await until(pilot, lambda: server(app).drift is not None, 30, "the drift check")
+        assert not server(app).drift.differs  # it runs its own profile, and loops
+        app.main.tree.select(TARGET)
+        await pilot.pause()
+        for key, verb in (("R", "restore"), ("r", "relaunch")):
+            text = await dialog_of(app, pilot, key)
+            assert (
+                f"its profile already runs and loops on sglang 0.5.9: a {verb} will loop again"
+                in text
+            ), text
+            assert "another SGLang" in text and "ctrl+k kills it" in text, text
+            await pilot.press("n")
+            await until(pilot, lambda: app.screen is app.main, 10, "the dialog to close")
+
+        # killed while LOOPING: the rollback's dialog says what it would bring back
+        await dialog_of(app, pilot, "ctrl+k")
+        await pilot.press("y")
+        await until(pilot, lambda: actions_done(app), 60, "the kill")
+        assert actions_done(app)[-1].ok, actions_done(app)[-1].summary
+        text = await dialog_of(app, pilot, "u")
+        assert "it was LOOPING when saved" in text, text
+        await pilot.press("n")
