@@ -10,6 +10,7 @@ streams them into a progress panel.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -71,6 +72,9 @@ class Plan:
     destructive: bool = True
     spec: LaunchSpec | None = None
     """What a launching action will start: the run is given this same spec."""
+    warnings: list[str] = field(default_factory=list)
+    """What the console already knows against doing it (sglconsole.actions.caveats): shown
+    first."""
 
 
 def masked_argv(argv: list[str]) -> list[str]:
@@ -109,10 +113,26 @@ def helper_named(arg: str) -> str:
     return f"<{first} ({len(lines)} lines of Python; -v prints them)>"
 
 
+class Interrupted(asyncio.CancelledError):
+    """A cancel (Ctrl-C, a quit) that came after the action changed the host: its message says
+    what was left behind and what to run next."""
+
+
+def left_unprobed(host: str, port: int, pid: int, doing: str) -> str:
+    """What an action cut short after its launch leaves, and the next commands to run."""
+    return (
+        f"pid {pid} keeps {doing}, detached and unprobed (nothing stops it); next:"
+        f" `sglconsole probe {host}:{port}` to judge it, `sglconsole status` to watch it"
+    )
+
+
 class StageFailed(ActionError):
-    def __init__(self, message: str, evidence: list[str] | None = None):
+    def __init__(self, message: str, evidence: list[str] | None = None, data: dict | None = None):
         super().__init__(message)
         self.evidence = evidence or []
+        self.data = data or {}
+        """What the action learned before it failed (its probe's verdict, the new pid): the
+        server's state keeps it."""
 
 
 @dataclass
@@ -124,6 +144,9 @@ class ActionContext:
     stages: list[Stage] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     """With dry_run: the exact remote commands that would have run."""
+    known_state: str | None = None
+    """What this console saw of the server when the action began ('LOOPING, probe
+    DEGENERATE'): the rollback store keeps it with what it saves."""
     commands_short: list[str] = field(default_factory=list)
     """The same, each host helper's source shown by its first line (`-v` prints the source)."""
 

@@ -189,6 +189,7 @@ async def save_for_rollback(
             "cwd": process.main.cwd,
             "log": (server.log if server else None) or process.main.stdout,
             "gpus": list(process.gpus),
+            **({"state": ctx.known_state} if ctx.known_state else {}),
         }
         if not ctx.dry_run:
             (rollbacks or RollbackStore()).save(host, port, saved)

@@ -16,7 +16,14 @@ import json
 import shlex
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
-from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.base import (
+    ActionContext,
+    ActionResult,
+    Interrupted,
+    Plan,
+    StageFailed,
+    left_unprobed,
+)
 from sglconsole.actions.kill import remote, save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import run_preflight
@@ -134,12 +141,19 @@ async def _replace(
             log=spec.log,
         )
     )
+    started = None
     try:
         if process is not None:
             await stop(ctx, ssh, host, port, process, snap)
         started = await launch(ctx, ssh, spec)
         if not ctx.dry_run:
             await wait_ready(ctx, ssh, spec, started)
+    except asyncio.CancelledError as exc:
+        if record is None or started is None:  # its begin record says it never ended
+            raise
+        left = f"interrupted after the launch: {left_unprobed(host, port, started.pid, 'starting')}"
+        audit.end(record, False, left, pid=started.pid, interrupted=True)
+        raise Interrupted(left) from exc
     except Exception as exc:
         if record:
             hint = (

@@ -9,12 +9,19 @@ baseline. The tok/s before and after come from the server's own decode lines.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import time
 from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
-from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
+from sglconsole.actions.base import (
+    ActionContext,
+    ActionResult,
+    Interrupted,
+    StageFailed,
+    left_unprobed,
+)
 from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
@@ -112,7 +119,7 @@ async def restore(
     record, verdict = started.audit_record, None
     try:
         checked = await probe(ctx, host, port)
-        verdict = checked.data["probe"]
+        verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)  # judged this pid
         async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
             after = await decode_stats(ssh, spec.log, started.pid, 0.0, started.log_off)
             problems = compare(profile, after, verdict)
@@ -122,6 +129,15 @@ async def restore(
         if verdict.verdict != "OK":
             raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
     except BaseException as exc:  # the audit says how it ended, a quit midway included
+        if isinstance(exc, StageFailed):  # the server's state keeps the verdict of its new pid
+            exc.data.update(pid=started.pid, **({"probe": verdict} if verdict else {}))
+        if isinstance(exc, asyncio.CancelledError) and verdict is None:
+            left = "interrupted before its probe ended: " + left_unprobed(
+                host, port, started.pid, "running (ready)"
+            )
+            if record:
+                audit.end(record, False, left, pid=started.pid, interrupted=True)
+            raise Interrupted(left) from exc
         if record:
             said = f"probe {verdict.verdict}, " if verdict is not None else ""
             if isinstance(exc, asyncio.CancelledError):
@@ -167,10 +183,11 @@ def compare(profile, after: DecodeStats, verdict) -> list[str]:
     if baseline is None:
         return []
     problems = []
-    speed, expected = speed_and_expected(profile, after, verdict)
-    if expected and speed is not None and speed < baseline.slow_fraction * expected:
+    speed = judged_speed(profile, after, verdict)
+    expected, per_request = speed.expected, speed.per_request
+    if expected and per_request is not None and per_request < baseline.slow_fraction * expected:
         problems.append(
-            f"{speed:.1f} tok/s per request is under {baseline.slow_fraction:.0%} "
+            f"{per_request:.1f} tok/s per request is under {baseline.slow_fraction:.0%} "
             f"of the baseline's {expected:.1f}"
         )
     accept = after.accept_len or verdict.accept_len
@@ -201,45 +218,59 @@ def describe_one(stats: DecodeStats) -> str:
     )
 
 
+@dataclass(frozen=True)
+class JudgedSpeed:
+    """The restore's one speed figure, per request, with what it is compared to: all of one
+    source, so a sentence never puts two measurements side by side as if they were one."""
+
+    source: str  # "the probe" | "its decode lines"
+    per_request: float | None
+    expected: float | None  # the baseline's per-request speed at the same concurrency
+
+
+def judged_speed(profile, after: DecodeStats, verdict) -> JudgedSpeed:
+    """The probe's steady measurement when it ran, else the new server's busy decode lines."""
+    if verdict is not None and verdict.throughput_tok_s:
+        return JudgedSpeed("the probe", verdict.throughput_tok_s, verdict.expected_tok_s)
+    expected = per_request_baseline(profile, round(after.running or 1)) if after.running else None
+    return JudgedSpeed("its decode lines", after.per_request, expected)
+
+
 def describe(before: DecodeStats, after: DecodeStats, profile, verdict=None) -> str:
+    """'the probe: 62.7 tok/s per request, 1.81x the 34.7 per request before, at baseline (98% of
+    its 64.0 per request); live: 77.9 tok/s in all at 2 running, accept len 3.12': one source
+    per clause, the live decode lines apart (their aggregate counts every running request)."""
+    speed = judged_speed(profile, after, verdict)
     parts = []
-    if after.per_request:
-        parts.append(describe_one(after))
+    if speed.per_request:
+        parts.append(f"{speed.source}: {speed.per_request:.1f} tok/s per request")
         if before.per_request:
             parts.append(
-                f"{after.per_request / before.per_request:.2f}x"
+                f"{speed.per_request / before.per_request:.2f}x"
                 f" the {before.per_request:.1f} per request before"
             )
-    if after.accept_len:
-        parts.append(f"accept len {after.accept_len:.2f}")
-    standing = against_baseline(after, profile, verdict)
+    standing = against_baseline(speed, profile)
     if standing:
         parts.append(standing)
-    return ", ".join(parts) or "no decode lines yet"
+    sentence = ", ".join(parts) or "no speed measured yet"
+    live = [f"{after.tok_s:.1f} tok/s in all at {after.running:g} running"] if after.tok_s else []
+    live += [f"accept len {after.accept_len:.2f}"] if after.accept_len else []
+    return f"{sentence}; live: {', '.join(live)}" if live else sentence
 
 
-def speed_and_expected(profile, after: DecodeStats, verdict) -> tuple[float | None, float | None]:
-    """The restore's one speed figure, per request, and the baseline's for the same concurrency:
-    the probe's steady measurement when it ran, else the new server's busy decode lines."""
-    if verdict is not None and verdict.throughput_tok_s and verdict.expected_tok_s:
-        return verdict.throughput_tok_s, verdict.expected_tok_s
-    return after.per_request, per_request_baseline(profile, round(after.running or 1))
-
-
-def against_baseline(after: DecodeStats, profile, verdict=None) -> str | None:
-    """'at baseline (103% of 47.5 per request)': like with like, per request at the concurrency
-    that ran (an aggregate baseline next to a per-request figure read as half speed)."""
+def against_baseline(speed: JudgedSpeed, profile) -> str | None:
+    """'at baseline (103% of its 47.5 per request)': like with like, per request at the
+    concurrency that ran (an aggregate baseline next to a per-request figure read as half speed)."""
     baseline = profile.baseline
     if baseline is None:
         return None
-    speed, expected = speed_and_expected(profile, after, verdict)
-    if not expected or not speed:
+    if not speed.expected or not speed.per_request:
         return f"baseline {baseline.gen_throughput:g} tok/s" if baseline.gen_throughput else None
-    ratio = speed / expected
+    ratio = speed.per_request / speed.expected
     if ratio >= 0.95:
         word = "at baseline"
     elif ratio >= baseline.slow_fraction:
         word = "near baseline"
     else:
         word = "below baseline"
-    return f"{word} ({ratio:.0%} of its {expected:.1f} per request)"
+    return f"{word} ({ratio:.0%} of its {speed.expected:.1f} per request)"

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import shlex
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
-from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.base import (
+    ActionContext,
+    ActionResult,
+    Interrupted,
+    Plan,
+    StageFailed,
+    left_unprobed,
+)
 from sglconsole.actions.launch import replace
+from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, spec_from_rollback
 
 
@@ -30,6 +40,11 @@ def plan_rollback(
         [
             f"host {host}, port {port}: bring back what pid {saved.get('pid')} ran"
             f" (saved {saved.get('saved_at')})",
+            *(
+                [f"it was {saved['state']} when saved: its config comes back as it was"]
+                if saved.get("state")
+                else []
+            ),
             f"launch: {spec.shown()}",
             f"workdir: {spec.cwd}   log: {spec.log}",
             "whatever runs on the port now is stopped first (and saved too)",
@@ -53,15 +68,45 @@ async def rollback(
     if spec is None:
         saved = saved_for(host, port, rollbacks)
         spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
+    audit = audit or AuditLog()
     started = await replace(
-        ctx, spec, audit=audit, rollbacks=rollbacks, action="rollback", preflight=False
+        ctx,
+        spec,
+        audit=audit,
+        rollbacks=rollbacks,
+        action="rollback",
+        preflight=False,
+        keep_open=True,
     )
+    record = started.audit_record
+    target = f"{host}:{port}"
     if ctx.dry_run:
-        return ctx.result("rollback", f"{host}:{port}", True, "dry run: nothing was changed")
-    return ctx.result(
-        "rollback",
-        f"{host}:{port}",
-        True,
-        f"pid {started.pid} runs {shlex.join(spec.argv[:4])}...",
-        pid=started.pid,
+        return ctx.result("rollback", target, True, "dry run: nothing was changed")
+    runs = f"pid {started.pid} runs {shlex.join(spec.argv[:4])}..."
+    if ctx.config.find_server(host, port) is None:  # nothing in hosts.yaml says how to probe it
+        if record:
+            audit.end(record, True, f"pid {started.pid} ready (not probed)", pid=started.pid)
+        return ctx.result("rollback", target, True, runs, pid=started.pid)
+    # what ran before may be what looped: the rollback ends with a verdict, never a bare "ready"
+    try:
+        checked = await probe(ctx, host, port, throughput=False)
+    except asyncio.CancelledError as exc:
+        left = "interrupted before its probe ended: " + left_unprobed(
+            host, port, started.pid, "running (ready)"
+        )
+        if record:
+            audit.end(record, False, left, pid=started.pid, interrupted=True)
+        raise Interrupted(left) from exc
+    except BaseException as exc:
+        if record:
+            audit.end(record, False, f"pid {started.pid} ready, then unprobed: {exc}")
+        raise
+    verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)
+    # what ran before may have been slow (a drifted config): only a wrong answer fails it
+    ok = verdict.verdict in ("OK", "SLOW")
+    said = {"OK": "probe OK", "SLOW": f"probe SLOW: {verdict.reason}"}.get(
+        verdict.verdict, f"FAILED: probe: {verdict.verdict}: {verdict.reason}"
     )
+    if record:
+        audit.end(record, ok, f"{runs}; {said}", pid=started.pid, probe=verdict.verdict)
+    return ctx.result("rollback", target, ok, f"{runs}; {said}", pid=started.pid, probe=verdict)

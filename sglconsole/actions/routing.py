@@ -156,7 +156,9 @@ async def through_routers(
         hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
         for route, _ in taken:
             ctx.skip("router in", stays_out(ctx, target, route))
-        raise StageFailed(f"{exc}; {hints}" if hints else str(exc)) from exc
+        raise StageFailed(
+            f"{exc}; {hints}" if hints else str(exc), data=getattr(exc, "data", None)
+        ) from exc
     if ctx.dry_run:
         return result
     absent = [route for route, _ in clients if all(route is not r for r, _ in taken)]

@@ -15,7 +15,14 @@ import sys
 from rich.text import Text
 
 from sglconsole import config
-from sglconsole.actions.base import ActionContext, Plan, Stage, StageFailed, StageState
+from sglconsole.actions.base import (
+    ActionContext,
+    Interrupted,
+    Plan,
+    Stage,
+    StageFailed,
+    StageState,
+)
 from sglconsole.actions.registry import ACTIONS, ROUTED, Action
 from sglconsole.commands.drift import parse_target
 from sglconsole.commands.output import print_json
@@ -45,6 +52,8 @@ def print_stage(stage: Stage) -> None:
 def confirm(plan: Plan, yes: bool) -> bool:
     out = stdout()
     out.print(Text(f"{plan.action} {plan.target}", style="bold"))
+    for warning in plan.warnings:
+        out.print(safe("  ! " + warning, "bold yellow"))
     for line in plan.lines:
         out.print(safe("  " + line))
     if yes or not plan.destructive:
@@ -106,6 +115,9 @@ async def _run(
                 return 2
         try:
             result = await action.run(ctx, host, port, plan, **options)
+        except Interrupted as exc:  # Ctrl-C after the launch: say what keeps running, and then
+            stderr().print(safe(f"{name} {host}:{port} {exc}", "yellow"))
+            return 130
         except StageFailed as exc:
             return _report_failure(ctx, name, args, str(exc))
         except RemoteError as exc:

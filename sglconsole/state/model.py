@@ -198,6 +198,9 @@ class ServerState:
     lines)."""
     metrics_before_at: float | None = None
     action: str | None = None
+    action_found_pid: int | None = None
+    """The pid that ran when this console's action began: any other process under the action is
+    the action's own, verifying until the action's verdict."""
     absent: tuple[Status, str] | None = None
     """What a source without SSH (Prometheus) says of a server it sees no process of: DOWN when
     its scrape fails, UNKNOWN when nothing scrapes it."""

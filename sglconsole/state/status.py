@@ -48,12 +48,15 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
         server.ready_seen_at is None or server.ready_seen_at < started - 1
     ):
         return Status.STARTING, server.action or starting(server, now)
+    if server.action and server.process.main.pid != server.action_found_pid:
+        # the action's own process: it is not UP (nor "recovered") before the action's verdict
+        return Status.STARTING, f"{server.action}: ready, verifying (no verdict yet)"
     stalled = stall_reason(server, now)
     if stalled:
         return Status.STALLED, stalled
-    verdict = getattr(server.probe, "verdict", None)
-    if verdict == "DEGENERATE" and getattr(server.probe, "pid", None) == server.process.main.pid:
-        return Status.DEGENERATE, "the probe's answer loops"
+    failed = failed_probe(server, now)
+    if failed:
+        return failed
     if looping(server):
         version = f" on sglang {server.version}" if server.version else ""
         return (
@@ -79,6 +82,23 @@ this after the stop ended is a new crash (the server was started again outside t
 
 def crashed_since(server: ServerState, stopped_at: float) -> bool:
     return bool(server.errors) and server.errors[-1][0] > stopped_at + STOP_ERRORS_S
+
+
+def failed_probe(server: ServerState, now: float) -> tuple[Status, str] | None:
+    """The problem a failed probe of the process that runs now proves: a wrong or looping answer
+    does not mend itself; a slow one holds until enough live decode lines judge the speed."""
+    probe = server.probe
+    verdict = getattr(probe, "verdict", None)
+    if server.process is None or getattr(probe, "pid", None) != server.process.main.pid:
+        return None
+    why = f"its probe failed: {verdict}: {getattr(probe, 'reason', '')}"
+    if verdict == "DEGENERATE":
+        return Status.DEGENERATE, f"the probe's answer loops ({why})"
+    if verdict == "WRONG":
+        return Status.DEGENERATE, f"the probe's answer is wrong ({why})"
+    if verdict == "SLOW" and len(busy_samples(server, now)) < SLOW_MIN_SAMPLES:
+        return Status.SLOW, why
+    return None
 
 
 TRACEBACK = "Traceback (most recent call last)"

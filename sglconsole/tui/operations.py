@@ -6,6 +6,7 @@ protocol, so it runs the same inside a Textual worker and in a test.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import Protocol
 
 import sglconsole.bench  # noqa: F401 - registers the quick bench action
 from sglconsole.actions import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.caveats import caveats, known_state
 from sglconsole.actions.registry import Action
 from sglconsole.errors import ConsoleError
 from sglconsole.state.fleet import FleetState
@@ -47,9 +49,10 @@ async def perform(
     """Run one action end to end; None when it was refused or cancelled (nothing changed)."""
     record = ActionRecord(op.name, f"{host}:{port}", session.clock())
     ctx = session.context(lambda stage: (record.stage(stage), ui.progress(record)))
+    ctx.known_state = known_state(session.fleet.server(host, port))
     plan = None
     if op.confirm:
-        plan = await _agreed(op, ctx, host, port, ui)
+        plan = await _agreed(op, ctx, host, port, ui, session.fleet)
         if plan is None:
             return None
         record.started = session.clock()  # its time is the action's, not the dialog's
@@ -63,13 +66,17 @@ async def perform(
     return record
 
 
-async def _agreed(op: Action, ctx: ActionContext, host: str, port: int, ui: Ui) -> Plan | None:
-    """The plan the operator agreed to (None: refused or cancelled)."""
+async def _agreed(
+    op: Action, ctx: ActionContext, host: str, port: int, ui: Ui, fleet: FleetState
+) -> Plan | None:
+    """The plan the operator agreed to (None: refused or cancelled), with what the console
+    knows against it."""
     try:
         plan = await op.plan(ctx, host, port)
     except ConsoleError as exc:
         ui.refused(f"{op.name} {host}:{port}: {exc}")
         return None
+    plan.warnings = caveats(op.name, ctx.config, fleet.server(host, port))
     if not plan.destructive:
         return plan
     if not await ui.confirm(plan):
@@ -94,7 +101,7 @@ async def _run(
 
 
 def _failed(ctx: ActionContext, op: Action, target: str, exc: StageFailed) -> ActionResult:
-    result = ctx.result(op.name, target, False, str(exc))
+    result = ctx.result(op.name, target, False, str(exc), **exc.data)
     result.evidence = result.evidence or list(exc.evidence)
     return result
 
@@ -107,6 +114,7 @@ def doing(fleet: FleetState, host: str, port: int, what: str | None) -> Iterator
         yield
         return
     server.action = what
+    server.action_found_pid = server.process.main.pid if server.process else None
     _changed(fleet, host, port)
     try:
         yield
@@ -117,10 +125,16 @@ def doing(fleet: FleetState, host: str, port: int, what: str | None) -> Iterator
 
 
 def keep_probe(fleet: FleetState, host: str, port: int, result: ActionResult) -> None:
+    """The action's verdict becomes the server's (passed or failed: a failed probe keeps the
+    server in its problem state). A probe of no launch judged the process that runs now."""
     server = fleet.server(host, port)
-    if server is not None and result.data.get("probe") is not None:
-        server.probe = result.data["probe"]
-        _changed(fleet, host, port)
+    verdict = result.data.get("probe")
+    if server is None or verdict is None:
+        return
+    if verdict.pid is None and server.process is not None:
+        verdict = dataclasses.replace(verdict, pid=server.process.main.pid)
+    server.probe = verdict
+    _changed(fleet, host, port)
 
 
 def _changed(fleet: FleetState, host: str, port: int) -> None:

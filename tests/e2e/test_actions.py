@@ -115,6 +115,19 @@ def test_restore_turns_the_drifted_server_into_the_proven_one(fleet_factory, sta
     assert result.returncode == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert data["ok"] and data["after_tok_s"] > data["before_tok_s"], data
+    # one source per clause: the probe's per-request speed, its ratio to before, its share of the
+    # baseline; the live aggregate apart
+    probe = data["probe"]
+    judged, live = data["summary"].split(": ", 1)[1].split("; live: ")
+    ratio = probe["throughput_tok_s"] / data["before_tok_s"]
+    share = probe["throughput_tok_s"] / probe["expected_tok_s"]
+    assert judged.startswith(
+        f"the probe: {probe['throughput_tok_s']:.1f} tok/s per request, {ratio:.2f}x the"
+        f" {data['before_tok_s']:.1f} per request before,"
+    ), data["summary"]
+    assert f"({share:.0%} of its {probe['expected_tok_s']:.1f} per request)" in judged, judged
+    assert f"{data['after_tok_s']:.1f}" not in judged and "in all" not in judged, judged
+    assert live.startswith(f"{data['after_aggregate_tok_s']:.1f} tok/s in all at "), live
     # like with like: the same background load (1 request) before and after, as status shows it
     deadline = time.monotonic() + 30
     while not (now := wait_status(path, "UP")).get("tok_s") or now["pid"] != data["pid"]:

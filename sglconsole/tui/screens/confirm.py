@@ -14,10 +14,13 @@ from sglconsole.core.text import clean
 
 
 def plan_text(plan: Plan) -> Table:
-    """One bullet per line of the plan; a wrapped argv stays indented under its bullet."""
+    """One bullet per line of the plan, its warnings first; a wrapped argv stays indented under
+    its bullet."""
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True)
     table.add_column(overflow="fold")
+    for warning in plan.warnings:  # what the console knows against it comes first
+        table.add_row("!", Text(clean(warning), style="bold yellow"))
     for line in plan.lines:
         table.add_row("•", Text(clean(line)))
     return table
