@@ -79,11 +79,16 @@ async def incident(app: ConsoleApp, pilot, out: Path) -> list[Path]:
     sees it (run last: the restore changes the fleet)."""
     from sglconsole.tui.history import ActionRecord
 
-    def restore_done() -> bool:
-        return any(
-            isinstance(r, ActionRecord) and r.action == "restore" and not r.running
-            for r in app.session.history
-        )
+    def restore_done(count: int = 1) -> Callable[[], bool]:
+        def done() -> bool:
+            ended = [
+                r
+                for r in app.session.history
+                if isinstance(r, ActionRecord) and r.action == "restore" and not r.running
+            ]
+            return len(ended) >= count
+
+        return done
 
     main, saved = app.main, []
     main.tree.select(("ct129", 30000))
@@ -96,9 +101,19 @@ async def incident(app: ConsoleApp, pilot, out: Path) -> list[Path]:
         return saved
     saved.append(await shoot(app, pilot, out, "incident-3-confirm"))
     await pilot.press("y")
-    if await until(restore_done, 120):
+    if await until(restore_done(1), 120):
         await until(lambda: main.server is not None and main.server.status == Status.UP, 30)
         saved.append(await shoot(app, pilot, out, "incident-4-verified"))
+    # a restore that cannot help: the looping server already runs its profile
+    main.tree.select(("old059", 30000))
+    await pilot.press("R")
+    if not await until(lambda: isinstance(app.screen, ConfirmScreen), 20):
+        return saved
+    saved.append(await shoot(app, pilot, out, "incident-5-looping-warned"))
+    await pilot.press("y")
+    if await until(restore_done(2), 120):
+        await pilot.pause(2.0)
+        saved.append(await shoot(app, pilot, out, "incident-6-failed-restore"))
     return saved
 
 
