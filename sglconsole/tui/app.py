@@ -25,7 +25,7 @@ from sglconsole.tui.alert_command import run_alert_command
 from sglconsole.tui.alerts import Alert, AlertTracker, sweep
 from sglconsole.tui.coalesce import Dirty
 from sglconsole.tui.history import AlertRecord
-from sglconsole.tui.keys import KEYS, bound
+from sglconsole.tui.keys import KEYS, bound, clashes
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.recorder import Recorder
 from sglconsole.tui.replay import Replay, load
@@ -235,6 +235,11 @@ def checked_keymap(settings: ConsoleSettings) -> dict[str, str]:
                 f"{settings.path}: [keys]: unknown binding id {name!r} "
                 f"(ids: {', '.join(sorted(known))})"
             )
+    for key, first, second in clashes(settings.keys):
+        raise UsageError(
+            f"{settings.path}: [keys]: {key!r} would be bound to both {first!r} and {second!r}; "
+            f"give one of them another key"
+        )
     return dict(settings.keys)
 
 
