@@ -158,7 +158,8 @@ async def take_out(
             others = [w for w in workers if not same(w, url) and w.get("is_healthy", True)]
             if len(others) < keep:
                 raise StageFailed(
-                    f"router {route.router} would keep {len(others)} healthy workers in service,"
+                    f"router {route.router} would keep {len(others)} healthy "
+                    f"worker{'' if len(others) == 1 else 's'} in service,"
                     f" fewer than --keep {keep}: nothing was touched"
                 )
         if mine is None:
