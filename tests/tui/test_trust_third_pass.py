@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+import yaml
 from textual.widgets import ContentSwitcher
 
+from sglconsole import config
 from sglconsole.tui.app import make_app
-from tests.tui.helpers import plain
+from tests.tui.helpers import plain, shown, until
 
 
 async def test_activity_closes_with_a_and_with_escape(demo_replay):
@@ -30,3 +34,18 @@ async def test_help_says_what_an_orphan_line_means(demo_replay):
         await pilot.pause()
         body = plain(app.screen.query_one("#help-body Static").content)
         assert "ORPHAN" in body and "GPU memory nobody accounts for" in body, body
+
+
+async def test_an_unreachable_host_without_servers_is_counted_in_the_top_bar(demo_fleet, tmp_path):
+    data = yaml.safe_load(demo_fleet.config_path.read_text())
+    # nothing listens on port 9 of loopback: connect is refused at once
+    data["hosts"]["spare"] = {"address": "127.0.0.1", "port": 9, "connect_timeout": 2}
+    path = tmp_path / "hosts.yaml"
+    path.write_text(yaml.safe_dump(data))
+    app = make_app(config.load(path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        spare = app.session.fleet.hosts["spare"]
+        await until(pilot, lambda: spare.reachable is False, 20, "spare UNREACHABLE")
+        await pilot.pause(1.2)  # the next redraw
+        bar = shown(app, "#top-bar")
+        assert re.search(r"UNREACHABLE\s+1 host\b", bar), bar
