@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import yaml
 from textual.widgets import ContentSwitcher
 
 from sglconsole import config
+from sglconsole.sim.scenarios import demo_hosts
 from sglconsole.tui.app import make_app
 from tests.tui.helpers import plain, shown, until
 
@@ -49,3 +51,23 @@ async def test_an_unreachable_host_without_servers_is_counted_in_the_top_bar(dem
         await pilot.pause(1.2)  # the next redraw
         bar = shown(app, "#top-bar")
         assert re.search(r"UNREACHABLE\s+1 host\b", bar), bar
+
+
+async def test_the_gpu_tab_shows_no_numbers_while_its_host_is_unreachable(fleet_factory):
+    (old059,) = [host for host in demo_hosts(startup_s=0.5) if host.name == "old059"]
+    fleet = fleet_factory([old059])
+    app = make_app(config.load(fleet.config_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.main.tree.select(("old059", 30000))
+
+        def gpu_tab() -> str:
+            return plain(app.main.query_one("#gpu-panel .panel-body").content)
+
+        await until(pilot, lambda: "%" in gpu_tab(), 30, "the GPU table with numbers")
+        host = app.session.fleet.hosts["old059"]
+        rebooting = asyncio.create_task(asyncio.to_thread(fleet.reboot, "old059", 12.0))
+        await until(pilot, lambda: host.reachable is False, 40, "old059 UNREACHABLE")
+        await pilot.pause(1.5)  # the tables' next refresh
+        shown_now = gpu_tab()
+        assert "no GPU numbers while UNREACHABLE" in shown_now and "%" not in shown_now, shown_now
+        await rebooting
