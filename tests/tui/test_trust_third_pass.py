@@ -11,6 +11,7 @@ from textual.widgets import ContentSwitcher
 from sglconsole import config
 from sglconsole.sim.scenarios import demo_hosts
 from sglconsole.tui.app import make_app
+from sglconsole.tui.widgets.key_bar import KeyBar
 from tests.tui.helpers import plain, shown, until
 
 
@@ -71,3 +72,23 @@ async def test_the_gpu_tab_shows_no_numbers_while_its_host_is_unreachable(fleet_
         shown_now = gpu_tab()
         assert "no GPU numbers while UNREACHABLE" in shown_now and "%" not in shown_now, shown_now
         await rebooting
+
+
+async def test_at_80_columns_the_footer_still_has_every_key_that_applies(demo_fleet):
+    app = make_app(config.load(demo_fleet.config_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(
+            pilot,
+            lambda: (s := app.session.fleet.server("ct129", 30000)) and s.process,
+            40,
+            "ct129:30000 running",
+        )
+        app.main.tree.select(("ct129", 30000))
+        await pilot.pause(0.3)
+        bar = app.main.query_one(KeyBar)
+        keys = bar.keys_text().plain
+        assert bar.keys_text().cell_len <= 80, keys
+        # the least useful lose their label, not their key
+        for key in ("R", "r", "u", "^k", "p", "d", "l", "g", "/", "a"):
+            assert f" {key} " in keys, (key, keys)
+        assert "Help" in keys and "Quit" in keys and "Next problem" in keys, keys
