@@ -6,11 +6,15 @@ import asyncio
 import re
 
 import yaml
+from textual.theme import BUILTIN_THEMES
 from textual.widgets import ContentSwitcher
 
 from sglconsole import config
+from sglconsole.core.drift import Report, Row, State
 from sglconsole.sim.scenarios import demo_hosts
 from sglconsole.tui.app import make_app
+from sglconsole.tui.paint.drift import rows_table
+from sglconsole.tui.paint.palette import palette_of
 from sglconsole.tui.widgets.key_bar import KeyBar
 from tests.tui.helpers import plain, shown, until
 
@@ -92,3 +96,43 @@ async def test_at_80_columns_the_footer_still_has_every_key_that_applies(demo_fl
         for key in ("R", "r", "u", "^k", "p", "d", "l", "g", "/", "a"):
             assert f" {key} " in keys, (key, keys)
         assert "Help" in keys and "Quit" in keys and "Next problem" in keys, keys
+
+
+def test_a_model_path_in_the_config_tab_breaks_at_a_slash_or_hyphen_never_mid_name():
+    path = "/srv/models/deployments/2026-12/Qwen3-Next-80B-A3B-Instruct-FP8"
+    report = Report(
+        rows=[
+            Row("flag", "model_path", "--model-path", path, path, path, State.SAME, False),
+            Row("flag", "tp_size", "--tp-size", "2", "1", "1", State.DIFFERENT, True),
+        ]
+    )
+    words = set(re.split(r"[/-]", path)) - {""}
+    for width in (50, 60, 80, 100):
+        table = plain(rows_table(report, palette_of(BUILTIN_THEMES["textual-dark"]), width), width)
+        pieces = [
+            w
+            for line in table.splitlines()
+            for cell in line.split()
+            for w in re.split(r"[/-]", cell)
+        ]
+        path_pieces = [
+            w
+            for w in pieces
+            if w
+            and w
+            not in (
+                "setting",
+                "profile",
+                "running",
+                "resolved",
+                "2",
+                "1",
+                "≠",
+                "tp",
+                "size",
+                "model",
+                "path",
+            )
+        ]
+        # every piece of the path on screen is a whole word of it: no `Instruc` / `t` fold
+        assert set(path_pieces) <= words, (width, table)
