@@ -171,7 +171,13 @@ async def take_out(
             stage.detail = "dry run"
             return False
         record = audit.begin(
-            "router-remove", host, port, router=route.router, worker_url=url, for_action=action
+            "router-remove",
+            host,
+            port,
+            router=route.router,
+            worker_url=url,
+            for_action=action,
+            fleet=ctx.config.identity,
         )
         try:
             await client.remove(url)
@@ -192,7 +198,7 @@ async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeo
     server = ctx.config.server(host, port)
     async with ctx.stage("drain", f"wait up to {timeout:g}s for {host}:{port}'s requests") as stage:
         endpoint = await ctx.ssh[host].forward(port, server.http_address)
-        record = audit.begin("drain", host, port, timeout_s=timeout)
+        record = audit.begin("drain", host, port, timeout_s=timeout, fleet=ctx.config.identity)
         started = time.monotonic()
         await asyncio.sleep(SETTLE_S)
         idle, running, peak = 0, None, 0
@@ -241,7 +247,13 @@ async def put_back(
     target, url = f"{host}:{port}", route.worker_url
     async with ctx.stage("router in", f"put {target} back in router {route.router}") as stage:
         record = audit.begin(
-            "router-add", host, port, router=route.router, worker_url=url, for_action=action
+            "router-add",
+            host,
+            port,
+            router=route.router,
+            worker_url=url,
+            for_action=action,
+            fleet=ctx.config.identity,
         )
         try:
             worker = await client.add(url)

@@ -55,7 +55,9 @@ class Exporter:
         self.tracker = AlertTracker(hold_s=hold_s, quiet_s=quiet_s, announce_first=True)
         self.webhook = Alertmanager(webhooks, resend_s=resend_s, clock=clock) if webhooks else None
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(FleetCollector(self.fleet, clock=clock, restores=RestoreTimes()))
+        self.registry.register(
+            FleetCollector(self.fleet, clock=clock, restores=RestoreTimes(fleet=config.identity))
+        )
         self.server: asyncio.Server | None = None
         self.address: tuple[str, int] | None = None
         self._tasks: list[asyncio.Task] = []

@@ -287,7 +287,9 @@ class MainScreen(RunsActions, Screen):
         """This session's history, then the audit log every console and the CLI write."""
         running = [f"{host}:{port}" for host, port in self.session.busy]
         self.query_one(ActivityView).show(
-            self.session.history, AuditLog().recent(AUDIT_SHOWN), running
+            self.session.history,
+            AuditLog().recent(AUDIT_SHOWN, fleet=self.session.config.identity),
+            running,
         )
 
     def action_close(self) -> None:
