@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -102,9 +103,22 @@ class ConsoleApp(App[int]):
                 )
             self.monitor.start()
         if self.replay is not None:
-            self.run_worker(self.replay.play(), group="replay", exit_on_error=False)
+            self.run_worker(self._play(self.replay), group="replay", exit_on_error=False)
         self.show_title(fleet_title(self.session.fleet))
         self._exit_on_hangup()
+
+    async def _play(self, replay: Replay) -> None:
+        """The recording, played; then say it ended, or a still screen reads as a calm fleet
+        (a replay opened at its end already shows its last moment: nothing to say)."""
+        if replay.ended:
+            return
+        await replay.play()
+        when = time.strftime("%H:%M:%S", time.localtime(replay.now))
+        self.notify(
+            f"the recording ended at {when}: what shows is its last moment (q quits)",
+            title="replay",
+            timeout=30,
+        )
 
     def _exit_on_hangup(self) -> None:
         """SIGTERM and SIGHUP (the tmux pane closed) end the app like q: unmount stops the monitor,

@@ -15,7 +15,9 @@ from sglconsole.sim.scenarios import demo_hosts
 from sglconsole.tui.app import make_app
 from sglconsole.tui.paint.drift import rows_table
 from sglconsole.tui.paint.palette import palette_of
+from sglconsole.tui.replay import Replay, load
 from sglconsole.tui.widgets.key_bar import KeyBar
+from tests.tui.conftest import DATA
 from tests.tui.helpers import plain, shown, until
 
 
@@ -136,3 +138,13 @@ def test_a_model_path_in_the_config_tab_breaks_at_a_slash_or_hyphen_never_mid_na
         ]
         # every piece of the path on screen is a whole word of it: no `Instruc` / `t` fold
         assert set(path_pieces) <= words, (width, table)
+
+
+async def test_a_replay_says_when_its_recording_ended():
+    replay = Replay(load(DATA / "demo.jsonl"), speed=1000.0)
+    app = make_app(None, replay=replay)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await until(pilot, lambda: replay.ended, 30, "the recording played to its end")
+        await pilot.pause(0.3)
+        said = [n.message for n in app._notifications]
+        assert any("the recording ended at" in message for message in said), said
