@@ -16,16 +16,7 @@ import sys
 import time
 from multiprocessing import resource_tracker
 
-from sglconsole.sim import (
-    flagtable,
-    gpustate,
-    logfmt,
-    perf,
-    server_args_resolve,
-    server_graphs,
-    settings,
-    versiontable,
-)
+from sglconsole.sim import flagtable, gpustate, logfmt, perf, server_graphs, settings, versiontable
 from sglconsole.sim.engine import Engine
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.http import HttpServer
@@ -321,7 +312,7 @@ class SimServer:
         args["mem_fraction_static"] = float(args.get("mem_fraction_static") or 0.85)
         args["served_model_name"] = args.get("served_model_name") or args.get("model_path")
         args["tokenizer_path"] = args.get("tokenizer_path") or args.get("model_path")
-        return server_args_resolve.post_init(args, int(args["max_running_requests"]))
+        return args
 
     def _engine(self, model: dict, max_total: int) -> Engine:
         model_perf = perf.build(
