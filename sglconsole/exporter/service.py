@@ -141,7 +141,7 @@ class Exporter:
             word,
             alert.target,
             alert.old.value,
-            alert.new.value,
+            alert.new_word,
             alert.reason,
         )
         argv = self.config.model.alert_command
