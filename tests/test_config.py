@@ -325,3 +325,46 @@ def test_launch_spec_is_what_a_server_launches_resolved_once():
         spec.argv = ()
     with pytest.raises(TypeError):
         spec.env["T"] = "y"
+
+
+def test_cli_check_names_every_class_of_problem_at_once_and_misspelled_flags(tmp_path):
+    """check used to stop at the schema's errors, and passed a flag no SGLang knows."""
+    key = tmp_path / "id"
+    key.write_text("")
+    text = (
+        "hosts:\n"
+        "  gpu1:\n"
+        "    address: 127.0.0.1\n"
+        "    port: not-a-port\n"
+        f"    identity_file: {key}\n"
+        "    servers:\n"
+        "      - {port: 30000, profile: p}\n"
+        "profiles:\n"
+        "  p:\n"
+        "    args:\n"
+        "      - --model-path\n"
+        "      - /models/x\n"
+        "      - --speculative-algoritm\n"
+        "      - NEXTN\n"
+        "      - --trust-remote\n"  # a prefix argparse takes: not a typo
+        "      - --mem-fraction-static=0.8\n"
+    )
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    both = run_cli("check", "-c", str(path))
+    assert both.returncode == 2
+    said = " ".join(both.stderr.split())  # as one line: the terminal's wrapping left out
+    assert f"hosts.yaml:{line_of(text, 'port: not-a-port')}: hosts.gpu1.port" in said
+    typo = line_of(text, "--speculative-algoritm")
+    assert (
+        f"hosts.yaml:{typo}: profiles.p.args[2]: --speculative-algoritm is not a flag of any "
+        "shipped SGLang table" in said
+    ), said
+    assert "did you mean --speculative-algorithm?" in said
+    assert "--trust-remote" not in said and "--mem-fraction" not in said
+    path.write_text(text.replace("not-a-port", "22"))  # the schema passes: the flag still fails
+    flags_only = run_cli("check", "-c", str(path))
+    assert flags_only.returncode == 2 and "--speculative-algoritm" in flags_only.stderr
+    path.write_text(text.replace("not-a-port", "22").replace("algoritm", "algorithm"))
+    ok = run_cli("check", "-c", str(path))
+    assert ok.returncode == 0, ok.stderr

@@ -91,9 +91,12 @@ class AuditLog:
                 continue
         return out
 
-    def recent(self, limit: int = 20, tail_bytes: int = 262144) -> list[dict]:
+    def recent(
+        self, limit: int = 20, tail_bytes: int = 262144, fleet: str | None = None
+    ) -> list[dict]:
         """The last LIMIT actions, newest first, one record each (as `actions`), read from the
-        file's last TAIL_BYTES only: it grows for ever, and a console reads it often."""
+        file's last TAIL_BYTES only: it grows for ever, and a console reads it often. FLEET: only
+        that fleet's (`of_fleet`)."""
         try:
             with self.path.open("rb") as file:
                 size = file.seek(0, os.SEEK_END)
@@ -111,7 +114,7 @@ class AuditLog:
                 continue
             if isinstance(record, dict):
                 merged[record.get("id", "")] = record
-        return list(reversed(merged.values()))[:limit]
+        return of_fleet(list(reversed(merged.values())), fleet)[:limit]
 
     def actions(self) -> list[dict]:
         """One record per action: its end record, or its begin record if it never ended
@@ -163,6 +166,15 @@ def last_stops(actions: list[dict]) -> dict[tuple[str, int], OperatorStop]:
             continue
         found[key] = OperatorStop(str(record.get("user") or "?"), "kill", ended)
     return found
+
+
+def of_fleet(records: list[dict], fleet: str | None) -> list[dict]:
+    """The records of the fleet whose config identity is FLEET (config.Config.identity): one
+    machine's audit log holds every fleet its consoles ran, and two may have a host of the same
+    name (a new demo is not the last one). Records older than the field belong to any fleet."""
+    if fleet is None:
+        return records
+    return [record for record in records if record.get("fleet") in (None, fleet)]
 
 
 def _user() -> str:

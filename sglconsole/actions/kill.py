@@ -112,6 +112,7 @@ async def kill(
                 argv=list(process.main.argv),
                 env=saved.get("env", {}),
                 python=process.python,
+                fleet=ctx.config.identity,
             )
         )
         try:

@@ -139,6 +139,7 @@ async def _replace(
             starting_env=dict(spec.env),
             starting_cwd=spec.cwd,
             log=spec.log,
+            fleet=ctx.config.identity,
         )
     )
     started = None

@@ -19,6 +19,7 @@ from sglconsole.actions.base import ActionContext, ActionResult, Stage
 from sglconsole.config import Profile
 from sglconsole.core import degeneracy
 from sglconsole.remote.endpoint import Endpoint, forward_text
+from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.load_reader import load_of
 from sglconsole.state.status import per_request_baseline
 
@@ -206,6 +207,20 @@ def fail_if_judged(ctx: ActionContext, stage: Stage, verdict: ProbeResult) -> No
     a step is never ticked under a FAILED summary."""
     if verdict.verdict != "OK":
         ctx.fail(stage, f"{verdict.verdict}: {verdict.reason} ({stage.detail})")
+
+
+async def probe_if_running(ctx: ActionContext, host: str, port: int, **options) -> ActionResult:
+    """The probe action: first whether anything runs on the port, since an HTTP error from a port
+    nobody listens on would only confuse (a restore's own probe knows it just started one)."""
+    target = f"{host}:{port}"
+    async with ctx.stage("inspect", f"find the server on {target}") as stage:
+        process = (await snapshot(ctx.ssh[host], ctx.config.host(host).python)).server(port)
+        stage.detail = f"pid {process.main.pid}" if process else "not running"
+    if process is None:
+        return ctx.result(
+            "probe", target, False, f"{target} is not running: nothing to probe (restore starts it)"
+        )
+    return await probe(ctx, host, port, **options)
 
 
 async def probe(

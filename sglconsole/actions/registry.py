@@ -16,7 +16,7 @@ from sglconsole.actions.base import ActionContext, ActionResult, Plan
 from sglconsole.actions.capture import capture
 from sglconsole.actions.kill import kill, plan_kill
 from sglconsole.actions.launch import plan_relaunch, relaunch
-from sglconsole.actions.probe import probe
+from sglconsole.actions.probe import probe_if_running
 from sglconsole.actions.restore import restore
 from sglconsole.actions.rollback import plan_rollback, rollback
 from sglconsole.actions.routing import (
@@ -111,7 +111,9 @@ async def _probe(
     max_tokens: int | None = None,
     throughput: bool = True,
 ) -> ActionResult:
-    return await probe(ctx, host, port, prompt, max_tokens, throughput=throughput)
+    return await probe_if_running(
+        ctx, host, port, prompt=prompt, max_tokens=max_tokens, throughput=throughput
+    )
 
 
 async def _router_in(ctx: ActionContext, host: str, port: int, plan: Plan | None) -> ActionResult:

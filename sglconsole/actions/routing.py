@@ -219,7 +219,8 @@ async def take_out(
             others = [w for w in workers if not same(w, url) and w.get("is_healthy", True)]
             if len(others) < keep:
                 raise StageFailed(
-                    f"router {route.router} would keep {len(others)} healthy workers in service,"
+                    f"router {route.router} would keep {len(others)} healthy "
+                    f"worker{'' if len(others) == 1 else 's'} in service,"
                     f" fewer than --keep {keep}: nothing was touched"
                 )
         if mine is None:
@@ -231,7 +232,13 @@ async def take_out(
             stage.detail = "dry run"
             return False
         record = audit.begin(
-            "router-remove", host, port, router=route.router, worker_url=url, for_action=action
+            "router-remove",
+            host,
+            port,
+            router=route.router,
+            worker_url=url,
+            for_action=action,
+            fleet=ctx.config.identity,
         )
         try:
             await client.remove(url)
@@ -252,7 +259,7 @@ async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeo
     server = ctx.config.server(host, port)
     async with ctx.stage("drain", f"wait up to {timeout:g}s for {host}:{port}'s requests") as stage:
         endpoint = await ctx.ssh[host].forward(port, server.http_address)
-        record = audit.begin("drain", host, port, timeout_s=timeout)
+        record = audit.begin("drain", host, port, timeout_s=timeout, fleet=ctx.config.identity)
         started = time.monotonic()
         await asyncio.sleep(SETTLE_S)
         idle, running, peak = 0, None, 0
@@ -310,7 +317,13 @@ async def put_back(
     target, url = f"{host}:{port}", route.worker_url
     async with ctx.stage("router in", f"put {target} back in router {route.router}") as stage:
         record = audit.begin(
-            "router-add", host, port, router=route.router, worker_url=url, for_action=action
+            "router-add",
+            host,
+            port,
+            router=route.router,
+            worker_url=url,
+            for_action=action,
+            fleet=ctx.config.identity,
         )
         try:
             worker = await client.add(url)

@@ -3,10 +3,10 @@ server that flaps alerts once per quiet period (unless it gets worse)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sglconsole.alerts.routes import RouteWatch, route_news
-from sglconsole.state.fleet import SEVERITY, FleetState, Status
+from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
 from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
 
 HOLD_S = 5.0
@@ -49,6 +49,14 @@ class Alert:
     @property
     def target(self) -> str:
         return self.host if self.port is None else f"{self.host}:{self.port}"
+
+    @property
+    def new_word(self) -> str:
+        """What it became, in words: a host's own track is its reachability, so a host that came
+        back is "reachable", never "UP" (its servers may be anything but)."""
+        if self.port is None and self.router is None and self.new == Status.UP:
+            return "reachable"
+        return self.new.value
 
     def to_json(self) -> dict:
         return {
@@ -133,13 +141,23 @@ class AlertTracker:
         return not (track.alerted is not None and rank(status) > rank(track.alerted))
 
 
+def back_again(host: HostState) -> str:
+    """A host's recovery, with what its servers are now: reachable is not the same as fine."""
+    problems = [s for s in host.servers.values() if s.status in PROBLEMS]
+    said = "; ".join(f"{s.host}:{s.port} is {s.status.value}" for s in problems)
+    return f"reachable again; {said}" if said else "reachable again"
+
+
 def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
     """Feed every host's reachability and every reachable host's servers; return what became
     news."""
     found = []
     for host in fleet.hosts.values():
         reach = {False: Status.UNREACHABLE, None: Status.UNKNOWN}.get(host.reachable, Status.UP)
-        found.append(tracker.observe(host.name, None, reach, host.error or "", now))
+        back = tracker.observe(host.name, None, reach, host.error or "", now)
+        if back is not None and back.new == Status.UP:
+            back = replace(back, reason=back_again(host))
+        found.append(back)
         if host.reachable:
             # while an action works on a server, its passing states are not news: the alert
             # ("recovered", "DOWN") waits for the state the action ends in, after its checks

@@ -28,12 +28,15 @@ def _check(parser: argparse.ArgumentParser):
     )
 
     def handle(args: argparse.Namespace) -> int:
-        cfg = config.load(config_path(args))
         if args.against:
+            cfg = config.load(config_path(args))
             cfg.host(args.against)
             return run_async(_preflight_host(cfg, args.against))
-        problems = config.file_problems(cfg) + _ssh_config_problems(cfg)
-        if problems:
+        # every class of problem at once: one run of check names all there is to fix
+        cfg, problems = config.check_file(config_path(args))
+        if cfg is not None:
+            problems += _ssh_config_problems(cfg)
+        if problems or cfg is None:
             raise ConfigError(problems)
         servers = sum(len(h.servers) for h in cfg.hosts.values())
         stdout().print(

@@ -74,25 +74,20 @@ async def _run(
         for host in monitor.state.hosts:
             monitor.state.refresh_status(host)
         if watch and as_json:  # JSON Lines: one `status --json` object per refresh
-            try:
-                while True:
-                    print(json.dumps(_status_json(monitor.state, unjudged)), flush=True)
+            # until Ctrl-C: its cancellation goes through, so the command exits 130 (interrupted)
+            while True:
+                print(json.dumps(_status_json(monitor.state, unjudged)), flush=True)
+                await asyncio.sleep(1)
+                for host in monitor.state.hosts:
+                    monitor.state.refresh_status(host)
+                unjudged = [s.key for s in monitor.state.all_servers() if drift_pending(s)]
+        elif watch:
+            with Live(fleet_view(monitor.state), console=stdout(), refresh_per_second=2) as live:
+                while True:  # until Ctrl-C, as above
                     await asyncio.sleep(1)
                     for host in monitor.state.hosts:
                         monitor.state.refresh_status(host)
-                    unjudged = [s.key for s in monitor.state.all_servers() if drift_pending(s)]
-            except asyncio.CancelledError:
-                pass
-        elif watch:
-            with Live(fleet_view(monitor.state), console=stdout(), refresh_per_second=2) as live:
-                try:
-                    while True:
-                        await asyncio.sleep(1)
-                        for host in monitor.state.hosts:
-                            monitor.state.refresh_status(host)
-                        live.update(fleet_view(monitor.state))
-                except asyncio.CancelledError:
-                    pass
+                    live.update(fleet_view(monitor.state))
         elif as_json:
             print(json.dumps(_status_json(monitor.state, unjudged), indent=2))
         else:

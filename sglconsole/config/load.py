@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from sglconsole.config.flag_check import flag_problems
 from sglconsole.config.problems import dotted, lookup_line, validation_problems
 from sglconsole.config.routers import check_routers
 from sglconsole.config.schema import NAME_RE, Config, Host, HostsFile
@@ -57,14 +58,34 @@ def discover(cli_path: str | os.PathLike | None = None) -> Path:
 
 def load(cli_path: str | os.PathLike | None = None) -> Config:
     path = discover(cli_path)
+    model, lines = _parse(_read(path), str(path))
+    return Config(model, path, lines)
+
+
+def check_file(cli_path: str | os.PathLike | None = None) -> tuple[Config | None, list[str]]:
+    """Every problem `check` can name at once, in line order: the schema's (or the
+    cross-checks'), unknown SGLang flags (read from the file as written, so they are named
+    even when the schema fails) and missing files; the config when the schema passed."""
+    path = discover(cli_path)
+    text = _read(path)
+    data, lines = _compose(text, str(path))  # a YAML syntax error: nothing more can be read
+    profiles = data.get("profiles") if isinstance(data, dict) else None
+    problems = flag_problems(profiles, lines, str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        model, lines = _parse(text, str(path))
+    except ConfigError as exc:
+        return None, sorted(dict.fromkeys(exc.problems + problems), key=_line_of)
+    cfg = Config(model, path, lines)
+    return cfg, sorted(dict.fromkeys(problems + file_problems(cfg)), key=_line_of)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    model, lines = _parse(text, str(path))
-    return Config(model, path, lines)
 
 
 # -------------------------------------------------------------------- parsing

@@ -303,6 +303,12 @@ class Config:
         """(key, key, ...) -> line in the file, for problems found after loading."""
 
     @property
+    def identity(self) -> str | None:
+        """Which fleet this is, for records kept across fleets (the audit log): the file's
+        resolved path, since two fleets may both have a host called ct129 (None: no file)."""
+        return str(Path(self.path).resolve()) if self.path else None
+
+    @property
     def hosts(self) -> dict[str, Host]:
         return self.model.hosts
 

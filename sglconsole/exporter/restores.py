@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sglconsole.actions.audit import AuditLog
+from sglconsole.actions.audit import AuditLog, of_fleet
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 class RestoreTimes:
-    def __init__(self, audit: AuditLog | None = None):
+    def __init__(self, audit: AuditLog | None = None, fleet: str | None = None):
         self.audit = audit or AuditLog()
+        self.fleet = fleet
+        """The config identity of the fleet watched: another fleet's ct129 is not this one's."""
         self._stamp: tuple[int, int] | None = None
         self._times: dict[tuple[str, int], float] = {}
 
@@ -23,7 +25,8 @@ class RestoreTimes:
             return {}
         stamp = (stat.st_mtime_ns, stat.st_size)
         if stamp != self._stamp:
-            self._stamp, self._times = stamp, last_restores(self.audit.actions())
+            actions = of_fleet(self.audit.actions(), self.fleet)
+            self._stamp, self._times = stamp, last_restores(actions)
         return self._times
 
 

@@ -56,7 +56,9 @@ class Exporter:
         self.tracker = AlertTracker(hold_s=hold_s, quiet_s=quiet_s, announce_first=True)
         self.webhook = Alertmanager(webhooks, resend_s=resend_s, clock=clock) if webhooks else None
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(FleetCollector(self.fleet, clock=clock, restores=RestoreTimes()))
+        self.registry.register(
+            FleetCollector(self.fleet, clock=clock, restores=RestoreTimes(fleet=config.identity))
+        )
         self.server: asyncio.Server | None = None
         self.address: tuple[str, int] | None = None
         self._tasks: list[asyncio.Task] = []
@@ -140,7 +142,7 @@ class Exporter:
             word,
             alert.target,
             alert.old.value,
-            alert.new.value,
+            alert.new_word,
             alert.reason,
         )
         argv = self.config.model.alert_command

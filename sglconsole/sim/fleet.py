@@ -44,7 +44,8 @@ __all__ = [
 
 _NO_NAMESPACES = (
     "Linux user namespaces are not available here, so the demo runs one simulated host "
-    "without isolation. Enable them with: "
+    "without isolation: it shares this machine's /etc and processes (what you run on it "
+    "runs here). Enable them with: "
     "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 "
     "(Ubuntu 24.04) or kernel.unprivileged_userns_clone=1"
 )
@@ -180,4 +181,5 @@ class SimFleet:
         )
         fleet_files.host_keys(self.workdir, host, client_key)
         fleet_files.boot_file(host, self.profiles)
+        fleet_files.unit_files(host)
         return host

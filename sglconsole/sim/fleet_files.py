@@ -81,6 +81,18 @@ def boot_file(host: SimHost, profiles: dict) -> None:
     (host.root / "sim" / "boot.json").write_text(json.dumps(boot, indent=1))
 
 
+def unit_files(host: SimHost) -> None:
+    """The host's systemd units, where its own `systemctl cat`-less lookups find them."""
+    folder = (
+        host.root / "etc" / "systemd" / "system"  # the upper layer of the host's own /etc
+        if host.namespaced
+        else host.root / ".config" / "systemd" / "user"  # HOME: never the machine's /etc
+    )
+    for name, text in host.spec.units.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(fill(host, text.replace("{python}", host.python)))
+
+
 def fill(host: SimHost, value: str) -> str:
     """`{models}` and `{logs}` in an argument, as paths the host sees."""
     return value.replace("{models}", host.seen("models")).replace("{logs}", host.seen("logs"))

@@ -32,6 +32,10 @@ class HostSpec:
     servers: list[ServerSpec] = field(default_factory=list)
     sshd_config_extra: str = ""
     """Lines added to the host's sshd_config (tests: a setting that stops sshd from starting)."""
+    units: dict[str, str] = field(default_factory=dict)
+    """systemd units the host has (name -> text; `{python}`, `{models}`, `{logs}` become the
+    host's paths): in its own /etc/systemd/system, or in ~/.config/systemd/user where the host
+    has no mount namespace (and so no /etc of its own)."""
     login_shell: str | None = None
     """The SSH user's login shell on this host (e.g. /usr/bin/tcsh): with sshd, root's entry in
     the host's own /etc/passwd (bound over it in the host's mount namespace only)."""

@@ -42,6 +42,52 @@ def lay_out(root: str, target: str) -> None:
 LAYOUT = {"ml-env": "env", "models": "models", "logs": "logs", "bin": "bin"}
 
 
+def own_etc(root: str) -> None:
+    """This host's own /etc: the machine's /etc under an overlay whose writes land in ROOT/etc
+    (where the fleet also puts the host's own files, e.g. a systemd unit), so `cat > /etc/...`
+    on a simulated host never reaches the operator's machine. Where overlayfs is refused, a
+    copy of /etc, bound over it, is the host's."""
+    upper, work = os.path.join(root, "etc"), os.path.join(root, "sim", "etc-work")
+    os.makedirs(upper, exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    held = _hold_mounts_under("/etc")  # e.g. a container's /etc/hosts: the overlay would hide it
+    options = f"lowerdir=/etc,upperdir={upper},workdir={work}"
+    overlay = subprocess.run(
+        ["mount", "-t", "overlay", "sglsim-etc", "-o", options, "/etc"], capture_output=True
+    )
+    if overlay.returncode != 0:
+        copy = os.path.join(root, "sim", "etc-copy")
+        # unreadable files (a real /etc/shadow under a user namespace) are left out: cp's
+        # complaints are not the host's business
+        subprocess.run(["cp", "-a", "/etc/.", copy], capture_output=True)
+        subprocess.run(["cp", "-a", upper + "/.", copy], check=True)
+        subprocess.run(["mount", "--bind", copy, "/etc"], check=True)
+    for path, fd in held.items():
+        subprocess.run(
+            ["mount", "--bind", f"/proc/{os.getpid()}/fd/{fd}", path],
+            pass_fds=(fd,),
+            capture_output=True,
+        )
+        os.close(fd)
+
+
+def _hold_mounts_under(folder: str) -> dict[str, int]:
+    """An O_PATH fd on each mount below `folder`, to bind it back once `folder` is covered."""
+    held: dict[str, int] = {}
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            points = [line.split()[4] for line in fh]
+    except OSError:
+        return held
+    for point in points:
+        if point.startswith(folder + "/") and point not in held:
+            try:
+                held[point] = os.open(point, os.O_PATH)
+            except OSError:
+                pass
+    return held
+
+
 def give_root_shell(root: str, shell: str) -> None:
     """root's login shell on this host only: a copy of /etc/passwd bound over it in the host's
     private mount namespace (sshd reads the user's shell there, as on any machine)."""
@@ -70,6 +116,8 @@ def main(argv: list[str]) -> int:
         target = argv[index + 1]
         del argv[index : index + 2]
         lay_out(argv[argv.index("--root") + 1], target)
+    if os.getpid() == 1:  # only in the host's own mount namespace
+        own_etc(argv[argv.index("--root") + 1])
     if "--login-shell" in argv and os.getpid() == 1:  # only in the host's own namespaces
         give_root_shell(argv[argv.index("--root") + 1], argv[argv.index("--login-shell") + 1])
     child = subprocess.Popen(

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 
 PROVEN_27B = [
@@ -121,6 +123,19 @@ def demo_profiles() -> dict:
     }
 
 
+def proven_27b_unit() -> str:
+    """ct129's systemd unit: the proven launch as ops keep it, to try `capture --from-systemd`."""
+    command = shlex.join(["{python}", "-m", "sglang.launch_server", *PROVEN_27B])
+    return (
+        "# sglang-30000.service: the proven Qwen3.6-27B launch, kept by ops\n"
+        "[Unit]\nDescription=SGLang Qwen3.6-27B TP2 MTP\nAfter=network-online.target\n\n"
+        "[Service]\nType=simple\nUser=root\n"
+        'Environment="SGLANG_ENABLE_SPEC_V2=1" "CUDA_VISIBLE_DEVICES=0,1"\n'
+        f"ExecStart={command}\nRestart=on-failure\n\n"
+        "[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
 def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
     return [
         HostSpec(
@@ -132,6 +147,7 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
             models=("Qwen3.6-27B",),
             sglang={"startup_s": startup_s, "load": {"concurrency": 1, "max_tokens": 400}},
             servers=[ServerSpec(30000, "qwen27b-tp2-mtp", [0, 1], running=DRIFTED_27B)],
+            units={"sglang-30000.service": proven_27b_unit()},
         ),
         HostSpec(
             name="h200x4",

@@ -124,8 +124,8 @@ def config_differs(drift) -> str:
     if env:
         parts.append(f"{env} env")
     if parts:
-        return f"config differs ({', '.join(parts)}; d shows how)"
-    return "sglang version differs from the profile (d shows how)"
+        return f"config differs ({', '.join(parts)})"
+    return "sglang version differs from the profile"
 
 
 def process_samples(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -26,7 +27,7 @@ from sglconsole.tui.alert_command import run_alert_command
 from sglconsole.tui.alerts import Alert, AlertTracker, sweep
 from sglconsole.tui.coalesce import Dirty
 from sglconsole.tui.history import AlertRecord
-from sglconsole.tui.keys import KEYS, bound
+from sglconsole.tui.keys import KEYS, bound, clashes
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.recorder import Recorder
 from sglconsole.tui.replay import Replay, load
@@ -103,9 +104,22 @@ class ConsoleApp(App[int]):
                 )
             self.monitor.start()
         if self.replay is not None:
-            self.run_worker(self.replay.play(), group="replay", exit_on_error=False)
+            self.run_worker(self._play(self.replay), group="replay", exit_on_error=False)
         self.show_title(fleet_title(self.session.fleet))
         self._exit_on_hangup()
+
+    async def _play(self, replay: Replay) -> None:
+        """The recording, played; then say it ended, or a still screen reads as a calm fleet
+        (a replay opened at its end already shows its last moment: nothing to say)."""
+        if replay.ended:
+            return
+        await replay.play()
+        when = time.strftime("%H:%M:%S", time.localtime(replay.now))
+        self.notify(
+            f"the recording ended at {when}: what shows is its last moment (q quits)",
+            title="replay",
+            timeout=30,
+        )
 
     def _exit_on_hangup(self) -> None:
         """SIGTERM and SIGHUP (the tmux pane closed) end the app like q: unmount stops the monitor,
@@ -182,14 +196,14 @@ class ConsoleApp(App[int]):
                 alert.time,
                 alert.target,
                 alert.old.value,
-                alert.routing if alert.router else alert.new.value,  # its router: what changed
+                alert.routing if alert.router else alert.new_word,  # its router: what changed
                 alert.reason,
             )
         )
         looking_at = self.main.selected[0] if self.main.selected else None
         if alert.host != looking_at or not alert.problem:
             word = "problem" if alert.problem else "recovered"
-            change = alert.routing if alert.router else f"{alert.old.value} → {alert.new.value}"
+            change = alert.routing if alert.router else f"{alert.old.value} → {alert.new_word}"
             self.notify(
                 f"{clean(alert.target)}: {change}\n{clean(alert.reason)}",
                 title=word,
@@ -236,6 +250,11 @@ def checked_keymap(settings: ConsoleSettings) -> dict[str, str]:
                 f"{settings.path}: [keys]: unknown binding id {name!r} "
                 f"(ids: {', '.join(sorted(known))})"
             )
+    for key, first, second in clashes(settings.keys):
+        raise UsageError(
+            f"{settings.path}: [keys]: {key!r} would be bound to both {first!r} and {second!r}; "
+            f"give one of them another key"
+        )
     return dict(settings.keys)
 
 

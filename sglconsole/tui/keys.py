@@ -217,3 +217,17 @@ KEYS: list[Key] = [
 
 BINDINGS = [key.binding for key in KEYS]
 FOOTER = {key.binding.action: key.footer for key in KEYS if key.footer is not None}
+
+
+def clashes(keymap: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(key, first id, second id) for each key that two bindings would answer once the operator's
+    keymap is applied: Textual would silently let one of them win, so the settings are refused."""
+    owner: dict[str, str] = {}
+    found: list[tuple[str, str, str]] = []
+    for key in KEYS:
+        for name in bound(key.binding, keymap).key.split(","):
+            name = name.strip()
+            if name in owner and owner[name] != key.id:
+                found.append((name, owner[name], key.id))
+            owner.setdefault(name, key.id)
+    return found

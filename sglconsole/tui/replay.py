@@ -61,6 +61,11 @@ class Replay:
         if self._next:
             self.now = max(self.now, events[self._next - 1]["t"])
 
+    @property
+    def ended(self) -> bool:
+        """Whether every recorded event has been applied: what shows is its last moment."""
+        return self._next >= len(self.recording.events)
+
     async def play(self) -> None:
         loop = asyncio.get_running_loop()
         began, start = loop.time(), self.recording.start

@@ -386,6 +386,14 @@ def test_probe_verdicts_on_the_demo_fleet(demo_fleet, state_dir):
     assert "expected '4', got '" in probe["reason"], probe["reason"]
 
 
+def test_probe_of_a_server_that_is_not_running_says_so_without_http(demo_fleet, state_dir):
+    down = cli("probe", "-c", str(demo_fleet.config_path), "h200x4:30003")
+    assert down.returncode == 1, down.stdout + down.stderr
+    said = down.stdout + down.stderr
+    assert "h200x4:30003 is not running: nothing to probe" in said, said
+    assert "forward" not in said and "HTTP" not in said and "onnect" not in said, said
+
+
 def test_a_wrong_answer_fails_its_stage_shows_what_was_expected_and_is_not_timed(
     demo_fleet, state_dir
 ):

@@ -75,6 +75,7 @@ def test_status_watch_json_is_json_lines(demo_fleet):
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
+    assert process.returncode == 130, process.stderr.read()  # Ctrl-C: interrupted, as README says
     first, second = (json.loads(line) for line in lines)
     schema = json.loads(render("status"))
     for record in (first, second):
@@ -96,3 +97,23 @@ def test_status_json_and_the_demo_hosts_yaml_match_their_schemas(demo_fleet):
     assert servers and all(s["status"] for s in servers)
     hosts_yaml = yaml.safe_load(demo_fleet.config_path.read_text())
     jsonschema.validate(hosts_yaml, json.loads(render("hosts")))
+
+
+def test_status_watch_table_exits_130_on_ctrl_c(demo_fleet):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole", "status", "-c", str(demo_fleet.config_path)]
+        + ["--watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_default,
+    )
+    try:
+        # a one-shot status of the demo takes ~3 s: past that the live table refreshes
+        assert process.wait(timeout=8) is None, process.stderr.read()
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert process.returncode == 130, process.stderr.read()

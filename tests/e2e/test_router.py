@@ -182,6 +182,7 @@ def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_facto
     refused = restore_all("--keep", "2")
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "fewer than --keep 2: nothing was touched" in refused.stdout, refused.stdout
+    assert "would keep 1 healthy worker in service" in refused.stdout, refused.stdout
     assert "rolling restore stopped at r1:30000; untouched: r1:30001" in refused.stderr
     assert "== r1:30001" not in refused.stdout
     assert asyncio.run(start_and_list(False)) == both

@@ -51,3 +51,17 @@ def test_a_broken_settings_file_is_named_with_its_line(settings, demo_replay):
     settings.write_text('[keys]\nkil = "ctrl+x"\n')
     with pytest.raises(UsageError, match=r"console\.toml: \[keys\]: unknown binding id 'kil'"):
         make_app(None, replay=demo_replay)
+
+
+def test_a_key_bound_to_two_actions_is_refused_naming_both(settings, demo_replay):
+    settings.write_text('[keys]\nkill = "R"\n')  # R is restore's key
+    with pytest.raises(UsageError) as refused:
+        make_app(None, replay=demo_replay)
+    message = str(refused.value)
+    assert str(settings) in message and "'R'" in message, message
+    assert "'restore'" in message and "'kill'" in message, message
+    settings.write_text('[keys]\nkill = "ctrl+x"\nrestore = "ctrl+x,R"\n')
+    with pytest.raises(UsageError, match=r"'ctrl\+x' would be bound to both"):
+        make_app(None, replay=demo_replay)
+    settings.write_text('[keys]\nkill = "R"\nrestore = "ctrl+r"\n')  # a swap that frees R is fine
+    make_app(None, replay=demo_replay)

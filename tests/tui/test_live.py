@@ -125,7 +125,7 @@ async def test_p_probes_in_a_worker_and_records_the_result(demo_fleet):
         await until(pilot, lambda: actions_done(app), 60, "the probe")
         record = actions_done(app)[-1]
         assert record.action == "probe" and record.target == "h200x4:30000"
-        assert [s.name for s in record.stages][:2] == ["forward", "answer"]
+        assert [s.name for s in record.stages][:3] == ["inspect", "forward", "answer"]
         assert app.session.fleet.server("h200x4", 30000).probe is not None
         assert "probe" in shown(app, "#server-header") and "probe h200x4:30000" in shown(
             app, "#progress"

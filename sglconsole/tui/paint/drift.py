@@ -108,18 +108,38 @@ def rows_table(report: Report, palette: Palette, width: int) -> Table:
     table.add_column("setting", overflow="fold", min_width=room, max_width=room)
     for name in ("profile", "running") + (("resolved",) if wide else ()):
         table.add_column(name, overflow="fold", ratio=1)
+    # a value's share of what is left, a little short of Rich's: a path then breaks at a `/`
+    # that fits rather than mid-name (1 cell per gap between columns, 2 for safety)
+    value_room = max(8, (width - 1 - room - 2 * (values + 1)) // values)
     for row in report.rows:
         cols = cells(row, palette, wide)
         cols[1] = Text(at_hyphens(cols[1].plain, room), style=cols[1].style)
+        for index in range(2, len(cols)):
+            if "/" in cols[index].plain and cols[index].cell_len > value_room:
+                plain_value = at_slashes(cols[index].plain, value_room)
+                cols[index] = Text(plain_value, style=cols[index].style)
         table.add_row(*cols, style=_style(row, palette))
     return table
+
+
+def at_slashes(path: str, width: int) -> str:
+    """A long path on as many lines as it needs, broken after a `/` (/srv/models/ / Qwen3-8B),
+    never mid-name; a name longer than the width after its hyphens (Qwen3-Next-80B- / A3B-FP8)."""
+    parts = []
+    for name in re.split(r"(?<=/)(?=[^/])", path):
+        parts += re.split(r"(?<=[^-]-)", name) if len(name) > width else [name]
+    return _broken(parts, width)
 
 
 def at_hyphens(name: str, width: int) -> str:
     """A long flag name on as many lines as it needs, broken after a hyphen (--speculative-num-
     / draft-tokens), never mid-word; a word longer than the width is folded as it must."""
+    return _broken(re.split(r"(?<=[^-]-)", name), width)
+
+
+def _broken(parts: list[str], width: int) -> str:
     lines: list[str] = []
-    for part in re.split(r"(?<=[^-]-)", name):
+    for part in parts:
         if lines and len(lines[-1]) + len(part) <= width:
             lines[-1] += part
         else:

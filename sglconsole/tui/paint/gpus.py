@@ -19,6 +19,11 @@ WIDE = 70  # below this many cells: no model name, no power column, a shorter ba
 def gpu_table(
     host: HostState, palette: Palette, width: int, mine: tuple[int, ...] = ()
 ) -> Table | Text:
+    if host.reachable is False and host.gpus:  # the last sample read is not now: no numbers
+        return Text(
+            f"no GPU numbers while UNREACHABLE ({len(host.gpus)} GPUs when last seen)",
+            style=palette.muted,
+        )
     if not host.gpus:
         return Text(
             f"nvidia-smi: {clean(host.gpu_error)}" if host.gpu_error else "no GPU sample yet",

@@ -40,3 +40,18 @@ def shorten(text: str, width: int) -> str:
     if width <= 0:
         return ""
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+_DIFFERS = re.compile(r"(config differs \([^)]*)\)$|(sglang version differs from the profile)$")
+
+
+def why(server: ServerState) -> str:
+    """The server's reason, and where it says the config differs, the key that shows how (only the
+    TUI has a `d`: status, JSON and alerts carry the reason alone)."""
+    return _DIFFERS.sub(_with_key, clean(server.view.reason))
+
+
+def _with_key(found: re.Match) -> str:
+    if found.group(1):
+        return f"{found.group(1)}; d shows how)"
+    return f"{found.group(2)} (d shows how)"

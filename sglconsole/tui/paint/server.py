@@ -7,7 +7,7 @@ from rich.text import Text
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import ServerState, Status
 from sglconsole.state.status import baseline_for
-from sglconsole.tui.paint.labels import target, tok_s
+from sglconsole.tui.paint.labels import target, tok_s, why
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.router import route_lines
 from sglconsole.tui.paint.spark import sparkline
@@ -18,7 +18,7 @@ SPARK_WIDTH = 16
 def header(server: ServerState, palette: Palette, now: float) -> Text:
     lines = [identity(server, palette), vitals(server, palette, now)]
     if server.status != Status.UP and server.reason:
-        lines.append(Text.assemble(("why: ", "bold"), (clean(server.reason), palette.warn)))
+        lines.append(Text.assemble(("why: ", "bold"), (why(server), palette.warn)))
     lines += route_lines(server, palette, now)
     if server.action:
         lines.append(Text(f"now: {clean(server.action)}", style=palette.accent))

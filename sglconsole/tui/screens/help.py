@@ -29,6 +29,13 @@ MEANING = {
     Status.UNREACHABLE: "SSH to the host fails; the console retries with backoff",
     Status.UNKNOWN: "connecting",
 }
+HOST_LINES = {
+    "ORPHAN": "a process whose server is gone, still alive (often holding GPU memory): stop it on "
+    "the host (sglconsole run HOST -- kill PID) before a relaunch needs that memory",
+    "GPU memory nobody accounts for": "a process holds GPU memory that no server of hosts.yaml "
+    "explains (another job, or a leftover the console cannot see)",
+}
+"""The lines a host's view adds under its servers, besides the statuses."""
 FIRST_STEPS = (
     "n jumps to the next problem · d shows why (the diff) · R restores the proven profile, "
     "probes it and compares it with its baseline · a shows what was done"
@@ -61,6 +68,16 @@ def statuses_table(app) -> Table:
     return table
 
 
+def host_lines_table(app) -> Table:
+    pal = palette_of(app.current_theme)
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(no_wrap=True)
+    table.add_column()
+    for line, meaning in HOST_LINES.items():
+        table.add_row(Text(line, style=pal.bad), meaning)
+    return table
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help-close")]
 
@@ -79,6 +96,9 @@ class HelpScreen(ModalScreen[None]):
                         Text(""),
                         Text("Statuses", style="bold underline"),
                         statuses_table(self.app),
+                        Text(""),
+                        Text("On a host's page, under its servers", style="bold underline"),
+                        host_lines_table(self.app),
                     )
                 )
 

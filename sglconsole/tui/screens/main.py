@@ -195,8 +195,10 @@ class MainScreen(RunsActions, Screen):
         server = self.target
         busy = server is not None and (server.host, server.port) in self.session.busy
         log = self.server_view.log if self.is_mounted else None
-        closable = bool(log and log.filtering) or bool(
-            self.is_mounted and self.query_one(ProgressPanel).display
+        closable = (
+            bool(log and log.filtering)
+            or bool(self.is_mounted and self.query_one(ProgressPanel).display)
+            or self.showing_activity
         )
         return gating.Facts(
             server, self.session.read_only, busy, closable, live=self.session.ssh is not None
@@ -261,20 +263,40 @@ class MainScreen(RunsActions, Screen):
         self.aim()
         self.server_view.log.toggle_condensed()
 
+    @property
+    def showing_activity(self) -> bool:
+        return self.is_mounted and self.query_one(ContentSwitcher).current == "activity-view"
+
     def action_activity(self) -> None:
+        """`a` opens Activity, and closes it again (as Esc does): back to what is selected."""
+        if self.showing_activity:
+            self.leave_activity()
+            return
         self.query_one(ContentSwitcher).current = "activity-view"
         self.show_activity()
+        self.refresh_bindings()
+
+    def leave_activity(self) -> None:
+        if self.selected is not None:
+            self.show_selection(self.selected)
+        else:
+            self.query_one(ContentSwitcher).current = "host-view"
+        self.refresh_bindings()
 
     def show_activity(self) -> None:
         """This session's history, then the audit log every console and the CLI write."""
         running = [f"{host}:{port}" for host, port in self.session.busy]
         self.query_one(ActivityView).show(
-            self.session.history, AuditLog().recent(AUDIT_SHOWN), running
+            self.session.history,
+            AuditLog().recent(AUDIT_SHOWN, fleet=self.session.config.identity),
+            running,
         )
 
     def action_close(self) -> None:
         log = self.server_view.log
-        if log.filtering:
+        if self.showing_activity:
+            self.leave_activity()
+        elif log.filtering:
             log.close_filter()
         else:
             self.query_one(ProgressPanel).close()

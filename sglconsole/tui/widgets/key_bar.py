@@ -12,6 +12,9 @@ from textual.widgets import Static
 from sglconsole.tui.keys import FOOTER, KEYS, Key, bound
 from sglconsole.tui.widgets.common import palette
 
+LABEL_KEPT = 2
+"""Footer ranks up to this keep their label however narrow: help, quit, next problem."""
+
 
 class KeyBar(Static):
     def on_mount(self) -> None:
@@ -41,18 +44,33 @@ class KeyBar(Static):
         return found
 
     def keys_text(self) -> Text:
+        """Every key that applies, labelled; when narrow, the least useful lose their label first
+        (the key stays: `?` says what it does), and only then the least useful keys go."""
         items = self.shown()
+        labelled = {key.id for key, _ in items}
         room = self.content_region.width or 80
-        while items and sum(self._item_width(k) for k, _ in items) > room:
+
+        def too_wide() -> bool:
+            return sum(self._item_width(k, k.id in labelled) for k, _ in items) > room
+
+        by_use = sorted(items, key=lambda item: FOOTER[item[0].binding.action], reverse=True)
+        for key, _ in by_use:
+            if not too_wide():
+                break
+            if FOOTER[key.binding.action] > LABEL_KEPT:
+                labelled.discard(key.id)
+        while items and too_wide():
             items.remove(max(items, key=lambda item: FOOTER[item[0].binding.action]))
         pal = palette(self)
         text = Text()
         for key, enabled in items:
             shown = self.app.get_key_display(key.binding)
             text.append(f" {shown} ", style="reverse bold" if enabled else "dim reverse")
-            text.append(f"{key.binding.description} ", style="" if enabled else pal.muted)
+            if key.id in labelled:  # unlabelled keys sit side by side: ` R  r  u `
+                text.append(f"{key.binding.description} ", style="" if enabled else pal.muted)
         return text
 
-    def _item_width(self, key: Key) -> int:
+    def _item_width(self, key: Key, labelled: bool = True) -> int:
         """As drawn: ` ^k Kill ` (the key as shown, not as named: ctrl+k is drawn ^k)."""
-        return len(self.app.get_key_display(key.binding)) + len(key.binding.description) + 3
+        shown = len(self.app.get_key_display(key.binding)) + 2
+        return shown + len(key.binding.description) + 1 if labelled else shown

@@ -8,7 +8,7 @@ from collections import Counter
 from rich.text import Text
 from textual.widgets import Static
 
-from sglconsole.state.fleet import SEVERITY, FleetState
+from sglconsole.state.fleet import SEVERITY, FleetState, Status
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.widgets.common import palette
 
@@ -27,11 +27,16 @@ def summary(
         text.append(" ")
     if replay_at is None:  # a replay's banner takes this room (its tree shows the same)
         text.append(f"{len(fleet.hosts)} hosts · {len(servers)} servers ", style=pal.muted)
+    # a host with no servers has none to count: its own UNREACHABLE would go unsaid
+    lone = sum(1 for h in fleet.hosts.values() if h.reachable is False and not h.servers)
     for status in SEVERITY:
-        if counts[status]:
+        shown = [str(counts[status])] if counts[status] else []
+        if status is Status.UNREACHABLE and lone:
+            shown.append(f"{lone} host{'s' if lone > 1 else ''}")
+        if shown:
             text.append(" ")
             text.append_text(pal.badge(status))
-            text.append(f" {counts[status]}")
+            text.append(f" {' + '.join(shown)}")
     routed = sum(1 for s in servers if any(r.problem for r in s.view.routes))
     dead = sum(1 for r in fleet.routers.values() if r.reachable is False)
     if routed or dead:  # an UP server can serve nobody: the statuses above do not say it
