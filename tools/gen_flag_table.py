@@ -331,7 +331,7 @@ def describe_action(action, group_of) -> dict:
     return entry
 
 
-def build_table() -> dict:
+def build_table(environment: str | None = None) -> dict:
     import sglang
     from sglang.srt.server_args import ServerArgs
 
@@ -361,6 +361,11 @@ def build_table() -> dict:
         "sglang_version": sglang.__version__,
         "generated_by": GENERATED_BY,
         "python_version": "{}.{}".format(*sys.version_info[:2]),
+    }
+    if environment:
+        # how the interpreter that imported sglang was put together (stand-ins etc.)
+        table["environment"] = environment
+    table |= {
         # What a real `python -m sglang.launch_server` calls itself in usage/error
         # lines is decided by the launcher's own parser; see prog_usage_name.
         "prog_usage_name": prog,
@@ -415,6 +420,10 @@ def _launcher_prog():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="output JSON path ('-' for stdout)")
+    ap.add_argument(
+        "--environment",
+        help="how the interpreter running this was built (recorded as the table's 'environment')",
+    )
     args = ap.parse_args(argv)
 
     # Keep import-time chatter (missing optional deps etc.) off the table.
@@ -425,7 +434,7 @@ def main(argv=None) -> int:
     for key in list(os.environ):
         if key.startswith(("SGLANG_", "SGL_")):
             del os.environ[key]
-    table = build_table()
+    table = build_table(args.environment)
     text = json.dumps(table, indent=1, ensure_ascii=False) + "\n"
     if args.out == "-":
         sys.stdout.write(text)

@@ -248,6 +248,8 @@ class Routes:
             status="ready" if server.ready else "starting",
             max_total_num_tokens=engine.max_total_tokens if engine else 0,
             max_req_input_len=int(resolved.get("context_length") or 0) - 1,
+            # ServerArgs keeps what was given; the model's own length lives in its config
+            context_length=server.args.get("context_length"),
         )
         state = dict(resolved)
         state.update(

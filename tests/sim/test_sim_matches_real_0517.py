@@ -113,6 +113,37 @@ def test_server_info_has_the_real_keys(sim, name):
     assert mine["version"] == VERSION and mine["status"] == "ready"
 
 
+# what the launch, the host and the run decide rather than SGLang's flag resolution
+RUN_SPECIFIC = {
+    "model_path",
+    "tokenizer_path",
+    "served_model_name",
+    "port",
+    "random_seed",
+    "max_total_num_tokens",
+    "max_req_input_len",
+    "startup_time",
+    "internal_states",
+}
+
+
+def test_server_info_resolves_every_flag_like_real(sim):
+    """The same argv resolves to the same values (0.5.17's own flag table, its defaults, and
+    what ServerArgs.__post_init__ fills in: cuda_graph_config, sampling_backend, ...)."""
+    import json
+
+    _, answers = sim
+    real = json.loads(_real("server_info"))
+    mine = answers["server_info"].json()
+    differ = {
+        key: (mine.get(key), real[key])
+        for key in real
+        if key not in RUN_SPECIFIC and mine.get(key) != real[key]
+    }
+    assert not differ, differ
+    assert isinstance(mine["random_seed"], int) and mine["cuda_graph_max_bs_decode"] == 32
+
+
 def test_get_load_at_idle_is_dp_rank_0_and_back_to_0(sim):
     import json
 
