@@ -245,6 +245,21 @@ def test_warning_lines_like_real(sim):
         assert pattern.search("\n".join(real)) and pattern.search(server.text()), endpoint
 
 
+def test_cuda_graph_max_bs_deprecation_line_like_real(sim):
+    """0.5.17's DeprecatedAliasStoreAction: one bold-yellow line, right after the UserWarning,
+    byte for byte (print_deprecated_warning before logging is set up), and the value kept."""
+    server, answers = sim
+    real = (REAL / "sglang-30000.log").read_text().splitlines()
+    mine = server.text().splitlines()
+    line = (
+        "\x1b[1;33m'--cuda-graph-max-bs' is deprecated and will be removed in a future release. "
+        "Use '--cuda-graph-max-bs-decode' instead.\x1b[0m"
+    )
+    assert real[3] == line and mine[3] == line
+    assert sum("--cuda-graph-max-bs'" in text for text in mine) == 1
+    assert answers["server_info"].json()["cuda_graph_max_bs_decode"] == 32
+
+
 def test_prefill_cuda_graph_by_batch_like_real(sim):
     server, _ = sim
 
