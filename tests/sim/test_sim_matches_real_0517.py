@@ -179,6 +179,47 @@ def test_metrics_are_real_metric_names_with_real_labels(sim):
     assert "is_streaming" in mine["sglang:prompt_tokens_total"]
 
 
+def _families(text: str) -> dict[str, tuple[str, str]]:
+    """family -> (type, help), from the # TYPE / # HELP lines."""
+    kinds = dict(re.findall(r"^# TYPE (sglang:\S+) (\S+)$", text, re.M))
+    helps = dict(re.findall(r"^# HELP (sglang:\S+) (.*)$", text, re.M))
+    return {name: (kind, helps.get(name, "")) for name, kind in kinds.items()}
+
+
+# written only once a request hit the prefix cache / was aborted (the real idle capture
+# followed 7 failed health checks); the simulated run has neither
+EVENT_ONLY = {"sglang:cached_tokens_total", "sglang:num_aborted_requests_total"}
+
+
+def test_metrics_serve_every_real_family_with_its_type_and_help(sim):
+    _, answers = sim
+    real = _families(_real("metrics"))
+    assert len(real) == 71 and _families(_real("metrics", "under-load")).keys() == real.keys()
+    mine = _families(answers["metrics"].text)
+    assert {name: mine.get(name) for name in real if name not in EVENT_ONLY} == {
+        name: kind for name, kind in real.items() if name not in EVENT_ONLY
+    }
+    assert set(mine) == set(real) - EVENT_ONLY
+
+
+def test_metrics_series_have_the_real_shape(sim):
+    _, answers = sim
+    text = answers["metrics"].text
+    real = _real("metrics")
+    for name, (kind, _) in _families(real).items():
+        if kind == "histogram" and name not in EVENT_ONLY:
+            for part in ("_sum", "_count"):
+                assert re.search(rf"^{name}{part}\{{", text, re.M), name + part
+            assert re.search(rf'^{name}_bucket\{{[^}}]*le="\+Inf"', text, re.M), name
+
+    def series(page: str, family: str) -> int:
+        return len(re.findall(rf"^{family}\{{", page, re.M))
+
+    for counter in ("prompt_tokens", "generation_tokens", "num_requests"):
+        name = f"sglang:{counter}_total"
+        assert series(real, name) == series(text, name) == 2, name  # is_streaming false/true
+
+
 def test_at_idle_throughput_and_running_go_to_0_and_accept_length_stays(sim):
     _, answers = sim
     values = {
