@@ -6,6 +6,11 @@ venv that ``tools/real_sglang_venv.sh`` builds::
 
     <venv>/bin/python tools/gen_flag_table.py sglconsole/data/flags/sglang-0.5.23.json
 
+An older release, e.g. 0.5.17, in one command (an overlay venv on that one, recorded
+in the table's ``environment``)::
+
+    tools/gen_flag_table_overlay.sh 0.5.17
+
 It uses only the standard library and ``sglang``. The parser is built exactly
 as SGLang builds it (``ServerArgs.add_cli_args(argparse.ArgumentParser())``)
 and every action is recorded: option strings, dest, kind, nargs, const,
