@@ -6,6 +6,11 @@ venv that ``tools/real_sglang_venv.sh`` builds::
 
     <venv>/bin/python tools/gen_flag_table.py sglconsole/data/flags/sglang-0.5.23.json
 
+An older release, e.g. 0.5.17, in one command (an overlay venv on that one, recorded
+in the table's ``environment``)::
+
+    tools/gen_flag_table_overlay.sh 0.5.17
+
 It uses only the standard library and ``sglang``. The parser is built exactly
 as SGLang builds it (``ServerArgs.add_cli_args(argparse.ArgumentParser())``)
 and every action is recorded: option strings, dest, kind, nargs, const,
@@ -331,7 +336,7 @@ def describe_action(action, group_of) -> dict:
     return entry
 
 
-def build_table() -> dict:
+def build_table(environment: str | None = None) -> dict:
     import sglang
     from sglang.srt.server_args import ServerArgs
 
@@ -361,6 +366,11 @@ def build_table() -> dict:
         "sglang_version": sglang.__version__,
         "generated_by": GENERATED_BY,
         "python_version": "{}.{}".format(*sys.version_info[:2]),
+    }
+    if environment:
+        # how the interpreter that imported sglang was put together (stand-ins etc.)
+        table["environment"] = environment
+    table |= {
         # What a real `python -m sglang.launch_server` calls itself in usage/error
         # lines is decided by the launcher's own parser; see prog_usage_name.
         "prog_usage_name": prog,
@@ -415,6 +425,10 @@ def _launcher_prog():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="output JSON path ('-' for stdout)")
+    ap.add_argument(
+        "--environment",
+        help="how the interpreter running this was built (recorded as the table's 'environment')",
+    )
     args = ap.parse_args(argv)
 
     # Keep import-time chatter (missing optional deps etc.) off the table.
@@ -425,7 +439,7 @@ def main(argv=None) -> int:
     for key in list(os.environ):
         if key.startswith(("SGLANG_", "SGL_")):
             del os.environ[key]
-    table = build_table()
+    table = build_table(args.environment)
     text = json.dumps(table, indent=1, ensure_ascii=False) + "\n"
     if args.out == "-":
         sys.stdout.write(text)

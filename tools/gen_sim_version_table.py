@@ -17,6 +17,8 @@ What it records (all read from the source with ``ast``):
   modules it ``include_router``s), with methods; aliases that log a deprecation
   warning (and its text) or answer 404 with a deprecation message;
 * ``metrics_mount``: the path the Prometheus app is mounted at (--enable-metrics);
+* ``metric_families``: every ``sglang:`` metric family the source declares: name, type,
+  help, labels, buckets, and the methods that write it (tools/sim_metric_families.py);
 * ``model_info_keys`` / ``get_load_keys``: the keys those handlers return;
   ``server_info_extra_keys``: what /server_info adds to the server args;
 * ``server_args_fields`` / ``cli_dest_renames``: the ServerArgs fields /server_info
@@ -38,6 +40,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from sim_metric_families import metric_families  # noqa: E402 - tools/ is sys.path[0]
 
 GENERATED_BY = "tools/gen_sim_version_table.py"
 SCHEMA_VERSION = 1
@@ -658,6 +662,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
     rows = routes(pkg)
     handler = {r["path"]: r["handler"] for r in rows}
     fields, renames = server_args(pkg)
+    families = metric_families(pkg)
     read = sorted(
         {
             "srt/entrypoints/http_server.py",
@@ -667,6 +672,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
             *METRICS_FILES,
             *BATCH_FILES,
             *(rel for files, _ in MILESTONES.values() for rel in files),
+            *(family["file"] for family in families),
         }
     )
     return {
@@ -696,6 +702,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         else None,
         "v1_loads": v1_loads(pkg),
         "metric_extra_labels": metric_extra_labels(pkg),
+        "metric_families": families,
         "log": {kind: batch_fields(pkg, kind) for kind in BATCH_LINES},
         "startup": startup(pkg),
     }

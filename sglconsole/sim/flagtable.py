@@ -71,19 +71,32 @@ def add_cli_args(parser: argparse.ArgumentParser, version: str) -> None:
 
 
 class _Warn(argparse.Action):
-    """SGLang's deprecated flags: still store their value, and say so on stderr."""
+    """SGLang's deprecated flags: say so on stderr, then store what the real action stores
+    (`mode`: "value" the given value, "const" a fixed one, "nothing" leave the default)."""
 
-    def __init__(self, *args, stores=None, messages=(), **kwargs):
+    def __init__(self, *args, mode="value", stores=None, messages=(), **kwargs):
+        self.mode = mode
         self.stores = stores
         self.messages = messages
         super().__init__(*args, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
         for message in self.messages:
-            print(
-                f"\x1b[1;33m{message}\x1b[0m", file=sys.stderr
-            )  # SGLang prints these in bold yellow
-        setattr(namespace, self.dest, self.stores if self.stores is not None else values)
+            # print_deprecated_warning: logger.warning(f"\033[1;33m{message}\033[0m") before
+            # logging is set up, so Python's last-resort handler writes the bare line
+            print(f"\x1b[1;33m{message}\x1b[0m", file=sys.stderr)
+        if self.mode == "value":
+            setattr(namespace, self.dest, values)
+        elif self.mode == "const":
+            setattr(namespace, self.dest, self.stores)
+
+
+def _deprecated_mode(action: dict, use: dict) -> str:
+    if use.get("stores_nothing"):
+        return "nothing"
+    if action.get("kind") == "custom:DeprecatedAliasStoreAction":
+        return "value"  # an old spelling of a flag: it stores what it is given
+    return "const"
 
 
 def _add(parser: argparse.ArgumentParser, action: dict) -> None:
@@ -100,17 +113,21 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
         )
         return
     if kind.startswith("custom:Deprecated"):
-        uses = (action.get("action_info") or {}).get("on_use") or [{}]
-        nargs = action.get("nargs")
+        use = ((action.get("action_info") or {}).get("on_use") or [{}])[0]
+        mode = _deprecated_mode(action, use)
         if action.get("choices") is not None:
             kwargs["choices"] = action["choices"]
+        kind_type = _type(action.get("type"))
+        if mode == "value" and kind_type is not None:
+            kwargs["type"] = kind_type
         parser.add_argument(
             *options,
             action=_Warn,
-            nargs=nargs,
+            nargs=action.get("nargs"),
             default=default,
-            stores=uses[0].get("stores", action.get("const")),
-            messages=uses[0].get("messages", ()),
+            mode=mode,
+            stores=use.get("stores", action.get("const")),
+            messages=use.get("messages", ()),
             **kwargs,
         )
         return

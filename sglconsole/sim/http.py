@@ -8,6 +8,7 @@ responses (for SSE), which is all SGLang's clients use.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,9 @@ class HttpServer:
     ):
         self.routes = routes
         self.access_log = access_log  # uvicorn's access line per request, like SGLang's log has
+        # SGLang's HTTP middleware counts: (method, path, status) answered, (method, path) open
+        self.answered: collections.Counter[tuple[str, str, int]] = collections.Counter()
+        self.active: collections.Counter[tuple[str, str]] = collections.Counter()
         self._server: asyncio.base_events.Server | None = None
 
     async def start(self, host: str, port: int) -> None:
@@ -80,7 +84,12 @@ class HttpServer:
                 request = await _read_request(reader)
                 if request is None:
                     break
-                response = await self._dispatch(request)
+                self.active[request.method, request.path] += 1
+                try:
+                    response = await self._dispatch(request)
+                finally:
+                    self.active[request.method, request.path] -= 1
+                self.answered[request.method, request.path, response.status] += 1
                 if self.access_log is not None:
                     host, port = (writer.get_extra_info("peername") or ("127.0.0.1", 0))[:2]
                     self.access_log(

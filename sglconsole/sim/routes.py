@@ -7,7 +7,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from sglconsole.sim import logfmt, settings, versiontable
+from sglconsole.sim import logfmt, metrics_page, settings, versiontable
 from sglconsole.sim.http import Request, Response, json_response, text_response
 from sglconsole.sim.redact import launch_command
 from sglconsole.sim.routes_generate import Generation, not_ready
@@ -248,6 +248,8 @@ class Routes:
             status="ready" if server.ready else "starting",
             max_total_num_tokens=engine.max_total_tokens if engine else 0,
             max_req_input_len=int(resolved.get("context_length") or 0) - 1,
+            # ServerArgs keeps what was given; the model's own length lives in its config
+            context_length=server.args.get("context_length"),
         )
         state = dict(resolved)
         state.update(
@@ -305,6 +307,11 @@ class Routes:
     # ---------------------------------------------------------------- metrics
 
     async def metrics(self, request: Request) -> Response:
+        if versiontable.load(self.server.version).get("metric_families"):
+            return text_response(
+                metrics_page.render(self.server),
+                content_type="text/plain; version=0.0.4; charset=utf-8",
+            )
         engine = self.server.engine
         stats = engine.stats
         name = self.server.resolved.get("served_model_name") or ""

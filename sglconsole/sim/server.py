@@ -21,6 +21,7 @@ from sglconsole.sim.engine import Engine
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.http import HttpServer
 from sglconsole.sim.routes import Routes
+from sglconsole.sim.server_args_resolve import post_init
 from sglconsole.sim.server_children import ServerChildren, write_plan
 from sglconsole.sim.server_failures import (
     SCHEDULER_CRASH,
@@ -312,7 +313,7 @@ class SimServer:
         args["mem_fraction_static"] = float(args.get("mem_fraction_static") or 0.85)
         args["served_model_name"] = args.get("served_model_name") or args.get("model_path")
         args["tokenizer_path"] = args.get("tokenizer_path") or args.get("model_path")
-        return args
+        return post_init(args, int(args["max_running_requests"]))
 
     def _engine(self, model: dict, max_total: int) -> Engine:
         model_perf = perf.build(

@@ -63,10 +63,14 @@ async def capture(server: SimServer, free: float, startup: float, weights_gb: fl
 
 
 def decode_graph_bs(server: SimServer) -> list[int]:
+    return decode_graph_sizes(server.args, server.resolved.get("max_running_requests"))
+
+
+def decode_graph_sizes(args: dict, max_running_requests: int | None) -> list[int]:
     limit = int(
-        server.args.get("cuda_graph_max_bs_decode")
-        or server.args.get("cuda_graph_max_bs")
-        or server.resolved.get("max_running_requests")
+        args.get("cuda_graph_max_bs_decode")
+        or args.get("cuda_graph_max_bs")
+        or max_running_requests
         or 256
     )
     sizes = [*range(1, 9), *range(10, 33, 2), *range(40, 257, 8)]

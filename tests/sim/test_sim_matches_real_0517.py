@@ -113,6 +113,37 @@ def test_server_info_has_the_real_keys(sim, name):
     assert mine["version"] == VERSION and mine["status"] == "ready"
 
 
+# what the launch, the host and the run decide rather than SGLang's flag resolution
+RUN_SPECIFIC = {
+    "model_path",
+    "tokenizer_path",
+    "served_model_name",
+    "port",
+    "random_seed",
+    "max_total_num_tokens",
+    "max_req_input_len",
+    "startup_time",
+    "internal_states",
+}
+
+
+def test_server_info_resolves_every_flag_like_real(sim):
+    """The same argv resolves to the same values (0.5.17's own flag table, its defaults, and
+    what ServerArgs.__post_init__ fills in: cuda_graph_config, sampling_backend, ...)."""
+    import json
+
+    _, answers = sim
+    real = json.loads(_real("server_info"))
+    mine = answers["server_info"].json()
+    differ = {
+        key: (mine.get(key), real[key])
+        for key in real
+        if key not in RUN_SPECIFIC and mine.get(key) != real[key]
+    }
+    assert not differ, differ
+    assert isinstance(mine["random_seed"], int) and mine["cuda_graph_max_bs_decode"] == 32
+
+
 def test_get_load_at_idle_is_dp_rank_0_and_back_to_0(sim):
     import json
 
@@ -146,6 +177,47 @@ def test_metrics_are_real_metric_names_with_real_labels(sim):
     mine = _metric_shapes(answers["metrics"].text)
     assert mine and {name: real.get(name) for name in mine} == mine
     assert "is_streaming" in mine["sglang:prompt_tokens_total"]
+
+
+def _families(text: str) -> dict[str, tuple[str, str]]:
+    """family -> (type, help), from the # TYPE / # HELP lines."""
+    kinds = dict(re.findall(r"^# TYPE (sglang:\S+) (\S+)$", text, re.M))
+    helps = dict(re.findall(r"^# HELP (sglang:\S+) (.*)$", text, re.M))
+    return {name: (kind, helps.get(name, "")) for name, kind in kinds.items()}
+
+
+# written only once a request hit the prefix cache / was aborted (the real idle capture
+# followed 7 failed health checks); the simulated run has neither
+EVENT_ONLY = {"sglang:cached_tokens_total", "sglang:num_aborted_requests_total"}
+
+
+def test_metrics_serve_every_real_family_with_its_type_and_help(sim):
+    _, answers = sim
+    real = _families(_real("metrics"))
+    assert len(real) == 71 and _families(_real("metrics", "under-load")).keys() == real.keys()
+    mine = _families(answers["metrics"].text)
+    assert {name: mine.get(name) for name in real if name not in EVENT_ONLY} == {
+        name: kind for name, kind in real.items() if name not in EVENT_ONLY
+    }
+    assert set(mine) == set(real) - EVENT_ONLY
+
+
+def test_metrics_series_have_the_real_shape(sim):
+    _, answers = sim
+    text = answers["metrics"].text
+    real = _real("metrics")
+    for name, (kind, _) in _families(real).items():
+        if kind == "histogram" and name not in EVENT_ONLY:
+            for part in ("_sum", "_count"):
+                assert re.search(rf"^{name}{part}\{{", text, re.M), name + part
+            assert re.search(rf'^{name}_bucket\{{[^}}]*le="\+Inf"', text, re.M), name
+
+    def series(page: str, family: str) -> int:
+        return len(re.findall(rf"^{family}\{{", page, re.M))
+
+    for counter in ("prompt_tokens", "generation_tokens", "num_requests"):
+        name = f"sglang:{counter}_total"
+        assert series(real, name) == series(text, name) == 2, name  # is_streaming false/true
 
 
 def test_at_idle_throughput_and_running_go_to_0_and_accept_length_stays(sim):
@@ -212,6 +284,21 @@ def test_warning_lines_like_real(sim):
         )
         pattern = re.compile(rf"^\[[-\d :]+\] {re.escape(warning)}$", re.M)
         assert pattern.search("\n".join(real)) and pattern.search(server.text()), endpoint
+
+
+def test_cuda_graph_max_bs_deprecation_line_like_real(sim):
+    """0.5.17's DeprecatedAliasStoreAction: one bold-yellow line, right after the UserWarning,
+    byte for byte (print_deprecated_warning before logging is set up), and the value kept."""
+    server, answers = sim
+    real = (REAL / "sglang-30000.log").read_text().splitlines()
+    mine = server.text().splitlines()
+    line = (
+        "\x1b[1;33m'--cuda-graph-max-bs' is deprecated and will be removed in a future release. "
+        "Use '--cuda-graph-max-bs-decode' instead.\x1b[0m"
+    )
+    assert real[3] == line and mine[3] == line
+    assert sum("--cuda-graph-max-bs'" in text for text in mine) == 1
+    assert answers["server_info"].json()["cuda_graph_max_bs_decode"] == 32
 
 
 def test_prefill_cuda_graph_by_batch_like_real(sim):

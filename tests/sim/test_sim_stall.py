@@ -99,7 +99,13 @@ def _frozen_view(answer: httpx.Response, path: str) -> object:
             {k: v for k, v in row.items() if k != "timestamp"} for row in answer.json()["loads"]
         ]
     if path == "metrics":
-        return sorted(line for line in answer.text.splitlines() if not line.startswith("#"))
+        # the HTTP middleware's and the CPU monitor's families live outside the scheduler
+        outside = ("sglang:http_", "sglang:process_cpu_seconds")
+        return sorted(
+            line
+            for line in answer.text.splitlines()
+            if not line.startswith("#") and not line.startswith(outside)
+        )
     return answer.json()
 
 
