@@ -16,8 +16,8 @@ from tests.tui.helpers import shown
 
 async def test_a_restore_belongs_to_its_own_fleet_not_to_a_host_of_the_same_name(
     fleet_factory,
-    state_dir,
-    tmp_path,  # noqa: F811
+    state_dir,  # noqa: F811 - the fixture imported above
+    tmp_path,
 ):
     fleet = fleet_factory([ct129()])
     restored = cli("restore", "-c", str(fleet.config_path), "ct129:30000", "--yes")
