@@ -120,6 +120,9 @@ async def restore(
     try:
         checked = await probe(ctx, host, port)
         verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)  # judged this pid
+        if verdict.verdict in ("DEGENERATE", "WRONG", "ERROR"):  # no speed is worth comparing
+            ctx.skip("compare", f"not compared: the probe's answer failed ({verdict.verdict})")
+            raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
         async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
             after = await decode_stats(ssh, spec.log, started.pid, 0.0, started.log_off)
             problems = compare(profile, after, verdict)
