@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sglconsole.core.log_owner import belongs
 from sglconsole.core.server_load import RequestLoad
-from sglconsole.state.model import GENERATE_BOUND_S, STALL_S, ServerState
+from sglconsole.state.model import GENERATE_BOUND_S, STALL_S, ServerState, reading_is_current
 
 WARNING_RECENT_S = 60.0
 """A health-check warning older than this says nothing about now."""
@@ -25,11 +25,8 @@ LOAD_FRESH_S = 15.0
 
 def fresh_load(server: ServerState, now: float) -> RequestLoad | None:
     """What the load endpoint said last, if recent and asked of the current process."""
-    if server.load is None or server.load_at is None or server.process is None:
-        return None
-    if now - server.load_at >= LOAD_FRESH_S or server.load_at < server.process.main.start:
-        return None
-    return server.load
+    current = reading_is_current(server, server.load_at, LOAD_FRESH_S, now)
+    return server.load if current else None
 
 
 def generate_pending(server: ServerState, now: float) -> bool:

@@ -249,6 +249,17 @@ class ServerState:
         self.generate_sent_at = self.generate_ok_at = None
 
 
+def reading_is_current(server: ServerState, at: float | None, limit_s: float, now: float) -> bool:
+    """Whether a reading (a /metrics page, a load answer) taken at `at` is the current process's
+    (taken after it started) and younger than `limit_s`: numbers belong to one process and age."""
+    return (
+        at is not None
+        and server.process is not None
+        and now - at < limit_s
+        and at >= server.process.main.start
+    )
+
+
 def metrics_only_process(port: int, start: float) -> ServerProcess:
     """A server known by its metrics alone (Prometheus, no SSH): running since `start` as far as
     the console can tell, with no pid, argv or GPUs (pid 0 is shown as none)."""

@@ -13,7 +13,14 @@ from __future__ import annotations
 from sglconsole.core.log_owner import is_current
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.state.liveness import fresh_load
-from sglconsole.state.model import HostState, Load, Sample, ServerState, ServerView
+from sglconsole.state.model import (
+    HostState,
+    Load,
+    Sample,
+    ServerState,
+    ServerView,
+    reading_is_current,
+)
 from sglconsole.state.routing import RouterState, derive_routes
 from sglconsole.state.status import derive_status, process_samples
 
@@ -107,11 +114,8 @@ def _page_source(server: ServerState) -> str:
 
 def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
     """The last /metrics page, if it is recent and was read from the current process."""
-    if server.metrics is None or server.metrics_at is None or server.process is None:
-        return None
-    if now - server.metrics_at >= METRICS_FRESH_S or server.metrics_at < server.process.main.start:
-        return None
-    return server.metrics
+    current = reading_is_current(server, server.metrics_at, METRICS_FRESH_S, now)
+    return server.metrics if current else None
 
 
 def metrics_rate(server: ServerState, now: float) -> float | None:
