@@ -9,6 +9,7 @@ from rich.text import Text
 
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.status_polls import PollRun
 from sglconsole.core.text import clean
 from sglconsole.tui.paint.palette import Palette
 
@@ -64,6 +65,11 @@ def prefill_summary(record: LogRecord, palette: Palette) -> Text:
     if record.input_throughput is not None:
         text.append(f", {record.input_throughput:.0f} tok/s in", style=palette.muted)
     return text
+
+
+def poll_summary(run: PollRun, palette: Palette) -> Text:
+    """A run of status polls in one muted line (v shows them all)."""
+    return Text(f"… {run.summary()}", style=palette.muted)
 
 
 def matches(raw: str, needle: str) -> bool:

@@ -1,4 +1,5 @@
-"""Live tail of a server's log: follow or pause, `/` to filter, decode lines condensed or raw."""
+"""Live tail of a server's log: follow or pause, `/` to filter, condensed (decode lines, runs of
+status polls) or raw."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from textual.containers import Vertical
 from textual.scrollbar import ScrollTo, ScrollUp
 from textual.widgets import Input, RichLog, Static
 
+from sglconsole.core.status_polls import PollRun, condense
 from sglconsole.core.text import clean
 from sglconsole.state.fleet import ServerState
-from sglconsole.tui.paint.log import log_line, matches
+from sglconsole.tui.paint.log import log_line, matches, poll_summary
+from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.tail import TailCursor
 from sglconsole.tui.widgets.common import palette
 
@@ -65,6 +68,8 @@ class LogView(Vertical):
         self.condensed = True
         self.needle = ""
         self.paused_by_scroll = False
+        # the status polls at the end, not written yet: the run may go on with the next lines
+        self.open_polls: PollRun | None = None
 
     def compose(self):
         yield Static(id="log-status")
@@ -76,6 +81,7 @@ class LogView(Vertical):
             highlight=False,
             min_width=20,
         )
+        yield Static(id="log-open-polls")
         yield Input(placeholder="filter: text to keep (Enter keeps, Esc clears)", id="log-filter")
 
     @property
@@ -99,6 +105,7 @@ class LogView(Vertical):
     def rewrite(self) -> None:
         """Render the whole buffer again (another server, another filter, raw/condensed)."""
         self.lines.clear()
+        self.open_polls = None
         if self.cursor is not None:
             self.cursor.skip()
             self._write(list(self.server.log_lines))
@@ -135,11 +142,34 @@ class LogView(Vertical):
 
     def _write(self, raw_lines: list[str]) -> None:
         pal = palette(self)
-        for raw in raw_lines:
-            shown = log_line(raw, pal, self.condensed)
-            # what is on screen ("accept 4" in a condensed line) or what SGLang wrote
-            if matches(shown.plain, self.needle) or matches(raw, self.needle):
-                self.lines.write(shown, scroll_end=self.following)
+        items: list[str | PollRun] = list(raw_lines)
+        if self.condensed:
+            items = condense([clean(raw) for raw in raw_lines], self.open_polls)
+            last = items[-1] if items else None
+            self.open_polls = items.pop() if isinstance(last, PollRun) else None
+        for item in items:
+            if isinstance(item, PollRun):
+                self._write_shown(poll_summary(item, pal), item.lines)
+            else:
+                self._write_shown(log_line(item, pal, self.condensed), (item,))
+        self._open_polls_line(pal)
+
+    def _write_shown(self, shown: Text, raw_lines: tuple[str, ...]) -> None:
+        if self._kept(shown, raw_lines):
+            self.lines.write(shown, scroll_end=self.following)
+
+    def _kept(self, shown: Text, raw_lines: tuple[str, ...]) -> bool:
+        # what is on screen ("accept 4" in a condensed line) or what SGLang wrote
+        return matches(shown.plain, self.needle) or any(matches(r, self.needle) for r in raw_lines)
+
+    def _open_polls_line(self, pal: Palette) -> None:
+        """The run of polls still going on, under the log until another line ends it."""
+        line = self.query_one("#log-open-polls", Static)
+        run = self.open_polls
+        shown = poll_summary(run, pal) if run is not None else None
+        line.display = shown is not None and self._kept(shown, run.lines)
+        if line.display and shown != line.content:
+            line.update(shown)
 
     # ------------------------------------------------------------ controls
 
@@ -192,6 +222,8 @@ class LogView(Vertical):
             more = f", {waiting} new line{'s' if waiting != 1 else ''}" if waiting else ""
             mode = Text(f"paused{more} (f or End follows)", style=pal.warn)
         text = Text.assemble(("log ", "bold"), mode)
+        # which of the two the reader sees, and the key for the other
+        text.append(" · condensed (v: raw)" if self.condensed else " · raw (v: condensed)")
         if self.server is not None:
             text.append(f" · {clean(self.server.log_path or 'no log found')}", style=pal.muted)
             if self.server.log_state:
