@@ -368,3 +368,67 @@ def test_cli_check_names_every_class_of_problem_at_once_and_misspelled_flags(tmp
     path.write_text(text.replace("not-a-port", "22").replace("algoritm", "algorithm"))
     ok = run_cli("check", "-c", str(path))
     assert ok.returncode == 0, ok.stderr
+
+
+def test_cli_check_reports_cross_checks_files_and_ambiguous_flags_together(tmp_path):
+    """check used to stop at the cross-checks (no files, no more), skipped the files of valid
+    hosts when another host broke the schema, and passed a prefix argparse refuses (0.5.23)."""
+    text = (
+        "hosts:\n"
+        "  gpu1:\n"
+        "    address: 127.0.0.1\n"
+        f"    identity_file: {tmp_path / 'missing-key'}\n"
+        "    servers:\n"
+        "      - {port: 30000, profile: nope}\n"
+        "      - {port: 30001, profile: p}\n"
+        "profiles:\n"
+        "  p:\n"
+        "    args:\n"
+        "      - --model-path\n"
+        "      - /models/x\n"
+        "      - --cuda-graph-max-bs\n"  # 0.5.17 has it whole; on 0.5.23 it is a prefix of two
+        "      - '8'\n"
+        "  old:\n"
+        "    requires_sglang: <0.5.20\n"  # never runs on 0.5.23: the same flag is fine here
+        "    args: [--model-path, /models/x, --cuda-graph-max-bs=8]\n"
+    )
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    crossed = run_cli("check", "-c", str(path))
+    assert crossed.returncode == 2
+    said = " ".join(crossed.stderr.split())
+    assert f"hosts.yaml:{line_of(text, 'profile: nope')}: hosts.gpu1.servers[0].profile:" in said
+    assert (
+        f"hosts.yaml:{line_of(text, 'identity_file')}: hosts.gpu1.identity_file: identity file"
+        in said
+    ), said
+    assert (
+        f"hosts.yaml:{line_of(text, '- --cuda-graph-max-bs')}: profiles.p.args[2]: "
+        "--cuda-graph-max-bs is ambiguous on SGLang 0.5.23" in said
+    ), said
+    assert "--cuda-graph-max-bs-decode or --cuda-graph-max-bs-prefill" in said
+    assert "profiles.old" not in said
+    # another host that breaks the schema: the valid host's missing file is still named
+    broken = text.replace("profiles:\n", "  gpu2: {address: 127.0.0.2, port: abc}\nprofiles:\n")
+    path.write_text(broken)
+    schema = run_cli("check", "-c", str(path))
+    said = " ".join(schema.stderr.split())
+    assert schema.returncode == 2
+    assert f"hosts.yaml:{line_of(broken, 'gpu2')}: hosts.gpu2.port" in said, said
+    assert "hosts.gpu1.identity_file: identity file" in said, said
+    assert "--cuda-graph-max-bs is ambiguous" in said
+
+
+def test_flag_tables_say_where_a_prefix_is_ambiguous():
+    from sglconsole.config.flag_check import ambiguous_candidates, tables_for
+
+    assert ambiguous_candidates("--cuda-graph-max-bs", "0.5.23") == (
+        "--cuda-graph-max-bs-decode",
+        "--cuda-graph-max-bs-prefill",
+    )
+    assert ambiguous_candidates("--cuda-graph-max-bs", "0.5.17") == ()  # an exact match wins
+    assert ambiguous_candidates("--speculative-algo", "0.5.23") == ()  # one candidate: taken
+    # 0.5.11's table stands for 0.5.12-0.5.16; the newest for what came after it
+    assert tables_for(">=0.5.12,<0.5.17") == ["0.5.11"]
+    assert tables_for(">=0.5.30")[-1] == "0.5.23"
+    assert tables_for(None) == tables_for("not a specifier")

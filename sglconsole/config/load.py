@@ -63,20 +63,42 @@ def load(cli_path: str | os.PathLike | None = None) -> Config:
 
 
 def check_file(cli_path: str | os.PathLike | None = None) -> tuple[Config | None, list[str]]:
-    """Every problem `check` can name at once, in line order: the schema's (or the
-    cross-checks'), unknown SGLang flags (read from the file as written, so they are named
-    even when the schema fails) and missing files; the config when the schema passed."""
+    """Every problem `check` can name at once, in line order: the schema's, the cross-checks'
+    (once the schema passes), SGLang flags the shipped tables refuse (read from the file as
+    written, so they are named even when the schema fails) and missing files (of every host
+    whose own entry is valid); the config when the file has no problem pydantic or the
+    cross-checks find."""
     path = discover(cli_path)
+    filename = str(path)
     text = _read(path)
-    data, lines = _compose(text, str(path))  # a YAML syntax error: nothing more can be read
+    data, lines = _compose(text, filename)  # a YAML syntax error: nothing more can be read
     profiles = data.get("profiles") if isinstance(data, dict) else None
-    problems = flag_problems(profiles, lines, str(path))
+    problems = flag_problems(profiles, lines, filename)
     try:
-        model, lines = _parse(text, str(path))
+        model, lines = _validate(text, filename)
     except ConfigError as exc:
-        return None, sorted(dict.fromkeys(exc.problems + problems), key=_line_of)
+        hosts = _hosts_that_parse(data)
+        found = exc.problems + problems + _host_file_problems(hosts, lines, filename)
+        return None, sorted(dict.fromkeys(found), key=_line_of)
     cfg = Config(model, path, lines)
-    return cfg, sorted(dict.fromkeys(problems + file_problems(cfg)), key=_line_of)
+    crossed = _cross_check(model, lines, filename)
+    found = crossed + problems + file_problems(cfg)
+    return (None if crossed else cfg), sorted(dict.fromkeys(found), key=_line_of)
+
+
+def _hosts_that_parse(data: Any) -> dict[str, Host]:
+    """The hosts whose own entry (with `defaults:`) validates, from a file that does not."""
+    hosts = data.get("hosts") if isinstance(data, dict) else None
+    if not isinstance(hosts, dict):
+        return {}
+    merged = _merge_defaults(data)["hosts"]
+    parsed = {}
+    for name, entry in merged.items():
+        try:
+            parsed[str(name)] = Host.model_validate(entry)
+        except ValidationError:
+            continue
+    return parsed
 
 
 def _read(path: Path) -> str:
@@ -99,6 +121,15 @@ def parse(text: str, filename: str = "hosts.yaml") -> HostsFile:
 
 
 def _parse(text: str, filename: str) -> tuple[HostsFile, dict[Path_, int]]:
+    model, lines = _validate(text, filename)
+    problems = _cross_check(model, lines, filename)
+    if problems:
+        raise ConfigError(problems)
+    return model, lines
+
+
+def _validate(text: str, filename: str) -> tuple[HostsFile, dict[Path_, int]]:
+    """The schema alone (pydantic), before the cross-checks between its parts."""
     data, lines = _compose(text, filename)
     if data is None:
         raise ConfigError(f"{filename}:1: the file is empty (expected a 'hosts:' mapping)")
@@ -113,9 +144,6 @@ def _parse(text: str, filename: str) -> tuple[HostsFile, dict[Path_, int]]:
         raise ConfigError(
             sorted(validation_problems(exc, lines, filename, merged), key=_line_of)
         ) from None
-    problems = _cross_check(model, lines, filename)
-    if problems:
-        raise ConfigError(problems)
     return model, lines
 
 
@@ -129,9 +157,14 @@ FILE_KEYS = {
 def file_problems(cfg: Config) -> list[str]:
     """The files hosts.yaml names (identity_file, known_hosts, ssh_config) that are missing or
     unreadable here, as `file:line: field: problem` (a valid hosts.yaml may still name them)."""
-    filename = str(cfg.path or "hosts.yaml")
+    return _host_file_problems(cfg.hosts, cfg.lines, str(cfg.path or "hosts.yaml"))
+
+
+def _host_file_problems(
+    hosts: dict[str, Host], lines: dict[Path_, int], filename: str
+) -> list[str]:
     problems = []
-    for name, host in cfg.hosts.items():
+    for name, host in hosts.items():
         for key, what in FILE_KEYS.items():
             written = getattr(host, key)
             if not written or written == "none":
@@ -144,7 +177,7 @@ def file_problems(cfg: Config) -> list[str]:
             else:
                 continue
             loc = ("hosts", name, key)
-            problems.append(f"{filename}:{lookup_line(loc, cfg.lines)}: {dotted(loc)}: {problem}")
+            problems.append(f"{filename}:{lookup_line(loc, lines)}: {dotted(loc)}: {problem}")
     return sorted(dict.fromkeys(problems), key=_line_of)
 
 

@@ -109,17 +109,19 @@ class ConsoleApp(App[int]):
         self._exit_on_hangup()
 
     async def _play(self, replay: Replay) -> None:
-        """The recording, played; then say it ended, or a still screen reads as a calm fleet
-        (a replay opened at its end already shows its last moment: nothing to say)."""
-        if replay.ended:
-            return
-        await replay.play()
-        when = time.strftime("%H:%M:%S", time.localtime(replay.now))
-        self.notify(
-            f"the recording ended at {when}: what shows is its last moment (q quits)",
-            title="replay",
-            timeout=30,
-        )
+        """The recording, played; each time it reaches its end, say so, or a still screen reads
+        as a calm fleet (a replay opened at its end already shows its last moment)."""
+
+        def ended() -> None:
+            when = time.strftime("%H:%M:%S", time.localtime(replay.now))
+            self.notify(
+                f"the recording ended at {when}: what shows is its last moment "
+                "([ goes back, q quits)",
+                title="replay",
+                timeout=30,
+            )
+
+        await replay.play(ended)
 
     def _exit_on_hangup(self) -> None:
         """SIGTERM and SIGHUP (the tmux pane closed) end the app like q: unmount stops the monitor,
@@ -166,7 +168,11 @@ class ConsoleApp(App[int]):
     def flush(self) -> None:
         if asyncio.get_running_loop().time() - self._flushed_at >= MIN_GAP_S:
             self.flush_changes()
-        for alert in sweep(self.session.fleet, self.alerts, self.session.clock()):
+        if self.replay is not None:  # swept at the recording's own moments, not by this timer
+            found = self.replay.take_alerts()
+        else:
+            found = sweep(self.session.fleet, self.alerts, self.session.clock())
+        for alert in found:
             self.raise_alert(alert)
 
     def flush_changes(self) -> None:

@@ -64,7 +64,12 @@ class Facts:
         )
 
 
+REPLAY_ONLY = {"replay_pause", "replay_seek"}
+
+
 def state(action: str, facts: Facts) -> bool | None:
+    if action in REPLAY_ONLY:
+        return not facts.live
     if action in CHANGES_HOST | {"lock"} and facts.read_only:
         return False
     if action in CHANGES_HOST | {"probe", "bench"} and not facts.live:

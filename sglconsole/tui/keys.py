@@ -41,8 +41,17 @@ def _b(
     *,
     id: str | None = None,
     key_display: str | None = None,
+    priority: bool = False,
 ) -> Binding:
-    return Binding(keys, action, label, id=id or action, tooltip=tip, key_display=key_display)
+    return Binding(
+        keys,
+        action,
+        label,
+        id=id or action,
+        tooltip=tip,
+        key_display=key_display,
+        priority=priority,
+    )
 
 
 def action_name(name: str) -> str:
@@ -62,6 +71,7 @@ def bound(binding: Binding, keymap: dict[str, str]) -> Binding:
 
 
 FIX, LOOK, MOVE, CONSOLE = "Fix a server", "Look closer", "Move", "Console"
+REPLAY = "Replay (a recording only)"
 
 KEYS: list[Key] = [
     Key(
@@ -205,6 +215,43 @@ KEYS: list[Key] = [
             "hide every action that changes a host (asks first: cannot be undone)",
         ),
         15,
+    ),
+    # replay keys: shown only in a replay; space before the tree's own (it folds a host there)
+    Key(
+        REPLAY,
+        _b(
+            "space",
+            "replay_pause",
+            "Pause/play",
+            "pause the recording where it is, or play it on",
+            key_display="space",
+            priority=True,
+        ),
+        12,
+    ),
+    Key(
+        REPLAY,
+        _b(
+            "left_square_bracket",
+            "replay_seek(-10)",
+            "-10s",
+            "go back 10 s in the recording",
+            id="replay-back",
+            key_display="[",
+        ),
+        16,
+    ),
+    Key(
+        REPLAY,
+        _b(
+            "right_square_bracket",
+            "replay_seek(10)",
+            "+10s",
+            "go on 10 s in the recording (its alerts are told on the way)",
+            id="replay-on",
+            key_display="]",
+        ),
+        17,
     ),
     Key(CONSOLE, _b("B", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
     Key(

@@ -1,21 +1,27 @@
 """`sglconsole replay FILE`: a recording played back into a FleetState, read-only.
 
 The console's clock follows the recording, so uptimes and countdowns read as
-they did when it was recorded.
+they did when it was recorded, and alerts are swept at the recording's own moments (not by
+the screen's wall-clock timer): the same recording gives the same alerts at any speed. Space
+pauses, a seek jumps (back: rebuilt from the start, silently, the new moment a fresh baseline).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sglconsole.alerts.tracker import Alert, AlertTracker, sweep
 from sglconsole.config import Config, HostsFile
 from sglconsole.errors import ConfigError
 from sglconsole.state.fleet import FleetState, ServerState
 from sglconsole.tui import codec
 from sglconsole.tui.recorder import FORMAT
+
+TICK_S = 0.1  # how often playback moves the recording's clock on
 
 
 @dataclass
@@ -26,6 +32,10 @@ class Recording:
     @property
     def start(self) -> float:
         return self.events[0]["t"] if self.events else 0.0
+
+    @property
+    def end(self) -> float:
+        return self.events[-1]["t"] if self.events else 0.0
 
 
 def load(path: Path) -> Recording:
@@ -45,33 +55,87 @@ class Replay:
         self.fleet = FleetState(recording.config)
         self.speed = max(speed, 0.01)
         self.now = recording.start
+        self.paused = False
+        self.tracker = AlertTracker()
+        self._alerts: list[Alert] = []
         self._next = 0
         if to_end:
-            self.until(float("inf"))
+            self._jump(recording.end)
 
     def clock(self) -> float:
         return self.now
 
     def until(self, when: float) -> None:
-        """Apply every event recorded up to `when`."""
+        """Apply every event recorded up to `when`, sweeping alerts at each recorded moment."""
+        self._advance(when, sweeping=True)
+
+    def _advance(self, when: float, *, sweeping: bool) -> None:
         events = self.recording.events
         while self._next < len(events) and events[self._next]["t"] <= when:
+            moment = events[self._next]["t"]
+            self.now = max(self.now, moment)
             self._apply(events[self._next])
             self._next += 1
-        if self._next:
-            self.now = max(self.now, events[self._next - 1]["t"])
+            last_of_moment = self._next >= len(events) or events[self._next]["t"] != moment
+            if sweeping and last_of_moment:
+                self._alerts += sweep(self.fleet, self.tracker, moment)
+        later = max(self.now, min(when, self.recording.end))
+        if later > self.now:
+            self.now = later
+            if sweeping:  # a status holds on while nothing is recorded: time still counts
+                self._alerts += sweep(self.fleet, self.tracker, later)
+
+    def take_alerts(self) -> list[Alert]:
+        """The alerts raised since the last call, each at its recorded time."""
+        taken, self._alerts = self._alerts, []
+        return taken
+
+    def seek(self, seconds: float) -> float:
+        """Move `seconds` on (or back, when negative) within the recording; the new time.
+        On: played through, alerts and all. Back: rebuilt from the start without alerts (they
+        were told), and the moment reached is the new baseline."""
+        target = min(max(self.now + seconds, self.recording.start), self.recording.end)
+        if target >= self.now:
+            self.until(target)
+        else:
+            self._jump(target)
+        return self.now
+
+    def _jump(self, target: float) -> None:
+        """Rebuild the fleet as it was at `target`, silently: what shows then is the baseline."""
+        fresh = FleetState(self.recording.config)
+        self.fleet.hosts.clear()
+        self.fleet.hosts.update(fresh.hosts)
+        self.fleet.routers.clear()
+        self.fleet.routers.update(fresh.routers)
+        self._next, self.now = 0, self.recording.start
+        self._advance(target, sweeping=False)
+        self.tracker, self._alerts = AlertTracker(), []
+        sweep(self.fleet, self.tracker, self.now)  # the baseline: nothing in it is news
+        for name, host in self.fleet.hosts.items():
+            self.fleet.changed(name, None)
+            for port in host.servers:
+                self.fleet.changed(name, port)
 
     @property
     def ended(self) -> bool:
         """Whether every recorded event has been applied: what shows is its last moment."""
         return self._next >= len(self.recording.events)
 
-    async def play(self) -> None:
+    async def play(self, on_end: Callable[[], None] | None = None) -> None:
+        """Move the recording's clock on with the wall clock (times `speed`) while not paused;
+        `on_end` each time playback reaches the end (a seek back plays it again)."""
         loop = asyncio.get_running_loop()
-        began, start = loop.time(), self.recording.start
-        while self._next < len(self.recording.events):
-            self.until(start + (loop.time() - began) * self.speed)
-            await asyncio.sleep(0.1)
+        last, was_ended = loop.time(), self.ended
+        while True:
+            await asyncio.sleep(TICK_S)
+            wall = loop.time()
+            step, last = (wall - last) * self.speed, wall
+            if not self.paused and not self.ended:
+                self.until(self.now + step)
+            if self.ended and not was_ended and on_end is not None:
+                on_end()
+            was_ended = self.ended
 
     def _apply(self, event: dict) -> None:
         if event["kind"] == "router":

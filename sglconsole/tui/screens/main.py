@@ -29,7 +29,7 @@ from sglconsole.tui.widgets.router_view import RouterView
 from sglconsole.tui.widgets.server_view import ServerView
 from sglconsole.tui.widgets.top_bar import TopBar
 
-GATED = gating.NEEDS_SERVER | {"lock", "close"}
+GATED = gating.NEEDS_SERVER | gating.REPLAY_ONLY | {"lock", "close"}
 AUDIT_SHOWN = 30
 DETAIL_S = 1.0
 
@@ -110,8 +110,13 @@ class MainScreen(RunsActions, Screen):
         unreachable = {n for n, h in self.session.fleet.hosts.items() if h.reachable is False}
         self.tree.sync(hosts | unreachable, now)
         replay_at = now if self.session.ssh is None else None
+        replay = getattr(self.app, "replay", None)
         self.query_one(TopBar).show(
-            self.session.fleet, self.session.read_only, self.session.bell, replay_at
+            self.session.fleet,
+            self.session.read_only,
+            self.session.bell,
+            replay_at,
+            paused=replay is not None and replay.paused,
         )
         selected = self.selected
         if not hosts or (selected is not None and (selected[0] in hosts or router_of(selected))):
@@ -205,6 +210,8 @@ class MainScreen(RunsActions, Screen):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "replay_pause" and isinstance(self.focused, Input):
+            return False  # a space typed into the log filter is a space
         return gating.state(action, self.facts()) if action in GATED else True
 
     def refusal(self, key: keys.Key) -> str | None:
@@ -342,6 +349,22 @@ class MainScreen(RunsActions, Screen):
         """At 80 columns the detail pane needs the tree's third: hide it (keys still move in it)."""
         pane = self.query_one("#fleet-pane")
         pane.display = not pane.display
+
+    def action_replay_pause(self) -> None:
+        replay = self.app.replay
+        replay.paused = not replay.paused
+        when = time.strftime("%H:%M:%S", time.localtime(replay.now))
+        said = f"replay paused at {when} (space plays on)" if replay.paused else "replay: playing"
+        self.notify(said, timeout=3)
+        self.redraw(set())
+
+    def action_replay_seek(self, seconds: float) -> None:
+        replay = self.app.replay
+        replay.seek(seconds)
+        when = time.strftime("%H:%M:%S", time.localtime(replay.now))
+        into = replay.now - replay.recording.start
+        self.notify(f"replay at {when} ({into:.0f} s in){' (paused)' if replay.paused else ''}")
+        self.redraw(set())
 
     def action_bell(self) -> None:
         self.session.bell = not self.session.bell

@@ -14,7 +14,12 @@ from sglconsole.tui.widgets.common import palette
 
 
 def summary(
-    fleet: FleetState, pal: Palette, read_only: bool, bell: bool, replay_at: float | None = None
+    fleet: FleetState,
+    pal: Palette,
+    read_only: bool,
+    bell: bool,
+    replay_at: float | None = None,
+    paused: bool = False,
 ) -> Text:
     servers = fleet.all_servers()
     counts = Counter(s.status for s in servers)
@@ -23,7 +28,8 @@ def summary(
     else:
         # first and loud, in place of the name: a replay is never taken for the fleet of now
         when = time.strftime("%m-%d %H:%M:%S", time.localtime(replay_at))
-        text = Text(f" REPLAY {when} ", style=f"bold reverse {pal.warn}")
+        still = " PAUSED" if paused else ""  # a stopped clock must not read as a calm fleet
+        text = Text(f" REPLAY {when}{still} ", style=f"bold reverse {pal.warn}")
         text.append(" ")
     if replay_at is None:  # a replay's banner takes this room (its tree shows the same)
         text.append(f"{len(fleet.hosts)} hosts · {len(servers)} servers ", style=pal.muted)
@@ -52,8 +58,13 @@ def summary(
 
 class TopBar(Static):
     def show(
-        self, fleet: FleetState, read_only: bool, bell: bool, replay_at: float | None = None
+        self,
+        fleet: FleetState,
+        read_only: bool,
+        bell: bool,
+        replay_at: float | None = None,
+        paused: bool = False,
     ) -> None:
-        text = summary(fleet, palette(self), read_only, bell, replay_at)
+        text = summary(fleet, palette(self), read_only, bell, replay_at, paused)
         if text != self.content:
             self.update(text, layout=False)  # one line, always: no layout pass for the whole screen
