@@ -149,7 +149,12 @@ KEYS: list[Key] = [
     Key(LOOK, _b("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")),
     Key(
         LOOK,
-        _b("v", "verbatim", "Raw lines", "show decode lines as SGLang wrote them, or condensed"),
+        _b(
+            "v",
+            "verbatim",
+            "Raw lines",
+            "show the log as SGLang wrote it, or condensed (decode lines, status polls)",
+        ),
     ),
     Key(
         LOOK,
