@@ -174,17 +174,25 @@ class HttpFeed:
         return response
 
     def _check_generates(self, http: httpx.AsyncClient, server: ServerState) -> None:
-        """Every GENERATE_EVERY_S, in the background, a /health that generates a token, once the
-        server has said it is ready (its ready line or a 200)."""
+        """In the background, a /health that generates a token, once the server has said it is
+        ready (its ready line or a 200): at once for each process, then every GENERATE_EVERY_S
+        while it writes no batch line (one that does proves its scheduler works: a busy server is
+        not asked to generate, so its measured speed and accept rate stay its clients')."""
         port, process = server.port, server.process
         if process is None or (port in self._checks and not self._checks[port].done()):
             return
         ready = server.health == "ok" or (
             server.ready_seen_at is not None and server.ready_seen_at >= process.main.start - 1
         )
-        if not ready or time.time() - self.generate_at.get(port, 0.0) < GENERATE_EVERY_S:
+        now = time.time()
+        asked = self.generate_at.get(port)
+        if not ready or (asked is not None and now - asked < GENERATE_EVERY_S):
             return
-        self.generate_at[port] = time.time()
+        if asked is not None and server.batch_at is not None:
+            when, writer = server.batch_at
+            if writer in (None, process.main.pid) and now - when < GENERATE_EVERY_S:
+                return
+        self.generate_at[port] = now
         if server.generate_sent_at is None:  # the streak without a 200 starts here
             server.generate_sent_at = self.generate_at[port]
         self._checks[port] = asyncio.create_task(self._generate(http, server, process.main.pid))
