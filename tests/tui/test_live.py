@@ -140,6 +140,7 @@ async def test_read_only_hides_every_action_that_changes_a_host(demo_fleet):
         await pilot.pause()
         keys = app.main.query_one(KeyBar).keys_text().plain
         assert "Probe" in keys and "Diff" in keys and "READ-ONLY" in shown(app, "#top-bar")
+        assert "Pause/play" not in keys and "space" not in keys  # a replay's key, not a fleet's
         for word in ("Kill", "Restore", "Relaunch", "Rollback", "Capture", "Read-only"):
             assert word not in keys
         for key in ("ctrl+k", "R", "r", "u", "c"):

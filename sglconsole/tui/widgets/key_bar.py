@@ -39,7 +39,9 @@ class KeyBar(Static):
         for key in KEYS:
             keys = bound(key.binding, getattr(self.app, "keymap", {})).key
             binding = active.get(keys.split(",")[0])
-            if key.binding.action in FOOTER and binding is not None:
+            # the key may be bound to another action here (space folds a host in the tree)
+            ours = binding is not None and binding.binding.action == key.binding.action
+            if key.binding.action in FOOTER and ours:
                 found.append((key, binding.enabled))
         return found
 
