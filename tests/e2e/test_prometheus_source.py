@@ -152,9 +152,11 @@ def test_the_exporter_wins_where_it_has_a_server(demo_fleet, scraped, tmp_path):
         )
         try:
             slow = 'sglconsole_server_status{status="SLOW",host="ct129"} == 1'
+            looping = 'sglconsole_server_status{status="LOOPING",host="old059"} == 1'
             deadline = time.monotonic() + 30
-            while (
+            while (  # the whole story in Prometheus: both statuses and SGLang's own series
                 not prometheus.query(slow)
+                or not prometheus.query(looping)
                 or len(prometheus.query("irate(sglang:generation_tokens_total[1m])")) < METRICS_ON
             ):
                 assert time.monotonic() < deadline, "Prometheus has not both yet"
@@ -170,7 +172,7 @@ def test_the_exporter_wins_where_it_has_a_server(demo_fleet, scraped, tmp_path):
     servers = {(n, s["port"]): s for n, h in hosts.items() for s in h["servers"]}
     ct129 = servers[("ct129", 30000)]  # SGLang's series alone would say DOWN (no metrics)
     assert ct129["status"] == "SLOW" and ct129["drift"] is True, ct129
-    assert servers[("old059", 30000)]["status"] == "LOOPING"
+    assert servers[("old059", 30000)]["status"] == "LOOPING", servers[("old059", 30000)]["reason"]
     assert servers[("h200x4", 30001)]["status"] == "UP"
     assert servers[("h200x4", 30001)]["drift"] is False  # the exporter judged it
     extra = servers[("h200x4", UNCONFIGURED)]  # the exporter has no such server
