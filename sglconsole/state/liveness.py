@@ -13,6 +13,8 @@ any one of which is enough:
 
 from __future__ import annotations
 
+import math
+
 from sglconsole.core.log_owner import belongs
 from sglconsole.core.server_load import RequestLoad
 from sglconsole.state.model import GENERATE_BOUND_S, STALL_S, ServerState, reading_is_current
@@ -43,11 +45,14 @@ def stall_reason(server: ServerState, now: float) -> str | None:
         return None
     pid, started = process.main.pid, process.main.start
     seen: list[str] = []
-    if server.generate_sent_at is not None:
-        waited = now - server.generate_sent_at
+    progress = last_progress(server, pid, started)
+    sent = server.generate_sent_at
+    # a batch line written since the check was sent proves progress (its answer may still be lost:
+    # on a real 0.5.17 the check outstanding across the stall's end never came back)
+    if sent is not None and (progress is None or progress < math.floor(sent)):
+        waited = now - sent
         if waited >= GENERATE_BOUND_S:
             seen.append(f"/health (it generates a token) unanswered for {waited:.0f} s")
-    progress = last_progress(server, pid, started)
     # the last load read of this process, fresh or not: a wedged 0.5.17 answered /v1/loads only
     # after its stall, so "requests were in flight, and nothing since" is what there is to see
     load = server.load if server.load_at is not None and server.load_at >= started else None

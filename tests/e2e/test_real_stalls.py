@@ -134,7 +134,9 @@ def test_the_first_sampled_request_stalls_before_any_decode_line(fleet_factory):
 @pytest.mark.usefixtures("state_dir")
 def test_status_watch_turns_stalled_when_a_serving_scheduler_wedges(fleet_factory):
     # real 0.5.17: `status --watch` said UP serving, 12211 tok/s, 16 running for all 85 s
-    fleet = fleet_factory([h200(load={"concurrency": 4, "max_tokens": 300})])
+    # SGLang's health check gives up (503) within the stall, and the load goes on after it: the
+    # real H200 showed the answer across the stall's end lost, and STALLED then stayed for good
+    fleet = fleet_factory([h200(load={"concurrency": 4, "max_tokens": 300}, health_timeout_s=3)])
     watch = subprocess.Popen(
         [
             sys.executable,
@@ -164,11 +166,13 @@ def test_status_watch_turns_stalled_when_a_serving_scheduler_wedges(fleet_factor
         while (server := next_server())["status"] != "STALLED":
             assert server["status"] != "DOWN", server
             assert time.monotonic() - wedged < 50, server  # real: never, in 85 s
-        assert "requests in flight" in server["reason"] or "unanswered" in server["reason"]
+        signs = ("requests in flight", "unanswered", "Health check failed")
+        assert any(sign in server["reason"] for sign in signs), server["reason"]
         assert server["tok_s"] is None or time.monotonic() - wedged < 15, server
         set_host(fleet, scheduler_stall=False)
+        recovered = time.monotonic()
         while (server := next_server())["status"] == "STALLED":
-            assert time.monotonic() - wedged < 120, server
+            assert time.monotonic() - recovered < 20, server  # its decode lines prove progress
     finally:
         watch.kill()
         watch.wait()
