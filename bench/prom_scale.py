@@ -45,6 +45,9 @@ from bench.worker import die_with_parent  # noqa: E402
 
 CORES_BOUND = 0.2
 FRESH_BOUND_SCRAPES = 2
+# a change not on screen this long after it happened is lost (the console watches this long
+# past the measured window, so a late one still counts as late, not lost)
+LOST_AFTER_S = 10.0
 
 
 def hosts_yaml(hosts: int, servers: int, prometheus: str, interval: float) -> dict:
@@ -132,9 +135,13 @@ def start_target(hosts: int, servers: int, port: int, histograms: bool) -> tuple
     return process, json.loads(process.stdout.readline())
 
 
-def freshness(flips: list, arrivals: dict, since: float, until: float) -> dict:
+def freshness(
+    flips: list, arrivals: dict, since: float, until: float, watched_until: float
+) -> dict:
     """flip -> first in the view, for flips inside the measured window; a flip overtaken by the
-    next flip of the same server before it could show is left out (never on screen, rightly)."""
+    next flip of the same server before it could show is left out (never on screen, rightly).
+    Lost: a flip the console watched for LOST_AFTER_S and never showed; one it could not watch
+    that long (it stopped first) is neither seen nor lost."""
     latest: dict[str, float] = {}
     waits, lost = [], 0
     for at, instance, value in sorted(flips, reverse=True):
@@ -146,7 +153,7 @@ def freshness(flips: list, arrivals: dict, since: float, until: float) -> dict:
         seen = arrivals.get(f"{address.split('.')[0]}|{port}|{int(value)}")
         if seen is not None:
             waits.append(seen - at)
-        elif later is None or later - at > 10:
+        elif (later is None or later - at > LOST_AFTER_S) and watched_until - at >= LOST_AFTER_S:
             lost += 1
     waits.sort()
 
@@ -180,7 +187,9 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
 
         def console() -> None:
             try:
-                holder["console"] = run_worker("prom", config, args.seconds + 3, warmup=args.warmup)
+                holder["console"] = run_worker(
+                    "prom", config, args.seconds + LOST_AFTER_S, warmup=args.warmup
+                )
             except Exception as exc:  # noqa: BLE001 - reported below, after the others stop
                 holder["error"] = exc
 
@@ -206,7 +215,8 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
     found = holder["console"]
     cores = found["cpu_s"] / found["measured_s"]
     since = began_wall + args.warmup
-    fresh = freshness(flips, found["arrivals"], since, since + args.seconds - 2 * args.scrape)
+    until = since + args.seconds - 2 * args.scrape
+    fresh = freshness(flips, found["arrivals"], since, until, found["ended_wall"])
     others = {f"{n}_cores": (ended[n] - began[n]) / took for n in pids if ended[n] is not None}
     return {
         "servers": count,

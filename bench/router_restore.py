@@ -30,10 +30,10 @@ import httpx  # noqa: E402
 from bench import results_file  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.actions import ActionContext  # noqa: E402
-from sglconsole.actions.registry import ACTIONS  # noqa: E402
+from sglconsole.catalog import ACTIONS  # noqa: E402
 from sglconsole.remote.endpoint import Endpoint  # noqa: E402
 from sglconsole.remote.router import RouterClient, router_endpoint  # noqa: E402
-from sglconsole.remote.ssh import Fleet  # noqa: E402
+from sglconsole.remote.ssh import SshFleet  # noqa: E402
 from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet  # noqa: E402
 from sglconsole.sim.scenarios import QWEN8B, demo_profiles  # noqa: E402
 
@@ -60,7 +60,7 @@ def routers_yaml(count: int) -> dict:
     return {"routers": {"front": {"host": HOST, "port": ROUTER_PORT, "servers": servers}}}
 
 
-async def start_router(fleet: Fleet, count: int, timeout: float = 60) -> RouterClient:
+async def start_router(fleet: SshFleet, count: int, timeout: float = 60) -> RouterClient:
     """`python -m sglang_router.launch_router` on the host, detached, in front of its servers;
     returns once it lists all of them healthy."""
     urls = " ".join(f"http://127.0.0.1:{30000 + i}" for i in range(count))
@@ -132,7 +132,7 @@ def p99(values: list[float]) -> float | None:
 
 async def rolling_restore(config_path: Path, servers: int, clients: int) -> dict:
     cfg = config.load(config_path)
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         router = await start_router(fleet, servers)
         traffic = Traffic(router.endpoint, clients)

@@ -330,10 +330,10 @@ async def restore_in_console(config_path: Path, log: Path, state: Path) -> dict:
     from sglconsole import config as config_module
     from sglconsole.actions import ActionContext, restore
     from sglconsole.actions.audit import AuditLog, RollbackStore
-    from sglconsole.remote.ssh import Fleet
+    from sglconsole.remote.ssh import SshFleet
 
     cfg = config_module.load(config_path)
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         await fleet["ct129"].connect()
         times = LogTimes(log)

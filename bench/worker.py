@@ -59,12 +59,14 @@ async def prom(config, seconds: float, arrivals: dict) -> None:
         fleet, shown = fleet_monitor.state, {}
 
         def on_change(host: str, port: int | None) -> None:
-            server = fleet.hosts[host].servers.get(port) if port is not None else None
-            load = server.view.load if server is not None and server.view is not None else None
-            running = load.running_req if load is not None else None
-            if running is not None and shown.get((host, port)) != running:
-                shown[(host, port)] = running
-                arrivals.setdefault(f"{host}|{port}|{running}", time.time())
+            servers = fleet.hosts[host].servers  # port None: every server of the host changed
+            for at in servers if port is None else (port,):
+                server = servers.get(at)
+                load = server.view.load if server is not None else None
+                running = load.running_req if load is not None else None
+                if running is not None and shown.get((host, at)) != running:
+                    shown[(host, at)] = running
+                    arrivals.setdefault(f"{host}|{at}|{running}", time.time())
 
         fleet.subscribe(on_change)
         await asyncio.sleep(seconds)
@@ -221,6 +223,7 @@ def main() -> None:
             "rss_end_kib": rss_kib(),
             "arrivals": arrivals,
             "pid": os.getpid(),
+            "ended_wall": time.time(),  # when it stopped watching: freshness past it is unknown
         },
         sys.stdout,
     )

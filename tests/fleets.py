@@ -16,7 +16,7 @@ SSH_MODE = "sshd" if os.geteuid() == 0 and shutil.which("sshd") else "asyncssh"
 
 @pytest.fixture(scope="session")
 def demo_fleet(tmp_path_factory):
-    """The demo's three hosts, shared by read-only tests (never change it in a test)."""
+    """The demo's four hosts, shared by read-only tests (never change it in a test)."""
     fleet = SimFleet(
         tmp_path_factory.mktemp("demo"), demo_hosts(startup_s=1.0), demo_profiles(), ssh=SSH_MODE
     )

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from sglconsole.config import Config
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 
 NO_PROMETHEUS = (
     "Debian's prometheus package is not installed (./dev test and .ci/run install it where apt "
@@ -99,7 +99,7 @@ class Forwards:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.connections: dict[str, Fleet] = {}
+        self.connections: dict[str, SshFleet] = {}
 
     def open(self, host: str, port: int, outside: int | None = None) -> str:
         """ "address:port" (or :outside) that reaches HOST's server on `port`."""
@@ -107,7 +107,7 @@ class Forwards:
         server = self.config.find_server(host, port)
         dest = server.http_address if server else "127.0.0.1"
         outside = outside or port
-        ssh = Fleet(self.config.hosts)
+        ssh = SshFleet(self.config.hosts)
 
         async def forward():
             conn = await ssh[host].connect()
@@ -122,7 +122,7 @@ class Forwards:
         """The simulator's dcgm-exporter run on HOST (on a terminal: it gets SIGHUP when its
         connection closes) and reachable at "address:port"."""
         address = self.config.host(host).address
-        ssh = Fleet(self.config.hosts)
+        ssh = SshFleet(self.config.hosts)
 
         async def start():
             conn = await ssh[host].connect()

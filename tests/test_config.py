@@ -33,7 +33,7 @@ def test_example_is_valid_and_uses_every_option():
     assert [s.port for s in cfg.hosts["gpu4"].servers] == [30000, 30001, 30002, 30003]
     assert [s.gpus for s in cfg.hosts["gpu4"].servers] == [[0], [1], [2], [3]]
     profile = cfg.profiles["qwen27b-tp2-mtp"]
-    assert profile.env["SGLANG_ENABLE_SPEC_V2"] == "1"
+    assert profile.env["NCCL_P2P_DISABLE"] == "0" and "SGLANG_ENABLE_SPEC_V2" not in profile.env
     assert profile.args[profile.args.index("--speculative-num-steps") + 1] == "3"
     assert cfg.profiles["qwen8b-tp1"].args[:2] == [
         "--model-path",
@@ -111,9 +111,9 @@ BROKEN = {
         " '>=0.5.10', got 'at least 0.5'",
     ),
     "boolean env value": (
-        variant('SGLANG_ENABLE_SPEC_V2: "1"', "SGLANG_ENABLE_SPEC_V2: yes"),
-        "SGLANG_ENABLE_SPEC_V2",
-        "profiles.qwen27b-tp2-mtp.env.SGLANG_ENABLE_SPEC_V2: expected a string, got True",
+        variant('NCCL_P2P_DISABLE: "0"', "NCCL_P2P_DISABLE: no"),
+        "NCCL_P2P_DISABLE",
+        "profiles.qwen27b-tp2-mtp.env.NCCL_P2P_DISABLE: expected a string, got False",
     ),
     "unknown defaults key": (
         variant("  keepalive_count_max: 3", "  keepalive_max: 3"),
@@ -404,7 +404,8 @@ def test_cli_check_reports_cross_checks_files_and_ambiguous_flags_together(tmp_p
     ), said
     assert (
         f"hosts.yaml:{line_of(text, '- --cuda-graph-max-bs')}: profiles.p.args[2]: "
-        "--cuda-graph-max-bs is ambiguous on SGLang 0.5.23" in said
+        # 0.5.20 dropped the old spelling (each release judged by its own table)
+        "--cuda-graph-max-bs is ambiguous on SGLang 0.5.20, 0.5.21, 0.5.22, 0.5.23" in said
     ), said
     assert "--cuda-graph-max-bs-decode or --cuda-graph-max-bs-prefill" in said
     assert "profiles.old" not in said
@@ -428,7 +429,44 @@ def test_flag_tables_say_where_a_prefix_is_ambiguous():
     )
     assert ambiguous_candidates("--cuda-graph-max-bs", "0.5.17") == ()  # an exact match wins
     assert ambiguous_candidates("--speculative-algo", "0.5.23") == ()  # one candidate: taken
-    # 0.5.11's table stands for 0.5.12-0.5.16; the newest for what came after it
-    assert tables_for(">=0.5.12,<0.5.17") == ["0.5.11"]
+    # each release has its own table; the newest stands for what came after it
+    assert tables_for(">=0.5.12,<0.5.17") == ["0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16"]
     assert tables_for(">=0.5.30")[-1] == "0.5.23"
     assert tables_for(None) == tables_for("not a specifier")
+
+
+def test_cli_check_says_which_release_removed_a_pinned_profiles_flag_and_its_replacement(tmp_path):
+    """A 0.5.12-style profile pinned to >=0.5.23 passed `check` (some shipped table knows each of
+    its flags) and only failed on the host: the tables say the release and SGLang's successor."""
+    text = (
+        "hosts:\n"
+        "  gpu1:\n"
+        "    address: 127.0.0.1\n"
+        "    servers:\n"
+        "      - {port: 30001, profile: p}\n"
+        "profiles:\n"
+        "  p:\n"
+        "    requires_sglang: '>=0.5.23'\n"
+        "    args:\n"
+        "      - --model-path\n"
+        "      - /models/x\n"
+        "      - --mamba-scheduler-strategy\n"
+        "      - extra_buffer\n"
+        "      - --attention-backend=cutlass_mla\n"
+        "  old:\n"
+        "    requires_sglang: <0.5.18\n"  # the same flags are fine where they still exist
+        "    args: [--model-path, /models/x, --mamba-scheduler-strategy, extra_buffer]\n"
+    )
+    path = tmp_path / "hosts.yaml"
+    path.write_text(text)
+    done = run_cli("check", "-c", str(path))
+    assert done.returncode == 2
+    said = " ".join(done.stderr.split())
+    assert (
+        f"hosts.yaml:{line_of(text, '- --mamba-scheduler-strategy')}: profiles.p.args[2]: "
+        "--mamba-scheduler-strategy is not a flag of SGLang 0.5.23: `--mamba-scheduler-strategy` "
+        "was removed in SGLang 0.5." in said
+    ), said
+    assert "SGLang's replacement: `--mamba-radix-cache-strategy`" in said
+    assert "value 'cutlass_mla' of `--attention-backend` was removed in SGLang 0.5." in said
+    assert "profiles.old" not in said

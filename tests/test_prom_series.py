@@ -184,7 +184,7 @@ def test_slow_is_derived_from_prometheus_by_the_same_rules(tmp_path):
     from sglconsole.remote.prom_sglang import feed_server
     from sglconsole.state.fleet import FleetState
     from sglconsole.state.model import Status
-    from sglconsole.state.snapshot import derive_view
+    from sglconsole.state.server_view import derive_view
 
     path = tmp_path / "hosts.yaml"
     path.write_text(
@@ -224,7 +224,7 @@ def test_looping_is_derived_from_a_pinned_accept_rate(tmp_path):
     from sglconsole.remote.prom_sglang import feed_server
     from sglconsole.state.fleet import FleetState
     from sglconsole.state.model import Status
-    from sglconsole.state.snapshot import derive_view
+    from sglconsole.state.server_view import derive_view
 
     fleet = FleetState(load(tmp_path))
     host, server = fleet.hosts["gpu1"], fleet.server("gpu1", 30000)

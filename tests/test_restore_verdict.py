@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sglconsole import config
-from sglconsole.actions.probe import ProbeResult
 from sglconsole.actions.restore import DecodeStats, compare, describe
+from sglconsole.core.probe_result import ProbeResult
 
 # numbers of the run the issue quotes: 2 requests of background load on a restored 27B MTP server
 PROFILE = config.Profile(

@@ -12,7 +12,7 @@ from sglconsole.config.load import parse
 from sglconsole.config.schema import Config
 from sglconsole.core.processes import ProcInfo, ServerProcess
 from sglconsole.remote.router_feed import RouterFeed
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.routing import RouterWorker, Routing
 
@@ -48,7 +48,7 @@ def listed(state: FleetState, *ports: int, at: float, healthy: bool = True) -> N
     router = state.routers["front"]
     router.reachable, router.asked_at = True, at
     router.workers = [RouterWorker(f"http://127.0.0.1:{p}", str(p), healthy, 0) for p in ports]
-    state.refresh_status("r1", now=at)
+    state.publish("r1", now=at)
 
 
 def routing(state: FleetState, port: int) -> Routing:
@@ -61,7 +61,7 @@ def test_each_server_gets_its_place_in_the_router():
         "r1:30000": "http://127.0.0.1:30000",
         "r1:30001": "http://127.0.0.1:30001",
     }
-    state.refresh_status("r1", now=1.0)
+    state.publish("r1", now=1.0)
     assert routing(state, 30000) == Routing.UNKNOWN  # the router was not read yet
     listed(state, 30000, at=2.0)
     assert routing(state, 30000) == Routing.SERVING
@@ -76,7 +76,7 @@ def test_each_server_gets_its_place_in_the_router():
     listed(state, 30000, at=4.0)
     assert routing(state, 30001) == Routing.OUT  # stopped and out: consistent, not a problem
     state.routers["front"].reachable = False
-    state.refresh_status("r1", now=5.0)
+    state.publish("r1", now=5.0)
     assert routing(state, 30000) == Routing.ROUTER_UNREACHABLE
 
 
@@ -87,7 +87,7 @@ def test_an_action_takes_its_worker_out_on_purpose_until_the_router_is_read_agai
     listed(state, 30000, at=10.0)
     assert routing(state, 30001) == Routing.ACTION
     server.action, server.action_ended = None, 20.0
-    state.refresh_status("r1", now=25.0)  # the list was read before the action ended: stale
+    state.publish("r1", now=25.0)  # the list was read before the action ended: stale
     assert routing(state, 30001) == Routing.ACTION
     listed(state, 30000, at=30.0)  # read after, still out: now it is news
     assert routing(state, 30001) == Routing.SERVING_NOBODY
@@ -118,7 +118,7 @@ def test_serving_nobody_alerts_after_the_grace_period_and_its_end_once():
 async def test_a_router_on_an_unreachable_host_is_unreachable_without_a_second_connection():
     state = fleet()
     state.hosts["r1"].reachable, state.hosts["r1"].error = False, "connection refused"
-    ssh = Fleet(state.config.hosts)
+    ssh = SshFleet(state.config.hosts)
     feed = RouterFeed(state.config, ssh, state)
     await feed.poll("front")
     router = state.routers["front"]

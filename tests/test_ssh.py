@@ -11,7 +11,7 @@ import pytest
 
 from sglconsole.config import Host
 from sglconsole.errors import HostKeyError, HostUnreachable, RemoteCommandFailed
-from sglconsole.remote.ssh import Fleet, SshHost
+from sglconsole.remote.ssh import SshFleet, SshHost
 
 ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
 
@@ -101,7 +101,7 @@ async def test_run_timeout_returns_no_status(sshd):
 
 async def test_jump_host_by_name(sshd_factory):
     a, b = sshd_factory(), sshd_factory()
-    fleet = Fleet({"a": host(a), "b": host(b, jump="a")})
+    fleet = SshFleet({"a": host(a), "b": host(b, jump="a")})
     result = await fleet["b"].run(["sh", "-c", 'echo "$SSH_CONNECTION"'], check=True)
     assert result.stdout.split()[2] == b.address
     # b was reached through a: a's sshd opened the direct-tcpip channel to b
@@ -117,7 +117,7 @@ async def test_jump_host_by_name(sshd_factory):
 async def test_jump_host_down_is_reported(sshd_factory):
     b = sshd_factory()
     dead_port = _closed_port()
-    fleet = Fleet(
+    fleet = SshFleet(
         {"a": Host(address="127.0.0.1", port=dead_port, connect_timeout=2), "b": host(b, jump="a")}
     )
     with pytest.raises(HostUnreachable, match="jump host a: connection refused"):
@@ -149,7 +149,7 @@ async def test_refused_and_hanging_hosts_fail_alone_and_concurrently(sshd):
     hang = socket.socket()
     hang.bind(("127.0.0.1", 0))
     hang.listen(5)  # accepts the TCP handshake, never speaks SSH
-    fleet = Fleet(
+    fleet = SshFleet(
         {
             "ok": host(sshd),
             "refused": Host(address="127.0.0.1", port=_closed_port(), connect_timeout=1),

@@ -6,10 +6,12 @@ venv that ``tools/real_sglang_venv.sh`` builds::
 
     <venv>/bin/python tools/gen_flag_table.py sglconsole/data/flags/sglang-0.5.23.json
 
-An older release, e.g. 0.5.17, in one command (an overlay venv on that one, recorded
-in the table's ``environment``)::
+Any release, e.g. 0.5.17, in one command (its wheel first on sys.path of that venv,
+stand-ins for what the venv lacks, both recorded in the table's ``environment``)::
 
     tools/gen_flag_table_overlay.sh 0.5.17
+
+(tools/add_sglang_release.sh X makes all of a release's tables.)
 
 It uses only the standard library and ``sglang``. The parser is built exactly
 as SGLang builds it (``ServerArgs.add_cli_args(argparse.ArgumentParser())``)
@@ -336,7 +338,7 @@ def describe_action(action, group_of) -> dict:
     return entry
 
 
-def build_table(environment: str | None = None) -> dict:
+def build_table(environment: str | None = None, stubbed: list[str] | None = None) -> dict:
     import sglang
     from sglang.srt.server_args import ServerArgs
 
@@ -370,6 +372,9 @@ def build_table(environment: str | None = None) -> dict:
     if environment:
         # how the interpreter that imported sglang was put together (stand-ins etc.)
         table["environment"] = environment
+    if stubbed is not None:
+        # third-party modules stood in for (tools/real_sglang_overlay/_sglang_import_stubs.py)
+        table["stubbed_modules"] = sorted(stubbed)
     table |= {
         # What a real `python -m sglang.launch_server` calls itself in usage/error
         # lines is decided by the launcher's own parser; see prog_usage_name.
@@ -430,7 +435,13 @@ def main(argv=None) -> int:
         help="how the interpreter running this was built (recorded as the table's 'environment')",
     )
     args = ap.parse_args(argv)
+    clean_process()
+    write(build_table(args.environment), args.out)
+    return 0
 
+
+def clean_process() -> None:
+    """What every dump does before sglang is imported."""
     # Keep import-time chatter (missing optional deps etc.) off the table.
     warnings.simplefilter("ignore")
     # Environment variables can change choices/defaults (e.g.
@@ -439,19 +450,20 @@ def main(argv=None) -> int:
     for key in list(os.environ):
         if key.startswith(("SGLANG_", "SGL_")):
             del os.environ[key]
-    table = build_table(args.environment)
+
+
+def write(table: dict, out: str) -> None:
     text = json.dumps(table, indent=1, ensure_ascii=False) + "\n"
-    if args.out == "-":
+    if out == "-":
         sys.stdout.write(text)
     else:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as fh:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w", encoding="utf-8") as fh:
             fh.write(text)
         print(
-            f"wrote {args.out}: sglang {table['sglang_version']}, {table['num_actions']} actions",
+            f"wrote {out}: sglang {table['sglang_version']}, {table['num_actions']} actions",
             file=sys.stderr,
         )
-    return 0
 
 
 if __name__ == "__main__":

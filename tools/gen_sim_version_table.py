@@ -11,6 +11,7 @@ writes facts, never code::
 What it records (all read from the source with ``ast``):
 
 * ``serve_cli`` / ``launch_server_warning``: whether ``sglang serve`` exists, and
+  (``serve_positional_model``) whether it takes the model path as a positional argument, and
   the warning ``python -m sglang.launch_server`` then prints (its line and text);
 * ``routes``: every path the HTTP server registers (``@app.get`` / ``post`` /
   ``api_route`` in entrypoints/http_server.py, plus the ``@router`` routes of
@@ -26,7 +27,10 @@ What it records (all read from the source with ``ast``):
 * ``log.decode`` / ``log.prefill``: the labelled fields of the scheduler's
   batch lines, in order, each marked optional when it sits under an ``if``;
 * ``startup``: the message templates of the startup milestones, placeholders
-  named after their label (``avail mem=`` -> ``{avail_mem:.2f}``).
+  named after their label (``avail mem=`` -> ``{avail_mem:.2f}``);
+* ``runtime_modes``: ``rust_server`` (the environment variable that moves HTTP, tokenizer and
+  detokenizer into the scheduler, when srt/environ.py declares it) and ``weight_cache_daemon``
+  (the module of the standalone weight-cache daemon, when the release has it).
 
 Stdlib only; the output is deterministic for a given source tree.
 """
@@ -49,6 +53,16 @@ DEVICE = "cuda"  # the device whose wording the tables keep (graph_backend["cuda
 
 # Startup milestones: key -> (files searched in order, pattern the rendered template must match).
 MILESTONES = {
+    # "Init torch distributed begin." until 0.5.20 (model_runner.py, then distributed/bootstrap.py
+    # from 0.5.16), "Init parallel begin." from 0.5.21
+    "dist_init_begin": (
+        ["srt/distributed/bootstrap.py", "srt/model_executor/model_runner.py"],
+        r"^Init (torch distributed|parallel) begin\.",
+    ),
+    "dist_init_end": (
+        ["srt/distributed/bootstrap.py", "srt/model_executor/model_runner.py"],
+        r"^Init (torch distributed|parallel) ends\. elapsed=",
+    ),
     "load_weight_begin": (["srt/model_executor/model_runner.py"], r"^Load weight begin\."),
     "load_weight_end": (["srt/model_executor/model_runner.py"], r"^Load weight end\. elapsed="),
     "kv_cache_allocated": (
@@ -222,6 +236,16 @@ def render(node: ast.expr, module: ast.Module) -> str | None:
             and value.orelse.value == ""
         ):
             continue  # an optional part (e.g. the quantization note): left out
+        if (
+            isinstance(value, ast.IfExp)
+            and isinstance(value.body, ast.Constant)
+            and isinstance(value.orelse, ast.Constant)
+            and isinstance(value.orelse.value, str)
+        ):
+            # a wording chosen by a flag (0.5.23: "KV Cache {'VA upper bound' if
+            # post_capture_active else 'is allocated'}"): the usual start-up's, the else branch
+            out += value.orelse.value.replace("{", "{{").replace("}", "}}")
+            continue
         resolved = _resolve_lookup(value, module) or _device_choice(value)
         if resolved is not None:
             out += resolved
@@ -534,9 +558,12 @@ def record_fields(pkg: Path, name: str) -> list[str] | None:
 
 def v1_loads(pkg: Path) -> dict | None:
     """/v1/loads (entrypoints/v1_loads.py): the keys of its answer, and of each `loads` item
-    (LoadSnapshot's scalar fields, then its optional sections with their fields)."""
+    (LoadSnapshot's scalar fields, then its optional sections with their fields; before
+    load_snapshot.py, 0.5.9-0.5.1x, the same from io_struct.py's GetLoadsReqOutput)."""
     endpoint = pkg / "srt" / "entrypoints" / "v1_loads.py"
-    snapshot = pkg / "srt" / "managers" / "load_snapshot.py"
+    snapshot, record = pkg / "srt" / "managers" / "load_snapshot.py", "LoadSnapshot"
+    if not snapshot.is_file():
+        snapshot, record = pkg / "srt" / "managers" / "io_struct.py", "GetLoadsReqOutput"
     if not (endpoint.is_file() and snapshot.is_file()):
         return None
     top: list[str] = []
@@ -556,7 +583,9 @@ def v1_loads(pkg: Path) -> dict | None:
     }
     sections = {}
     core = []
-    cls = next(n for n in ast.walk(parse(snapshot)) if getattr(n, "name", "") == "LoadSnapshot")
+    cls = next((n for n in ast.walk(parse(snapshot)) if getattr(n, "name", "") == record), None)
+    if cls is None:
+        return None
     for field in cls.body:
         if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)):
             continue
@@ -657,6 +686,26 @@ def fingerprint(pkg: Path, rels: list[str]) -> dict:
     return out
 
 
+def serve_positional_model(pkg: Path) -> bool:
+    """Whether `sglang serve MODEL` takes the model path as its first positional argument
+    (sglang/cli/serve.py's `_normalize_positional_model_path`, from 0.5.16)."""
+    serve = pkg / "cli" / "serve.py"
+    return serve.is_file() and "def _normalize_positional_model_path" in serve.read_text()
+
+
+def runtime_modes(pkg: Path) -> dict:
+    """The process-model switches of a release (see the module docstring)."""
+    environ = pkg / "srt" / "environ.py"
+    declared = environ.is_file() and re.search(
+        r"^\s+SGLANG_RUST_SERVER\s*=", environ.read_text(encoding="utf-8"), re.M
+    )
+    daemon = pkg / "srt" / "weight_cache" / "daemon.py"
+    return {
+        "rust_server": "SGLANG_RUST_SERVER" if declared else None,
+        "weight_cache_daemon": "sglang.srt.weight_cache.daemon" if daemon.is_file() else None,
+    }
+
+
 def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
     version = version_of(pkg)
     rows = routes(pkg)
@@ -669,6 +718,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
             "launch_server.py",
             "srt/entrypoints/v1_loads.py",
             "srt/managers/load_snapshot.py",
+            "srt/environ.py",
             *METRICS_FILES,
             *BATCH_FILES,
             *(rel for files, _ in MILESTONES.values() for rel in files),
@@ -686,6 +736,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
             "sha256": fingerprint(pkg, read),
         },
         "serve_cli": (pkg / "cli" / "serve.py").is_file(),
+        "serve_positional_model": serve_positional_model(pkg),
         "launch_server_warning": launch_server_warning(pkg),
         "routes": rows,
         "metrics_mount": metrics_mount(pkg),
@@ -705,6 +756,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         "metric_families": families,
         "log": {kind: batch_fields(pkg, kind) for kind in BATCH_LINES},
         "startup": startup(pkg),
+        "runtime_modes": runtime_modes(pkg),
     }
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.router_restore import routed_host, routers_yaml, start_router
 from sglconsole import config
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.sim.fleet import SimFleet
 from sglconsole.sim.scenarios import demo_profiles
 from sglconsole.state.routing import Routing
@@ -42,7 +42,7 @@ async def until(pilot, check, timeout: float, what: str) -> None:
 
 async def record(config_path: Path, out: Path) -> None:
     cfg = config.load(config_path)
-    ssh = Fleet(cfg.hosts)
+    ssh = SshFleet(cfg.hosts)
     try:
         router = await start_router(ssh, 2)
         app = make_app(cfg, record=out)

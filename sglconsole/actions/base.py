@@ -22,7 +22,7 @@ from sglconsole.config import Config
 from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.errors import ActionError
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 
 
 class StageState(StrEnum):
@@ -138,7 +138,7 @@ class StageFailed(ActionError):
 @dataclass
 class ActionContext:
     config: Config
-    ssh: Fleet
+    ssh: SshFleet
     progress: Progress = lambda stage: None  # noqa: E731
     dry_run: bool = False
     stages: list[Stage] = field(default_factory=list)

@@ -23,6 +23,8 @@ from sglconsole.core.processes import launch_args
 from sglconsole.core.secrets import is_secret_env, is_secret_flag
 from sglconsole.core.systemd_unit import parse_unit
 from sglconsole.remote.inspect import server_info, snapshot
+from sglconsole.remote.launch_argv import HostArgs, running_args
+from sglconsole.remote.parser_cache import installed_version
 from sglconsole.remote.ssh import SshHost
 
 UNIT_DIRS = (
@@ -90,6 +92,26 @@ def _without_secret_args(args: list[str]) -> list[str]:
     return out
 
 
+async def _launched(ssh: SshHost, python: str, argv: tuple[str, ...], cwd: str | None) -> HostArgs:
+    """The arguments as SGLang's parser got them, which a profile (always launched as
+    `python -m sglang.launch_server ARGS`) must hold to start the same server: `sglang serve
+    MODEL` as `--model-path MODEL` (accepted by every release, where the positional needs 0.5.16
+    and `sglang serve` itself 0.5.10), a --config file's keys expanded in SGLang's merge order
+    (a profile that only named the file would start whatever the file says on the day)."""
+    launched = await running_args(ssh, argv, await installed_version(ssh, python), cwd)
+    if launched.error:
+        raise StageFailed(f"cannot capture: {launched.error}")
+    return launched
+
+
+def _from_file(launched: HostArgs) -> str:
+    return (
+        f"; the keys of --config {launched.config_file} as read then"
+        if launched.config_file
+        else ""
+    )
+
+
 def _write(ctx: ActionContext, path: Path, name: str, profile: dict) -> None:
     update_file(
         path,
@@ -124,11 +146,12 @@ async def capture(
             if speed
             else f"pid {main.pid} has written no busy decode line: no baseline"
         )
+    launched = await _launched(ssh, process.python, process.main.argv, process.main.cwd)
     profile: dict = {
         "description": f"captured from {host}:{port} (pid {process.main.pid})"
-        f" on {time.strftime('%Y-%m-%d')}",
+        f" on {time.strftime('%Y-%m-%d')}{_from_file(launched)}",
         "python": process.python,
-        "args": _without_secret_args(_without_port(list(launch_args(process.main.argv)))),
+        "args": _without_secret_args(_without_port(launched.args)),
     }
     env = _without_secrets_env(process.main.env or {})
     if env:
@@ -212,10 +235,12 @@ async def capture_unit(
     python = command.argv[0]
     if os.path.basename(python) == "sglang":  # `sglang serve`: the interpreter next to the script
         python = os.path.join(os.path.dirname(python), "python3")
+    launched = await _launched(ssh, python, tuple(command.argv), command.workdir)
     profile: dict = {
-        "description": f"captured from systemd unit {unit} on {host} ({time.strftime('%Y-%m-%d')})",
+        "description": f"captured from systemd unit {unit} on {host} ({time.strftime('%Y-%m-%d')})"
+        f"{_from_file(launched)}",
         "python": python,
-        "args": _without_secret_args(_without_port(args)),
+        "args": _without_secret_args(_without_port(launched.args)),
     }
     env = _without_secrets_env(command.env)
     if env:

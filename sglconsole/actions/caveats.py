@@ -21,10 +21,10 @@ def known_state(server: ServerState | None) -> str | None:
         return None
     said = server.status.value
     probe = server.probe
-    verdict = getattr(probe, "verdict", None)
-    judged_now = getattr(probe, "pid", None) == server.process.main.pid
-    if verdict in FAILED_PROBES and judged_now and verdict != said:
-        said += f", probe {verdict}"
+    if probe is None or probe.pid != server.process.main.pid:
+        return said
+    if probe.verdict in FAILED_PROBES and probe.verdict != said:
+        said += f", probe {probe.verdict}"
     return said
 
 
@@ -33,7 +33,7 @@ def caveats(action: str, config: Config, server: ServerState | None) -> list[str
     if action not in RELAUNCHING or server is None or server.process is None:
         return []
     drift = server.drift
-    if server.status not in GARBAGE or drift is None or getattr(drift, "differs", True):
+    if server.status not in GARBAGE or drift is None or drift.differs:
         return []
     version = f" on sglang {server.version}" if server.version else ""
     lines = [

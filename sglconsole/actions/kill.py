@@ -54,10 +54,26 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
             f"running: {shlex.join(mask_argv(list(process.main.argv)))}",
             f"children: {', '.join(c.title for c in process.children) or 'none'}",
             f"how: {how}",
+            *weight_cache_lines(process, snap),
             "what ran is saved first: `sglconsole rollback " + target + "` brings it back",
         ],
         argv=list(process.main.argv),
     )
+
+
+def weight_cache_lines(process: ServerProcess, snap: Snapshot) -> list[str]:
+    """What a stop means for the weights a weight cache holds (SGLang 0.5.17+)."""
+    mode = process.weight_cache_mode
+    if mode == "daemon":
+        return ["weight cache: its own daemons are children of it and stop with it"]
+    if mode != "client":
+        return []
+    keeping = [c for c in snap.view.weight_caches if set(c.gpus) & set(process.gpus)]
+    return [
+        f"weight cache: it loads from weight-cache daemon pid {cache.main.pid}, which keeps "
+        f"{cache.gpu_mem_mib} MiB on GPU {','.join(map(str, cache.gpus))} and stays running"
+        for cache in keeping
+    ] or ["weight cache: client mode, and no weight-cache daemon is seen on its GPUs"]
 
 
 def started_text(start: float, now: float | None = None) -> str:
@@ -289,6 +305,13 @@ async def verify_stopped(
             if not busy_port and not holders and not lingering:
                 stage.detail = f"port {port} free; no process of the server holds GPU memory"
                 gpus = list(process.gpus)
+                kept = kept_by_design(snap, process)
+                if kept:  # free of the server's processes, not empty: say whose the rest is
+                    stage.evidence = kept
+                    return (
+                        f"stopped pid {process.main.pid}; port {port} free; GPUs {gpus} free of "
+                        f"the server's processes; {'; '.join(kept)}"
+                    )
                 return f"stopped pid {process.main.pid}; port {port} free; GPUs {gpus} released"
             if asyncio.get_running_loop().time() > deadline:
                 problems = []
@@ -300,6 +323,20 @@ async def verify_stopped(
                 problems += [f"pid {p.pid} ({p.title}) still alive" for p in lingering]
                 raise StageFailed("; ".join(problems))
             await asyncio.sleep(0.5)
+
+
+def kept_by_design(snap: Snapshot, process: ServerProcess) -> list[str]:
+    """What weight-cache daemons keep on the stopped server's GPUs: held by design (a
+    `--weight-cache-mode client` server loads from them), neither the server's nor an orphan's."""
+    uuid_of = {g.index: g.uuid for g in snap.gpus}
+    kept = []
+    for cache in snap.view.weight_caches:
+        for index in sorted(set(cache.gpus) & set(process.gpus)):
+            kept.append(
+                f"weight-cache daemon pid {cache.main.pid} keeps "
+                f"{cache.mib_on(uuid_of.get(index))} MiB on GPU {index} by design"
+            )
+    return kept
 
 
 async def remote(

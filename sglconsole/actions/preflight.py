@@ -9,10 +9,13 @@ the first.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
+from sglconsole.config.flag_history import explain
 from sglconsole.config.launch_spec import LaunchSpec
-from sglconsole.core.drift import check_version, did_you_mean
+from sglconsole.core.drift import check_version
+from sglconsole.core.flag_hints import did_you_mean
 from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
 from sglconsole.remote.sglang_args import Verdict, error_line
@@ -87,9 +90,7 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
     result.checks.append(Check("interpreter", True, f"{spec.python}: SGLang {verdict.version}"))
     canonical = verdict.results["profile"]
     if canonical.error:
-        hint = did_you_mean(canonical.error, verdict.all_flags())
-        last = error_line(canonical.error)
-        result.checks.append(Check("arguments", False, last + (f" ({hint})" if hint else "")))
+        result.checks.append(Check("arguments", False, refusal(canonical.error, verdict)))
     else:
         result.checks.append(
             Check("arguments", True, f"{len(argv)} arguments valid for SGLang {verdict.version}")
@@ -104,6 +105,16 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
     result.checks += _port(spec.port, snap)
     result.checks += _gpus(spec, snap)
     return result
+
+
+def refusal(error: str, verdict: Verdict) -> str:
+    """argparse's verdict, and for each flag or value an older SGLang took: the release that
+    removed it and SGLang's own replacement (from the shipped tables); else the nearest flag."""
+    notes = explain(error, verdict.version)
+    explained = {word for note in notes for word in re.findall(r"`(--[\w-]+)`", note)}
+    hint = did_you_mean(error, verdict.all_flags(), skip=explained)
+    last = error_line(error)
+    return "; ".join([last + (f" ({hint})" if hint else ""), *notes])
 
 
 async def _paths(ssh: SshHost, spec: LaunchSpec, model: object) -> list[Check]:
@@ -165,6 +176,7 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
     mine = snap.server(spec.port)
     members = {mine.main.pid, *(c.pid for c in mine.children)} if mine else set()
     by_index = {g.index: g for g in snap.gpus}
+    by_design = {app.pid for cache in snap.view.weight_caches for app in cache.held}
     checks = []
     for index in spec.gpus:
         gpu = by_index.get(index)
@@ -191,6 +203,8 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                     )
                 )
                 continue
+        kept = [a for a in others if a.pid in by_design]  # weight-cache daemons: on purpose
+        others = [a for a in others if a.pid not in by_design]
         if others:
             holders = ", ".join(f"pid {a.pid} ({a.process_name}, {a.used_mib} MiB)" for a in others)
             checks.append(Check(f"gpu {index}", False, f"GPU {index} is held by {holders}"))
@@ -200,7 +214,11 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                     f"gpu {index}",
                     True,
                     f"GPU {index} is free"
-                    + (" or held only by the server being replaced" if mine else ""),
+                    + (" or held only by the server being replaced" if mine else "")
+                    + "".join(
+                        f"; weight-cache daemon pid {a.pid} keeps {a.used_mib} MiB on it by design"
+                        for a in kept
+                    ),
                 )
             )
     return checks

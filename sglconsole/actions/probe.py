@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 
 from sglconsole.actions.base import ActionContext, ActionResult, Stage
 from sglconsole.config import Profile
 from sglconsole.core import degeneracy
+from sglconsole.core.probe_result import ProbeResult
 from sglconsole.remote.endpoint import Endpoint, forward_text
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.load_reader import load_of
@@ -41,24 +42,6 @@ class Generation:
     completion_tokens: int
     accept_len: float | None
     e2e_s: float
-
-
-@dataclass
-class ProbeResult:
-    verdict: str
-    reason: str
-    answer: str = ""
-    ttft_s: float | None = None
-    tok_s: float | None = None
-    completion_tokens: int = 0
-    accept_len: float | None = None
-    throughput_tok_s: float | None = None
-    expected_tok_s: float | None = None
-    pid: int | None = None
-    time: float = 0.0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class ProbeError(Exception):
@@ -175,30 +158,31 @@ def judge(
     result = ProbeResult(
         "OK",
         "answer and speed as expected",
-        answer.text,
-        answer.ttft_s,
-        answer.tok_s,
-        answer.completion_tokens,
-        answer.accept_len,
+        answer=answer.text,
+        ttft_s=answer.ttft_s,
+        tok_s=answer.tok_s,
+        completion_tokens=answer.completion_tokens,
+        accept_len=answer.accept_len,
         time=time.time(),
     )
     if throughput is not None:
-        result.throughput_tok_s = throughput.tok_s
-        result.accept_len = throughput.accept_len or result.accept_len
+        result = replace(
+            result,
+            throughput_tok_s=throughput.tok_s,
+            accept_len=throughput.accept_len or result.accept_len,
+        )
     for generation in filter(None, (answer, throughput)):
         wrong = answer_verdict(generation, expect if generation is answer else None)
         if wrong is not None:
-            result.verdict, result.reason = wrong
-            return result
+            verdict, reason = wrong
+            return replace(result, verdict=verdict, reason=reason)
     speed = result.throughput_tok_s or answer.tok_s
     expected = per_request_baseline(profile, running + 1) if profile is not None else None
     if expected and speed is not None:
-        result.expected_tok_s = expected
+        result = replace(result, expected_tok_s=expected)
         if speed < profile.baseline.slow_fraction * expected:
-            result.verdict = "SLOW"
-            result.reason = (
-                f"{speed:.1f} tok/s for one request, the baseline gives about {expected:.1f}"
-            )
+            reason = f"{speed:.1f} tok/s for one request, the baseline gives about {expected:.1f}"
+            result = replace(result, verdict="SLOW", reason=reason)
     return result
 
 

@@ -1,10 +1,13 @@
-"""Every action a server can be given, declared once: the CLI's subcommands and the TUI's keys,
-its confirmation and its progress all read this.
+"""Every action a server can be given, each one complete record: its CLI help, its key with label
+and tip, what it needs of the server, whether it asks first, the verb shown while it runs, its
+plan and its runner. The CLI's subcommands, the TUI's keys, their gating, the confirmation and
+the progress all read the records.
 
 An action's plan is `plan(ctx, host, port, **options)`; its run is
 `run(ctx, host, port, plan, **options)`, given the very plan that was confirmed (a launching
 action starts the LaunchSpec the plan showed). Options are what the CLI's flags add; the TUI
-uses the defaults. Actions of higher layers (the quick bench sweep) `register` themselves.
+uses the defaults. This layer declares its own actions (`SERVER_ACTIONS`); the registry the views
+read, with the quick bench of the layer above, is assembled in one place: `sglconsole.catalog`.
 """
 
 from __future__ import annotations
@@ -33,11 +36,20 @@ Planner = Callable[..., Awaitable[Plan]]
 Runner = Callable[..., Awaitable[ActionResult]]
 
 
-@dataclass(frozen=True)
+RUNNING, MANAGED = "running", "managed"
+"""What an action can need of the selected server: a process (running), a place in hosts.yaml
+(managed). Without it the key is greyed, and pressing it says which is missing."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Action:
     name: str
     help: str
     """One line: what it does (the CLI's help)."""
+    label: str
+    """Its key's name in the console (footer, `?` help, command palette)."""
+    tip: str
+    """What its key does, in the console's help and palette."""
     run: Runner
     plan: Planner | None = None
     """Exactly what will happen, shown before anything does."""
@@ -47,26 +59,28 @@ class Action:
     """The verb the server's status shows while this runs."""
     key: str | None = None
     """Its key in the console."""
+    needs: tuple[str, ...] = ()
+    """RUNNING and/or MANAGED: what the selected server must be for its key to work."""
+    changes_host: bool = False
+    """It changes a host or hosts.yaml: off in a read-only console."""
     command: bool = True
     """The CLI's generic `NAME HOST:PORT` runs it (bench and capture have their own subcommands)."""
 
-
-ACTIONS: dict[str, Action] = {}
 
 ROUTED = ("kill", "relaunch", "restore", "rollback")
 """Behind an SGLang router these take the server out first, drain it, and put it back only when
 its probe passes (sglconsole.actions.routing); the plan says so. They also take `keep`."""
 
 
-def register(action: Action) -> Action:
-    if action.name in ROUTED:
-        action = replace(
-            action,
-            run=routed_run(action.name, action.run),
-            plan=routed_plan(action.name, action.plan) if action.plan else None,
-        )
-    ACTIONS[action.name] = action
-    return action
+def routed(action: Action) -> Action:
+    """The action as it runs: one of ROUTED gets its router steps around its plan and run."""
+    if action.name not in ROUTED:
+        return action
+    return replace(
+        action,
+        run=routed_run(action.name, action.run),
+        plan=routed_plan(action.name, action.plan) if action.plan else None,
+    )
 
 
 def _spec(plan: Plan | None) -> LaunchSpec | None:
@@ -126,75 +140,91 @@ async def _capture(
     return await capture(ctx, host, port, name, force=force)
 
 
-register(
+SERVER_ACTIONS: tuple[Action, ...] = (
     Action(
-        "kill",
-        "stop a server and everything it started (asks first; saved for rollback)",
-        _kill,
-        plan_kill,
+        name="kill",
+        help="stop a server and everything it started (asks first; saved for rollback)",
+        label="Kill",
+        tip="stop the server and every process it started (saved for rollback)",
+        run=_kill,
+        plan=plan_kill,
         confirm=True,
         doing="being stopped (kill)",
         key="ctrl+k",  # as in k9s: k moves up, as in vim
-    )
-)
-register(
+        needs=(RUNNING,),
+        changes_host=True,
+    ),
     Action(
-        "relaunch",
-        "preflight, stop, and start the proven profile; follow it to ready",
-        _relaunch,
-        plan_relaunch,
+        name="relaunch",
+        help="preflight, stop, and start the proven profile; follow it to ready",
+        label="Relaunch",
+        tip="stop the server and start its proven profile (no baseline check)",
+        run=_relaunch,
+        plan=plan_relaunch,
         confirm=True,
         doing="relaunching the proven profile",
         key="r",
-    )
-)
-register(
+        needs=(MANAGED,),
+        changes_host=True,
+    ),
     Action(
-        "restore",
-        "relaunch the proven profile, probe it, and compare with its baseline",
-        _restore,
-        plan_restore,
+        name="restore",
+        help="relaunch the proven profile, probe it, and compare with its baseline",
+        label="Restore",
+        tip="relaunch the proven profile, probe it, compare with its baseline",
+        run=_restore,
+        plan=plan_restore,
         confirm=True,
         doing="restoring the proven profile",
         key="R",
-    )
-)
-register(
+        needs=(MANAGED,),
+        changes_host=True,
+    ),
     Action(
-        "rollback",
-        "relaunch exactly what ran before the last kill/relaunch/restore",
-        _rollback,
-        _plan_rollback,
+        name="rollback",
+        help="relaunch exactly what ran before the last kill/relaunch/restore",
+        label="Rollback",
+        tip="bring back exactly what ran before the last kill/relaunch/restore",
+        run=_rollback,
+        plan=_plan_rollback,
         confirm=True,
         doing="rolling back",
         key="u",
-    )
-)
-register(
+        changes_host=True,
+    ),
     Action(
-        "probe",
-        "ask a server a question with a known answer; time it; detect degenerate output",
-        _probe,
+        name="probe",
+        help="ask a server a question with a known answer; time it; detect degenerate output",
+        label="Probe",
+        tip="ask the server a question with a known answer; time it",
+        run=_probe,
         key="p",
-    )
-)
-register(
+        needs=(MANAGED, RUNNING),
+    ),
     Action(
-        "capture",
-        "save a running server's config as a profile in hosts.yaml",
-        _capture,
+        name="capture",
+        help="save a running server's config as a profile in hosts.yaml",
+        label="Capture",
+        tip="save the running server's config as a profile in hosts.yaml",
+        run=_capture,
         key="c",
+        needs=(RUNNING,),
+        changes_host=True,  # hosts.yaml: a read-only console writes nothing
         command=False,
-    )
-)
-register(
+    ),
     Action(
-        ROUTER_IN,
-        "put a server in the routers hosts.yaml says front it, once its probe passes (asks first)",
-        _router_in,
-        plan_router_in,
+        name=ROUTER_IN,
+        help="put a server in the routers hosts.yaml says front it, once its probe passes (asks "
+        "first)",
+        label="Router in",
+        tip="put the server in its routers (after a probe): after a restore it was not in",
+        run=_router_in,
+        plan=plan_router_in,
         confirm=True,
         doing="being put in its router",
         key=ROUTER_IN_KEY,
-    )
+        needs=(MANAGED, RUNNING),
+        changes_host=True,
+    ),
 )
+"""The actions of this layer, as declared (sglconsole.catalog routes and assembles them)."""

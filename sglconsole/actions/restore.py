@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import statistics
 import time
 from dataclasses import dataclass
 
@@ -25,18 +24,21 @@ from sglconsole.actions.base import (
 from sglconsole.actions.launch import replace
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
-from sglconsole.core.log_owner import DECODE_CURRENT_MIN_S, process_decode_records
+from sglconsole.core.decode_lines import DECODE_CURRENT_MIN_S, counted, decode_speed
+from sglconsole.core.log_owner import process_decode_records
 from sglconsole.core.text import fmt_duration
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.ssh import SshHost
 from sglconsole.state.status import per_request_baseline
 
 ACCEPT_TOLERANCE = 0.8
+RECENT_LINES = 20  # the newest counted decode lines a before/after figure is the median of
 
 
 @dataclass(frozen=True)
 class DecodeStats:
-    """Medians over the busy decode lines at the end of a log."""
+    """Medians over the counted decode lines at the end of a log (core.decode_lines.decode_speed:
+    the baseline's own quantity)."""
 
     tok_s: float | None  # aggregate gen throughput, as SGLang logs it
     per_request: float | None  # tok/s one request sees (gen throughput / running requests)
@@ -59,25 +61,20 @@ async def decode_stats(
     else:
         result = await ssh.run(["tail", "-c", "131072", log], timeout=15)
         lines = result.stdout.splitlines()[1:]  # the first may be cut
-    records = process_decode_records(lines, pid, started)
-    # busy lines only, and never the first after idle (its tok/s spans the idle time)
-    busy = [
-        r
-        for prev, r in zip(records, records[1:], strict=False)
-        if (r.running_req or 0) > 0 and (prev.running_req or 0) > 0
-    ]
-    busy = [r for r in busy[-20:] if r.gen_throughput]
+    return stats_of(lines, pid, started)
 
-    def median(values):
-        values = [v for v in values if v is not None]
-        return statistics.median(values) if values else None
 
+def stats_of(lines: list[str], pid: int, started: float) -> DecodeStats:
+    """Medians over the newest of process `pid`'s decode lines that count (core.decode_lines:
+    busy, never the first after idle) among log lines."""
+    busy = counted(process_decode_records(lines, pid, started))[-RECENT_LINES:]
+    speed = decode_speed(busy)
     return DecodeStats(
-        median(r.gen_throughput for r in busy),
-        median(r.gen_throughput / r.running_req for r in busy),
-        median(r.accept_len for r in busy if r.accept_len),
-        median(r.running_req for r in busy),
-        len(busy),
+        speed.tok_s,
+        speed.per_request,
+        speed.accept_len,
+        speed.running,
+        speed.lines,
         busy[-1].time.timestamp() if busy and busy[-1].time is not None else None,
     )
 

@@ -8,19 +8,10 @@ from dataclasses import dataclass, field, replace
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
 from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
+from sglconsole.state.statuses import PROBLEMS
 
 HOLD_S = 5.0
 QUIET_S = 300.0
-PROBLEMS = {
-    Status.DOWN,
-    Status.DRIFT,
-    Status.SLOW,
-    Status.DEGENERATE,
-    Status.LOOPING,
-    Status.STALLED,
-    Status.UNREACHABLE,
-    Status.UNMANAGED,
-}
 SILENT_FROM = {Status.UNKNOWN}  # the first real status after connecting is not news
 
 

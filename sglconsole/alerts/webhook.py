@@ -19,19 +19,13 @@ import httpx
 
 from sglconsole.alerts.tracker import Alert
 from sglconsole.state.model import Status
+from sglconsole.state.statuses import INFO
 
 log = logging.getLogger(__name__)
 
 API_PATH = "/api/v2/alerts"
 RESEND_S = 60.0
 TIMEOUT_S = 10.0
-CRITICAL = {
-    Status.UNREACHABLE,
-    Status.DEGENERATE,
-    Status.LOOPING,
-    Status.STALLED,
-    Status.DOWN,
-}
 
 
 def alert_url(url: str) -> str:
@@ -43,7 +37,7 @@ def alert_url(url: str) -> str:
 
 
 def alert_name(status: Status) -> str:
-    return "Sglconsole" + status.value.title()
+    return INFO[status].alert_name
 
 
 def iso(when: float) -> str:
@@ -55,7 +49,7 @@ def iso(when: float) -> str:
 def labels(host: str, port: int | None, status: Status) -> dict[str, str]:
     out = {
         "alertname": alert_name(status),
-        "severity": "critical" if status in CRITICAL else "warning",
+        "severity": INFO[status].severity,
         "status": status.value,
         "host": host,
         "source": "sglconsole",

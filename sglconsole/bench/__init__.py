@@ -10,7 +10,6 @@ For a UI (all async, over an ActionContext whose `progress` receives the stages)
     save_baseline(ctx.config.path, "proven", result, ctx.config.profiles["proven"].baseline)
 """
 
-from sglconsole.bench import quick  # noqa: F401 - registers the quick bench action
 from sglconsole.bench.baseline import save as save_baseline
 from sglconsole.bench.compare import CompareResult, ProfileRun, run_compare
 from sglconsole.bench.model import (

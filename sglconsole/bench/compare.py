@@ -19,6 +19,7 @@ from sglconsole.bench.sweep import run_sweep
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec, spec_from_rollback
 from sglconsole.core import drift
 from sglconsole.errors import ConsoleError, UsageError
+from sglconsole.remote.drift import env_registry
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.sglang_args import canonicalize_remote
 
@@ -137,6 +138,7 @@ async def profile_differences(
             stage.detail = f"not compared: {verdict.error}"
             return {}
         first = verdict.results[profiles[0]]
+        registry, judge = env_registry(verdict, verdict.version)
         reports = {}
         for name in profiles[1:]:
             other = verdict.results[name]
@@ -150,6 +152,8 @@ async def profile_differences(
                 running_env=dict(specs[name].env),
                 version=verdict.version,
                 server_port=port,
+                env_registry=registry,
+                env_judge=judge,
             )
         stage.detail = (
             "; ".join(f"{n}: {len(r.differences)} differences" for n, r in reports.items())

@@ -2,18 +2,20 @@
 
 Each SGLang decode line carries the gen throughput since the previous line.
 A level's lines are read between the log's size before and after the level,
-so no clock is shared between console and host. Only lines at the level's
-full batch count (warm-up requests and the final drain run smaller batches,
-and lines are spaced in steps, not seconds), and the first of them is left
-out: its interval began while the server was idle, which dilutes it.
+so no clock is shared between console and host. Of the lines that count
+(core.decode_lines: busy, not the first after idle), only those at the level's
+full batch do (warm-up requests and the final drain run smaller batches, and
+lines are spaced in steps, not seconds), and the first of them is left out:
+its interval began while the batch was still filling, which dilutes it. Their
+speed (core.decode_lines.decode_speed) is what `--save-baseline` stores.
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
 from sglconsole.actions.launch import log_offset
+from sglconsole.core.decode_lines import counted, decode_speed
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.ssh import SshHost
 
@@ -29,6 +31,7 @@ MAX_READ = 8 << 20
 @dataclass(frozen=True)
 class DecodeWindow:
     tok_s: float | None
+    """SGLang's decode gen throughput at the level's full batch: the baseline's quantity."""
     accept_len: float | None
     lines: int
     running: int | None
@@ -37,18 +40,15 @@ class DecodeWindow:
 
 
 def summarise(lines: list[str]) -> DecodeWindow:
-    records = [
-        r
-        for r in map(parse_line, lines)
-        if r is not None and r.kind == "decode" and r.gen_throughput is not None and r.running_req
-    ]
-    peak = max((r.running_req for r in records), default=None)
+    records = counted(r for r in map(parse_line, lines) if r is not None and r.kind == "decode")
+    records = [r for r in records if r.gen_throughput is not None]
+    peak = max((r.running_req or 0 for r in records), default=None)
     steady = [r for r in records if r.running_req == peak][1:]
-    accepts = [r.accept_len for r in steady if r.accept_len]
+    speed = decode_speed(steady)
     return DecodeWindow(
-        tok_s=statistics.fmean(r.gen_throughput for r in steady) if steady else None,
-        accept_len=statistics.fmean(accepts) if accepts else None,
-        lines=len(steady),
+        tok_s=speed.tok_s,
+        accept_len=speed.accept_len,
+        lines=speed.lines,
         running=peak if steady else None,
     )
 

@@ -92,7 +92,8 @@ class LevelResult:
     """Mean prompt tokens the server counted (what was really measured)."""
     output_tokens: int = 0
     server_tok_s: float | None = None
-    """Mean gen throughput of the server's own busy decode lines during the level."""
+    """SGLang's own decode speed during the level: the median gen throughput of its decode lines
+    that count, at the level's full batch (bench.decode). What `--save-baseline` stores."""
     decode_lines: int = 0
     other_requests: int = 0
     """Requests of someone else's the server ran during the level: the more of what /get_load said

@@ -1,5 +1,6 @@
 """The console's quick bench (`b`): one sweep at 1, 4 and 16 concurrent requests, summed up as
-text the progress panel shows. Registered with the actions (it lives above them).
+text the progress panel shows. Its record joins the actions' in sglconsole.catalog (it lives
+above them).
 
 It loads a live server its users share, so it asks first, like the actions that change one."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import math
 
 from sglconsole.actions.base import ActionContext, ActionResult, Plan
-from sglconsole.actions.registry import Action, register
+from sglconsole.actions.registry import MANAGED, RUNNING, Action
 from sglconsole.actions.restore import decode_stats
 from sglconsole.bench.model import SweepSettings
 from sglconsole.bench.sweep import run_sweep
@@ -98,15 +99,17 @@ def sweep_summary(result) -> str:
     return "\n".join(lines)
 
 
-BENCH = register(
-    Action(
-        "bench",
-        "sweep a server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length",
-        quick_bench,
-        plan_bench,
-        confirm=True,
-        doing="being benchmarked",
-        key="b",
-        command=False,  # `sglconsole bench` has its own subcommand, with its own flags
-    )
+BENCH = Action(
+    name="bench",
+    help="sweep a server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length",
+    label="Bench",
+    tip="sweep the server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length",
+    run=quick_bench,
+    plan=plan_bench,
+    confirm=True,
+    doing="being benchmarked",
+    key="b",
+    needs=(MANAGED, RUNNING),
+    command=False,  # `sglconsole bench` has its own subcommand, with its own flags
 )
+"""Declared here, beside its runner; sglconsole.catalog puts it in the registry."""

@@ -1,6 +1,6 @@
 """kill, relaunch, restore, rollback, probe: the registry's actions from the command line.
 
-Each is a `NAME HOST:PORT` subcommand of sglconsole.actions.registry (bench and
+Each is a `NAME HOST:PORT` subcommand of the action registry, sglconsole.catalog (bench and
 capture have subcommands of their own). Those that need confirmation show exactly
 what will happen and ask first (unless --yes); --dry-run prints the remote commands
 that would change the host instead. Exit 0 on success, 1 when the action ran and
@@ -23,14 +23,15 @@ from sglconsole.actions.base import (
     StageFailed,
     StageState,
 )
-from sglconsole.actions.registry import ACTIONS, ROUTED, Action
+from sglconsole.actions.registry import ROUTED, Action
+from sglconsole.catalog import ACTIONS
 from sglconsole.commands.drift import parse_target
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.config.routers import routes_of
 from sglconsole.core.text import safe
 from sglconsole.errors import RemoteError, UsageError
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 
 STATE_STYLE = {
     StageState.OK: "green",
@@ -99,7 +100,7 @@ async def _run(
     options = {k: v(args) for k, v in OPTIONS.get(name, {}).items()}
     if name in ROUTED:
         options.update(_keep(args))
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     ctx = ActionContext(
         cfg,
         fleet,

@@ -12,7 +12,7 @@ from rich.table import Table
 from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.errors import ConfigError, HostUnreachable
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.remote.ssh_target import config_files, resolve
 
 
@@ -86,7 +86,7 @@ async def _preflight_host(cfg: config.Config, host: str) -> int:
     from sglconsole.config.launch_spec import launch_spec
     from sglconsole.remote.inspect import snapshot
 
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     out = stdout()
     failed = 0
     try:
@@ -194,7 +194,7 @@ def _run(parser: argparse.ArgumentParser):
 
 
 async def _run_remote(cfg: config.Config, name: str, argv: list[str], timeout: float) -> int:
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         result = await fleet[name].run(argv, timeout=timeout)
     finally:

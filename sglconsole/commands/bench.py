@@ -30,7 +30,7 @@ from sglconsole.commands.registry import command, config_path, run_async, stderr
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 
 
 def levels_arg(text: str) -> tuple[int, ...]:
@@ -171,7 +171,7 @@ class Display:
 async def _sweep(
     cfg: config.Config, host: str, port: int, settings: SweepSettings, args: argparse.Namespace
 ) -> int:
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     with Display(args.json) as display:
         ctx = ActionContext(cfg, fleet, progress=display.stage)
         try:
@@ -182,9 +182,8 @@ async def _sweep(
         finally:
             await fleet.close()
     _print_sweep(result, args.json)
-    if args.save_baseline and result.levels:
-        _save(cfg, profile, result, args.json)
-    return 0 if result.ok else 1
+    saved = _save(cfg, profile, result, args.json) if args.save_baseline and result.levels else True
+    return 0 if result.ok and saved else 1
 
 
 async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
@@ -224,11 +223,25 @@ def _print_sweep(result: SweepResult, as_json: bool) -> None:
         out.print(safe(f"warning: {warning}", "yellow"))
 
 
-def _save(cfg: config.Config, profile: str, result: SweepResult, quiet: bool) -> None:
+def _save(cfg: config.Config, profile: str, result: SweepResult, quiet: bool) -> bool:
+    """Store the sweep as PROFILE's baseline; False (said on stderr) when nothing could be."""
     if cfg.path is None:
         raise UsageError("--save-baseline needs a hosts.yaml file")
     previous = cfg.profiles[profile].baseline
-    written = baseline.save(cfg.path, profile, result, previous)
+    try:
+        written = baseline.save(cfg.path, profile, result, previous)
+    except ValueError as exc:
+        stderr().print(safe(f"baseline of profile {profile} not saved: {exc}", "bold red"))
+        return False
+    left_out = baseline.unmeasured(result)
+    if left_out:
+        stderr().print(
+            safe(
+                f"warning: concurrency {', '.join(map(str, left_out))} not saved: the server's "
+                "decode lines during it could not be read (a baseline is SGLang's own speed)",
+                "yellow",
+            )
+        )
     if not quiet:
         levels = ", ".join(
             f"{lv['gen_throughput']:g} tok/s @{lv['concurrency']}" for lv in written["levels"]
@@ -236,6 +249,7 @@ def _save(cfg: config.Config, profile: str, result: SweepResult, quiet: bool) ->
         stdout().print(
             safe(f"saved baseline of profile {profile} in {cfg.path}: {levels}", "bold green")
         )
+    return True
 
 
 async def _compare(
@@ -243,7 +257,7 @@ async def _compare(
 ) -> int:
     if args.json and not args.yes:
         raise UsageError("--compare relaunches the server: with --json, add --yes")
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         with Display(args.json) as display:
             ctx = ActionContext(cfg, fleet, progress=display.stage)
@@ -258,11 +272,12 @@ async def _compare(
     finally:
         await fleet.close()
     _print_compare(result, args.json)
+    saved = True
     if args.save_baseline:
         for run in result.runs:
             if run.sweep is not None and run.sweep.levels:
-                _save(cfg, run.profile, run.sweep, args.json)
-    return 0 if result.ok else 1
+                saved = _save(cfg, run.profile, run.sweep, args.json) and saved
+    return 0 if result.ok and saved else 1
 
 
 async def _compare_plan(

@@ -11,7 +11,7 @@ from sglconsole.commands.drift import parse_target
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 
 
 @command(
@@ -44,7 +44,7 @@ def _capture(parser: argparse.ArgumentParser):
 
 
 async def _run(cfg: config.Config, host: str, port: int | None, args: argparse.Namespace) -> int:
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     ctx = ActionContext(cfg, fleet, progress=print_stage)
     try:
         if args.from_systemd:

@@ -15,7 +15,7 @@ from rich.markup import escape
 from sglconsole.commands.registry import command, stderr, stdout
 
 
-@command("demo", "start a simulated 3-host GPU fleet (no GPU needed) and open the console on it")
+@command("demo", "start a simulated 4-host GPU fleet (no GPU needed) and open the console on it")
 def _demo(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--no-ui",

@@ -14,11 +14,14 @@ from sglconsole import config
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
-from sglconsole.core.drift import did_you_mean
+from sglconsole.core.drift_meaning import JUDGES, meaning_lines
+from sglconsole.core.flag_hints import did_you_mean
+from sglconsole.core.launch_form import parser_args
 from sglconsole.core.long_values import elide
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.drift import env_registry
+from sglconsole.remote.ssh import SshFleet
 
 STATE_STYLE = {
     drift.State.SAME: "dim",
@@ -26,6 +29,7 @@ STATE_STYLE = {
     drift.State.ONLY_PROFILE: "bold yellow",
     drift.State.ONLY_RUNNING: "bold yellow",
     drift.State.DEFAULTED_DIFFERENTLY: "yellow",
+    drift.State.NO_EFFECT: "dim",
 }
 
 
@@ -45,9 +49,9 @@ def report_table(report: drift.Report, left: str = "profile", right: str = "runn
     for row in report.rows:
         style = STATE_STYLE[row.state]
         name = Text(
-            row.flag, style="bold" if row.performance and row.state != drift.State.SAME else ""
+            row.flag, style="bold" if row.performance and row.state not in drift.QUIET else ""
         )
-        if row.performance and row.state != drift.State.SAME:
+        if row.performance and row.state not in drift.QUIET:
             name.append(" *", style="magenta")
         table.add_row(
             name,
@@ -55,7 +59,7 @@ def report_table(report: drift.Report, left: str = "profile", right: str = "runn
             _cell(row.shown(row.running)),
             # for a variable, the value in effect is the running one (unset: unset)
             _cell(row.shown(row.resolved)),
-            Text(row.state.label, style=style),
+            Text(row.state.label + (f" ({JUDGES[row.judged]})" if row.note else ""), style=style),
         )
     return table
 
@@ -83,7 +87,7 @@ def _diff(parser: argparse.ArgumentParser):
 async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bool) -> int:
     from sglconsole.remote.drift import diff_server
 
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     out = stdout()
     results = {}
     worst = 0
@@ -100,10 +104,16 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
                 )
                 out.print(safe(title, "bold"))
                 out.print(report_table(report))
+                for line in meaning_lines(report.rows):
+                    out.print(safe(line))
+                for line in report.note_lines():
+                    out.print(safe(line, "dim"))
                 if report.build_line():
                     out.print(safe(report.build_line()))
                 if report.ambient_line():
                     out.print(safe(report.ambient_line(), "dim"))
+                for note in report.notes:
+                    out.print(safe(note, "dim"))
                 out.print(Text(report.summary, style="red" if report.differs else "green"))
     finally:
         await fleet.close()
@@ -138,7 +148,9 @@ def split_command(text: str) -> tuple[list[str], dict[str, str]]:
         key, _, value = words.pop(0).partition("=")
         env[key] = value
     for index, word in enumerate(words):
-        if word in ("sglang.launch_server", "serve") or word.endswith("launch_server.py"):
+        if word == "serve":  # `sglang serve MODEL`: the positional as SGLang 0.5.16+ reads it
+            return list(parser_args(("sglang", *words[index:])).args), env
+        if word == "sglang.launch_server" or word.endswith("launch_server.py"):
             return words[index + 1 :], env
     if words and not words[0].startswith("-"):
         raise UsageError(
@@ -176,6 +188,7 @@ def _argdiff(parser: argparse.ArgumentParser):
         if errors:
             return _print_invalid(errors, hints, verdict.version, args.json, _source(verdict))
         a, b = verdict.results["a"], verdict.results["b"]
+        registry, env_judge = env_registry(verdict, verdict.version)
         report = drift.build(
             profile_values=a.values,
             profile_given=a.given,
@@ -185,6 +198,8 @@ def _argdiff(parser: argparse.ArgumentParser):
             profile_env=env_a,
             running_env=env_b,
             version=verdict.version,
+            env_registry=registry,
+            env_judge=env_judge,
         )
         if args.json:
             rows = [
@@ -205,6 +220,8 @@ def _argdiff(parser: argparse.ArgumentParser):
             judge = verdict.python or "flag table shipped with sglconsole"
             out.print(safe(f"SGLang {verdict.version} ({judge})", "bold"))
             out.print(report_table(report, "A", "B"))
+            for line in report.note_lines():
+                out.print(safe(line, "dim"))
             out.print(
                 Text(
                     "same meaning"
@@ -221,7 +238,7 @@ def _argdiff(parser: argparse.ArgumentParser):
 def _judge(args: argparse.Namespace, argvs: dict[str, list[str]]):
     """The installed SGLang's parser (--python's, or this interpreter's); the shipped flag
     tables when --sglang-version asks for them or when SGLang is not importable here."""
-    from sglconsole.config.flag_tables import available_versions
+    from sglconsole.config.flag_tables import available_versions, pick
     from sglconsole.remote.sglang_args import (
         canonicalize_local,
         canonicalize_table,
@@ -229,9 +246,14 @@ def _judge(args: argparse.Namespace, argvs: dict[str, list[str]]):
     )
 
     if args.sglang_version and not args.python:
+        chosen = pick(args.sglang_version)  # too old / not a version: UsageError
         verdict = canonicalize_table(args.sglang_version, argvs)
+        # a version newer than the newest table (or between tables): that, in one line
         _say(
-            f"argdiff: judged by the flag table of SGLang {verdict.version} shipped with sglconsole"
+            f"argdiff: {chosen.note} (flag table shipped with sglconsole)"
+            if chosen.note
+            else f"argdiff: judged by the flag table of SGLang {verdict.version}"
+            " shipped with sglconsole"
         )
         return verdict
     verdict = canonicalize_local(args.python, argvs)

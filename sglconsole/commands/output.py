@@ -8,7 +8,6 @@ minor part when a key is added and its major part only when a key changes meanin
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 RESULT_SCHEMA = "1.0"
@@ -21,12 +20,6 @@ def versioned(data: dict, version: str = RESULT_SCHEMA) -> dict:
 
 def print_json(data: dict, *, indent: int | None = 2, version: str = RESULT_SCHEMA) -> None:
     print(json.dumps(versioned(data, version), indent=indent, default=str))
-
-
-def print_json_line(data: dict, version: str = RESULT_SCHEMA) -> None:
-    """One JSON Lines record, flushed (a reader follows it as it comes)."""
-    sys.stdout.write(json.dumps(versioned(data, version), default=str) + "\n")
-    sys.stdout.flush()
 
 
 def dumps(data: Any) -> str:

@@ -17,9 +17,10 @@ from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
 from sglconsole.remote.monitor import FleetMonitor, drift_pending
 from sglconsole.remote.ssh_target import connect_timeout
-from sglconsole.state.fleet import FleetState, Status
+from sglconsole.state.fleet import FleetState
 from sglconsole.state.json_view import fleet_json
 from sglconsole.state.model import GENERATE_BOUND_S
+from sglconsole.state.statuses import INFO
 
 
 @command(
@@ -72,21 +73,21 @@ async def _run(
         )  # a one-shot status is not UP before that
         await monitor.wait_liveness(GENERATE_BOUND_S + 1)  # nor before its scheduler answered
         for host in monitor.state.hosts:
-            monitor.state.refresh_status(host)
+            monitor.state.publish(host)
         if watch and as_json:  # JSON Lines: one `status --json` object per refresh
             # until Ctrl-C: its cancellation goes through, so the command exits 130 (interrupted)
             while True:
                 print(json.dumps(_status_json(monitor.state, unjudged)), flush=True)
                 await asyncio.sleep(1)
                 for host in monitor.state.hosts:
-                    monitor.state.refresh_status(host)
+                    monitor.state.publish(host)
                 unjudged = [s.key for s in monitor.state.all_servers() if drift_pending(s)]
         elif watch:
             with Live(fleet_view(monitor.state), console=stdout(), refresh_per_second=2) as live:
                 while True:  # until Ctrl-C, as above
                     await asyncio.sleep(1)
                     for host in monitor.state.hosts:
-                        monitor.state.refresh_status(host)
+                        monitor.state.publish(host)
                     live.update(fleet_view(monitor.state))
         elif as_json:
             print(json.dumps(_status_json(monitor.state, unjudged), indent=2))
@@ -106,7 +107,7 @@ def _status_json(fleet: FleetState, unjudged: list[str]) -> dict:
 
 def exit_code(fleet: FleetState) -> int:
     configured = [s for s in fleet.all_servers() if s.managed]
-    return 0 if configured and all(s.status == Status.UP for s in configured) else 1
+    return 0 if configured and all(INFO[s.status].healthy for s in configured) else 1
 
 
 @command(

@@ -10,20 +10,9 @@ from rich.text import Text
 
 from sglconsole.core.text import clean, fmt_duration, fmt_num, safe
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status, gpu_holders
+from sglconsole.state.statuses import STATUSES
 
-STATUS_STYLE = {
-    Status.UP: "bold green",
-    Status.STARTING: "bold cyan",
-    Status.DOWN: "bold red",
-    Status.DRIFT: "bold yellow",
-    Status.SLOW: "bold magenta",
-    Status.DEGENERATE: "bold white on red",
-    Status.LOOPING: "bold red",
-    Status.STALLED: "bold white on red",
-    Status.UNMANAGED: "bold blue",
-    Status.UNREACHABLE: "bold white on red",
-    Status.UNKNOWN: "dim",
-}
+STATUS_STYLE = {record.status: record.style for record in STATUSES}
 
 
 def badge(status: Status) -> Text:
@@ -133,6 +122,8 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
                         style="bold red",
                     )
                 )
+            for cache in host.view.weight_caches if host.view else ():
+                parts.append(Text(clean(cache.describe()), style="dim"))
             for app in host.view.unaccounted if host.view else ():
                 parts.append(
                     Text(

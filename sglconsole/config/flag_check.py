@@ -12,6 +12,7 @@ from functools import cache
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from sglconsole.config.flag_history import removed_flag, removed_value
 from sglconsole.config.flag_tables import available_versions, load_table
 from sglconsole.config.problems import Path_, dotted, lookup_line
 
@@ -121,7 +122,45 @@ def flag_problems(profiles: object, lines: dict[Path_, int], filename: str) -> l
                 )
                 continue
             problems.extend(f"{where}: {text}" for text in _ambiguity(flag, tables))
+            if raw.get("requires_sglang") is not None:  # pinned: its releases' tables judge
+                value = _value_of(args, index)
+                problems.extend(f"{where}: {text}" for text in _removed(flag, value, tables))
     return problems
+
+
+def _value_of(args: list, index: int) -> str | None:
+    arg = args[index]
+    if "=" in arg:
+        return arg.split("=", 1)[1]
+    following = args[index + 1] if index + 1 < len(args) else None
+    return following if isinstance(following, str) and not following.startswith("--") else None
+
+
+@cache
+def _choices(version: str) -> dict[str, tuple[str, ...]]:
+    return {
+        option: tuple(action["choices"])
+        for action in load_table(version)["actions"]
+        if action.get("choices")
+        for option in action["option_strings"]
+    }
+
+
+def _removed(flag: str, value: str | None, tables: list[str]) -> list[str]:
+    """For a profile pinned to releases that dropped `flag` (neither whole nor as a prefix) or
+    the value it gives: which release removed it and SGLang's replacement (from the tables)."""
+    for version in tables:
+        options = version_flags(version)
+        if flag not in options and not any(option.startswith(flag) for option in options):
+            removal = removed_flag(flag, version)
+            if removal is not None:
+                return [f"{flag} is not a flag of SGLang {version}: {removal.sentence()}"]
+        choices = _choices(version).get(flag)
+        if value is not None and choices and value not in choices:
+            removal = removed_value(flag, value, version)
+            if removal is not None:
+                return [f"{flag} {value}: not a choice on SGLang {version}: {removal.sentence()}"]
+    return []
 
 
 def _ambiguity(flag: str, tables: list[str]) -> list[str]:
@@ -134,5 +173,11 @@ def _ambiguity(flag: str, tables: list[str]) -> list[str]:
     return [
         f"{flag} is ambiguous on SGLang {', '.join(versions)} (its argparse refuses it: could be "
         f"{' or '.join(candidates)}); write the whole flag (or a requires_sglang that excludes it)"
+        + _why(flag, versions[0])
         for candidates, versions in by_candidates.items()
     ]
+
+
+def _why(flag: str, version: str) -> str:
+    removal = removed_flag(flag, version)
+    return f"; {removal.sentence()}" if removal is not None else ""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sglconsole.config.schema import Config, Profile, Server
-from sglconsole.core.processes import launch_args
+from sglconsole.core.launch_form import parser_args
 from sglconsole.core.secrets import mask_argv, mask_env
 
 _VAR = re.compile(r"\$\{(\w+)\}")
@@ -58,8 +58,9 @@ class LaunchSpec:
 
     @property
     def args(self) -> list[str]:
-        """The SGLang arguments alone: what the host's argument parser is asked about."""
-        return list(launch_args(self.argv))
+        """The SGLang arguments alone: what the host's argument parser is asked about (a saved
+        `sglang serve MODEL` with its model as --model-path, as `sglang serve` hands it on)."""
+        return list(parser_args(self.argv).args)
 
     @property
     def log(self) -> str:

@@ -120,17 +120,21 @@ class Model(BaseModel):
 class BaselineLevel(Model):
     concurrency: int = Field(ge=1)
     gen_throughput: float = Field(gt=0)
+    """SGLang's decode gen throughput at this concurrency, in all (as `Baseline.gen_throughput`)."""
     accept_len: float | None = None
     ttft_p50_ms: float | None = None
 
 
 class Baseline(Model):
     gen_throughput: float | None = Field(default=None, gt=0)
-    """Decode tok/s (SGLang's `gen throughput`) this profile reaches when proven."""
+    """Decode tok/s this profile reaches when proven: SGLang's own `gen throughput`, the median of
+    its busy decode lines, in all requests at `concurrency` (never a client's tok/s). What SLOW,
+    probe and restore compare with; capture and bench --save-baseline measure it."""
     accept_len: float | None = Field(default=None, gt=0)
     slow_fraction: float = Field(default=0.75, gt=0, le=1)
     """SLOW when the live median falls under this fraction of the baseline."""
     concurrency: int | None = None
+    """Requests running when `gen_throughput` was measured (per request: divide by it)."""
     levels: list[BaselineLevel] = []
     measured_at: str | None = None
     sglang_version: str | None = None

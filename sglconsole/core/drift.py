@@ -9,7 +9,6 @@ Port and GPU pinning belong to the server entry, not the profile.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -17,6 +16,22 @@ from enum import StrEnum
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from sglconsole.core.drift_env import (  # noqa: F401 - BUILD_ENV, is_tuning: drift's face
+    BUILD_ENV,
+    ambient_env,
+    build_env,
+    is_build,
+    is_tuning,
+)
+from sglconsole.core.drift_meaning import JUDGES, Meaning, judge, resolved_view, translate
+from sglconsole.core.env_registry import (
+    Effect,
+    EnvRegistry,
+    is_sglang,
+    same_as_default,
+    same_value,
+)
+from sglconsole.core.env_registry import judge as judge_env
 from sglconsole.core.long_values import cut_lengths, elide, elide_env
 from sglconsole.core.secrets import mask_env, mask_value
 
@@ -27,6 +42,7 @@ class State(StrEnum):
     ONLY_PROFILE = "ONLY_PROFILE"
     ONLY_RUNNING = "ONLY_RUNNING"
     DEFAULTED_DIFFERENTLY = "DEFAULTED_DIFFERENTLY"
+    NO_EFFECT = "NO_EFFECT"  # differs in a variable the host's SGLang does not read: not drift
 
     @property
     def label(self) -> str:
@@ -40,7 +56,10 @@ _LABELS = {
     State.ONLY_PROFILE: "profile only",
     State.ONLY_RUNNING: "running only",
     State.DEFAULTED_DIFFERENTLY: "default differs",
+    State.NO_EFFECT: "no effect here",
 }
+QUIET = (State.SAME, State.NO_EFFECT)
+"""States that are not a difference from the profile."""
 
 
 PERFORMANCE = re.compile(
@@ -49,78 +68,10 @@ PERFORMANCE = re.compile(
     r"quantization|kv_cache_dtype|max_total_tokens|max_prefill_tokens|schedule_policy|enable_mixed_chunk|"
     r"enable_dp_attention|moe_.*|disable_radix_cache|num_continuous_decode_steps|SGLANG_.*)$"
 )
-# The environment is compared by what changes SGLang's behaviour: what the profile sets, the GPU
-# pinning, SGLang's own SGLANG_* switches (minus the run id SGLang stamps), and these known tuning
-# variables. Everything else a container image bakes in (NCCL_VERSION, CUDA_VERSION, NV_*,
-# NVIDIA_*, ...) is ambient: shown apart, never drift, so the verdict does not depend on who
-# started the server (README: Drift).
-TUNING_ENV = frozenset(
-    {
-        "CUDA_VISIBLE_DEVICES",
-        "CUDA_DEVICE_MAX_CONNECTIONS",
-        "CUDA_LAUNCH_BLOCKING",
-        "CUDA_MODULE_LOADING",
-        "PYTORCH_CUDA_ALLOC_CONF",
-        "NCCL_ALGO",
-        "NCCL_PROTO",
-        "NCCL_P2P_DISABLE",
-        "NCCL_P2P_LEVEL",
-        "NCCL_IB_DISABLE",
-        "NCCL_IB_HCA",
-        "NCCL_NET_GDR_LEVEL",
-        "NCCL_SOCKET_IFNAME",
-        "NCCL_NVLS_ENABLE",
-        "NCCL_CUMEM_ENABLE",
-        "NCCL_MIN_NCHANNELS",
-        "NCCL_MAX_NCHANNELS",
-        "NCCL_BUFFSIZE",
-        "OMP_NUM_THREADS",
-    }
-)
-TUNING_PREFIXES = ("SGLANG_",)
-NOT_TUNING = frozenset({"SGLANG_RUN_ID"})
-AMBIENT_PREFIXES = (
-    "NCCL_",
-    "CUDA_",
-    "CUDNN_",
-    "NV_",
-    "NVIDIA_",
-    "TORCH_",
-    "TORCHINDUCTOR_",
-    "PYTORCH_",
-    "SGLANG_",
-)
-# What changes which kernels get built (the JIT of flashinfer, tvm-ffi, triton, torch extensions)
-# and where the builds are cached: the same profile launched over SSH re-ran a 30 s JIT that a
-# hand launch had cached (a real H200, 0.5.17). Shown as their own group, never as ambient, and
-# drift only where the profile sets them (then they are compared like any variable it sets).
-BUILD_ENV = (
-    "TORCH_CUDA_ARCH_LIST",
-    "FLASHINFER_CUDA_ARCH_LIST",
-    "CUDA_HOME",
-    "CUDA_PATH",
-    "CUDAHOSTCXX",
-    "CC",
-    "CXX",
-    "MAX_JOBS",
-    "NVCC_THREADS",
-    "NVCC_APPEND_FLAGS",
-    "NVCC_PREPEND_FLAGS",
-    "FLASHINFER_WORKSPACE_BASE",
-    "TVM_FFI_CACHE_DIR",
-    "TRITON_CACHE_DIR",
-    "TRITON_HOME",
-    "TORCH_EXTENSIONS_DIR",
-    "TORCHINDUCTOR_CACHE_DIR",
-    "XDG_CACHE_HOME",
-    "HOME",
-)
-"""Asked of the host by name (the process scan sends only the names it is asked for)."""
-BUILD_PREFIXES = ("NVCC_", "FLASHINFER_", "TVM_FFI_")
 SERVER_OWNED = {"port"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     kind: str  # "flag" | "env" | "version"
     name: str  # dest or env var
@@ -130,6 +81,10 @@ class Row:
     resolved: object
     state: State
     performance: bool
+    judged: str = "parser"  # which source judged: a key of drift_meaning.JUDGES
+    meaning: str = ""  # how a deprecated spelling was read
+    note: str | None = None
+    """What the host's SGLang does with it, when that is not plain (env: by its registry)."""
 
     def shown(self, value: object) -> object:
         return mask_value(self.name, value, env=self.kind == "env")
@@ -144,10 +99,13 @@ class Row:
             "resolved": elide(self.shown(self.resolved)),
             "state": self.state.value,
             "performance": self.performance,
+            "judged_by": JUDGES[self.judged],
+            "meaning": self.meaning or None,
+            "note": self.note,
         }
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Report:
     rows: list[Row] = field(default_factory=list)
     version: str | None = None
@@ -159,10 +117,13 @@ class Report:
     build: dict[str, str] = field(default_factory=dict)
     """Build and JIT-cache variables the profile does not set: shown as their own group, not
     drift (BUILD_ENV)."""
+    notes: list[str] = field(default_factory=list)  # values from beyond the argv (--config)
+    env_judge: str | None = None
+    """Who judged the SGLANG_* variables: the host's registry, a shipped table, or nothing."""
 
     @property
     def differences(self) -> list[Row]:
-        return [r for r in self.rows if r.state != State.SAME]
+        return [r for r in self.rows if r.state not in QUIET]
 
     @property
     def differs(self) -> bool:
@@ -194,6 +155,8 @@ class Report:
             "ambient_env": elide_env(mask_env(self.ambient)),
             "build_env": elide_env(mask_env(self.build)),
             "cut_env": cut_lengths({**self.ambient, **self.build}),
+            "notes": list(self.notes),
+            "env_judge": self.env_judge,
         }
 
     def ambient_line(self) -> str | None:
@@ -201,6 +164,11 @@ class Report:
         return _env_line(
             "ambient environment (from the image or shell, not compared)", self.ambient
         )
+
+    def note_lines(self) -> list[str]:
+        """What the host's SGLang does with the variables compared, where it is worth saying."""
+        lines = [f"${row.name}: {row.note}" for row in self.rows if row.note]
+        return ([self.env_judge] if self.env_judge and lines else []) + lines
 
     def build_line(self) -> str | None:
         """The build environment, its own group: it decides which kernels a start JIT-builds."""
@@ -249,12 +217,14 @@ def compare_flags(
     for dest in sorted(set(profile) | set(running)):
         p_value, r_value = profile.get(dest), running.get(dest)
         r_resolved = (resolved or {}).get(dest, r_value)
+        judged = "parser"
         if dest in SERVER_OWNED:
             p_value = server_port if server_port is not None else p_value
             state = State.SAME if same(p_value, r_value) else State.DIFFERENT
         elif dest in profile_given and dest in running_given:
             state = State.SAME if same(p_value, r_value) else State.DIFFERENT
         elif dest in profile_given:
+            judged = "server_info" if resolved and dest in resolved else "parser"
             if same(p_value, r_resolved if resolved and dest in resolved else r_value):
                 state = State.SAME
             else:
@@ -269,22 +239,28 @@ def compare_flags(
             state = State.SAME
         rows.append(
             Row(
-                "flag",
-                dest,
-                flag_of(dest),
-                p_value,
-                r_value,
-                r_resolved,
-                state,
-                bool(PERFORMANCE.match(dest)),
+                kind="flag",
+                name=dest,
+                flag=flag_of(dest),
+                profile=p_value,
+                running=r_value,
+                resolved=r_resolved,
+                state=state,
+                performance=bool(PERFORMANCE.match(dest)),
+                judged=judged,
             )
         )
     return rows
 
 
 def compare_env(
-    profile_env: dict[str, str], running_env: dict[str, str], expected_gpus: list[int] | None
+    profile_env: dict[str, str],
+    running_env: dict[str, str],
+    expected_gpus: list[int] | None,
+    registry: EnvRegistry | None = None,
 ) -> list[Row]:
+    """Each variable the profile sets or that tunes SGLang; an SGLANG_* one judged by the host
+    release's registry when there is one (not read there: no effect, never drift)."""
     expected = dict(profile_env)
     if expected_gpus:
         expected["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, expected_gpus))
@@ -298,40 +274,41 @@ def compare_env(
             state = State.ONLY_PROFILE
         else:
             state = State.ONLY_RUNNING
+        note = None
+        if registry is not None and is_sglang(name):
+            state, note = _by_registry(registry, name, p_value, r_value, state)
         rows.append(
-            Row("env", name, name, p_value, r_value, r_value, state, bool(PERFORMANCE.match(name)))
+            Row(
+                kind="env",
+                name=name,
+                flag=name,
+                profile=p_value,
+                running=r_value,
+                resolved=r_value,
+                state=state,
+                performance=bool(PERFORMANCE.match(name)),
+                note=note,
+            )
         )
     return rows
 
 
-def is_tuning(name: str) -> bool:
-    return name not in NOT_TUNING and (name in TUNING_ENV or name.startswith(TUNING_PREFIXES))
-
-
-def is_build(name: str) -> bool:
-    return name in BUILD_ENV or name.startswith(BUILD_PREFIXES)
-
-
-def build_env(profile_env: dict[str, str], running_env: dict[str, str]) -> dict[str, str]:
-    """The running server's build and JIT-cache variables that the profile leaves to the host."""
-    return {
-        name: value
-        for name, value in sorted(running_env.items())
-        if is_build(name) and name not in profile_env and not is_tuning(name)
-    }
-
-
-def ambient_env(profile_env: dict[str, str], running_env: dict[str, str]) -> dict[str, str]:
-    """What the running server's environment holds from its image or shell that could look like
-    tuning but is not compared (NCCL_VERSION, CUDA_VERSION, NV_*, ...)."""
-    return {
-        name: value
-        for name, value in sorted(running_env.items())
-        if name.startswith(AMBIENT_PREFIXES)
-        and name not in profile_env
-        and not is_tuning(name)
-        and not is_build(name)
-    }
+def _by_registry(
+    registry: EnvRegistry, name: str, p_value: str | None, r_value: str | None, state: State
+) -> tuple[State, str | None]:
+    judgement = judge_env(registry, name)
+    if judgement.effect == Effect.NO_EFFECT:
+        return (State.SAME if state == State.SAME else State.NO_EFFECT), judgement.note
+    if state == State.DIFFERENT and same_value(registry, name, p_value or "", r_value or ""):
+        why = f"the same value to SGLang {registry.version}"
+        return State.SAME, "; ".join(filter(None, [judgement.note, why]))
+    if state in (State.ONLY_PROFILE, State.ONLY_RUNNING):
+        default = same_as_default(registry, name, p_value if r_value is None else r_value)
+        if default is not None:
+            unset = "unset" if r_value is None else "unset in the profile"
+            why = f"{unset} means the same: SGLang {registry.version}'s default is {default!r}"
+            return State.SAME, "; ".join(filter(None, [judgement.note, why]))
+    return state, judgement.note
 
 
 def check_version(version: str | None, requires: str | None) -> bool | None:
@@ -348,7 +325,7 @@ def sort_rows(rows: list[Row]) -> list[Row]:
     return sorted(
         rows,
         key=lambda r: (
-            r.state == State.SAME,
+            r.state in QUIET,
             not r.performance,
             r.state != State.DIFFERENT,
             r.kind != "flag",
@@ -371,28 +348,33 @@ def build(
     version: str | None = None,
     requires: str | None = None,
     server_port: int | None = None,
+    meaning: Meaning | None = None,
+    defaults: dict | None = None,
+    env_registry: EnvRegistry | None = None,
+    env_judge: str | None = None,
 ) -> Report:
-    """The whole comparison; flag rows are kept when they differ or either side set them."""
-    flags = compare_flags(
-        profile_values, profile_given, running_values, running_given, resolved, flag_of, server_port
+    """The whole comparison; flag rows are kept when they differ or either side set them.
+    `meaning` reads deprecated spellings in their replacements' terms (drift_meaning);
+    `env_registry` judges SGLANG_* variables by what the release reads (env_registry)."""
+    meaning, was_given = meaning or Meaning(), profile_given | running_given
+    p_values, p_given, notes = translate(profile_values, profile_given, meaning, defaults or {})
+    r_values, r_given, r_notes = translate(running_values, running_given, meaning, defaults or {})
+    notes.update(r_notes)
+    view = resolved_view(resolved, meaning)
+    flags = compare_flags(p_values, p_given, r_values, r_given, view, flag_of, server_port)
+    flags = judge(flags, notes, view, same, (profile_values, running_values))
+    shown = [r for r in flags if r.state != State.SAME or r.name in was_given | p_given | r_given]
+    env = (
+        compare_env(profile_env or {}, running_env or {}, gpus, env_registry)
+        if running_env is not None
+        else []
     )
-    shown = [r for r in flags if r.state != State.SAME or r.name in profile_given | running_given]
-    env = compare_env(profile_env or {}, running_env or {}, gpus) if running_env is not None else []
-    report = Report(sort_rows(shown + env), version, requires, check_version(version, requires))
-    report.ambient = ambient_env(profile_env or {}, running_env or {})
-    report.build = build_env(profile_env or {}, running_env or {})
-    return report
-
-
-def did_you_mean(error: str, flags: list[str]) -> str | None:
-    """For an unknown flag, the closest flag this SGLang version has (a rename, a typo)."""
-    match = re.search(r"unrecognized arguments: (.+)", error)
-    if not match:
-        return None
-    hints = []
-    for unknown in match.group(1).split():
-        if unknown.startswith("--"):
-            close = difflib.get_close_matches(unknown.split("=")[0], flags, n=1, cutoff=0.6)
-            if close:
-                hints.append(f"{unknown}: did you mean {close[0]}?")
-    return "; ".join(hints) or None
+    return Report(
+        rows=sort_rows(shown + env),
+        version=version,
+        requires=requires,
+        version_ok=check_version(version, requires),
+        ambient=ambient_env(profile_env or {}, running_env or {}),
+        build=build_env(profile_env or {}, running_env or {}),
+        env_judge=env_judge or (env_registry.source if env_registry else None),
+    )

@@ -1,6 +1,6 @@
-"""Which process wrote each line of a log that several server lifetimes append to, and which of
-a process's decode lines still say something about now. The one rule every number uses: the
-status, the tree and pane, `status --json`, restore's before/after and capture's baseline.
+"""Which process wrote each line of a log that several server lifetimes append to. The one rule
+every number uses: the status, the tree and pane, `status --json`, restore's before/after and
+capture's baseline (which of a process's decode lines count, and for how long: core.decode_lines).
 
 A relaunch appends to the same log, so a tail holds the previous process's lines. A lifetime
 begins with SGLang's `server_args=ServerArgs(...)` line (written first, by every release) and its
@@ -22,13 +22,6 @@ from sglconsole.core.sglang_log_record import LogRecord
 _STARTED = re.compile(r"Started server process \[(\d+)\]")
 LIFETIME_START = "server_args=ServerArgs("
 """The first timestamped line of every SGLang lifetime (0.5.9-0.5.23)."""
-
-DECODE_CURRENT_MIN_S = 10.0
-"""A decode line is current for at least this long: SGLang writes one every
---decode-log-interval (40) decode steps, at any real speed seconds apart."""
-DECODE_CURRENT_MAX_S = 60.0
-"""...and never longer: SGLang writes no decode line when idle, so the last one stays in the log
-while nothing runs (a real 0.5.17 showed 417 tok/s, 1 running a minute after its last request)."""
 
 
 def started_pid(text: str) -> int | None:
@@ -87,15 +80,3 @@ def process_decode_records(lines: Iterable[str], pid: int, started: float) -> li
         if belongs(line_pid, when, owner.marked, pid, started):
             owned.append(record)
     return owned
-
-
-def current_for(newest: float, previous: float | None) -> float:
-    """How long after its newest decode line a process's figures still describe now: twice the
-    gap between its last two lines (its decode-log interval at this speed), within bounds."""
-    gap = 0.0 if previous is None else max(0.0, newest - previous)
-    return min(DECODE_CURRENT_MAX_S, max(DECODE_CURRENT_MIN_S, 2 * gap))
-
-
-def is_current(newest: float, previous: float | None, now: float) -> bool:
-    """Whether the newest decode line (stamped `newest`) still says what runs now."""
-    return now - newest <= current_for(newest, previous)

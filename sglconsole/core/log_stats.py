@@ -2,14 +2,9 @@
 
 Pure: standard library only, no I/O; ``summarize`` takes the lines.
 
-Throughput and accept length are taken from decode lines that had running
-requests, leaving out the first decode line after an idle period: SGLang divides
-the tokens generated since its previous decode line by the time elapsed since
-then, so after a pause that line reports a near-zero rate that says nothing
-about the GPU. Idle means: no earlier decode line of the same rank, the previous
-one had ``#running-req: 0``, or it is more than ``IDLE_GAP_S`` seconds older.
-Ranks are told apart by their (DP, TP, PP, EP) tags, since with DP attention
-every DP rank logs its own decode lines.
+Throughput and accept length are taken from the decode lines that count
+(core.decode_lines, the rule the status, restore, capture and bench use: busy,
+not the first after idle, each rank on its own).
 
 A relaunch appends to the same log: ``runs`` holds one summary per server
 lifetime (see ``_RunSplitter``), so one run's numbers never blur another's.
@@ -23,13 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sglconsole.core.decode_lines import IdleWatch
 from sglconsole.core.log_owner import started_pid
 from sglconsole.core.sglang_log import parse_line, parse_time_prefix
 from sglconsole.core.sglang_log_record import KINDS, LogRecord
 
-__all__ = ["IDLE_GAP_S", "Distribution", "ErrorEntry", "LogStats", "quantile", "summarize"]
+__all__ = ["Distribution", "ErrorEntry", "LogStats", "quantile", "summarize"]
 
-IDLE_GAP_S = 30.0
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -153,43 +148,6 @@ class LogStats:
             "time_to_ready_s": self.time_to_ready_s,
         }
 
-    def to_text(self, max_errors: int = 20) -> str:
-        """A short human-readable report."""
-        out = [f"{self.lines} lines, {self.records} records: " + ", ".join(
-            f"{k} {v}" for k, v in self.counts.items()
-        )]  # fmt: skip
-        if self.first_time:
-            span = f"{self.first_time:%Y-%m-%d %H:%M:%S}"
-            if self.last_time and self.last_time != self.first_time:
-                span += f" .. {self.last_time:%Y-%m-%d %H:%M:%S}"
-            out.append(f"time: {span}")
-        if self.time_to_ready_s is not None:
-            out.append(f"ready after {self.time_to_ready_s:.0f} s (line {self.ready_line})")
-        elif self.ready_line is not None:
-            out.append(f"ready at line {self.ready_line}")
-        for label, dist, fmt in (
-            ("gen throughput (token/s)", self.gen_throughput, "{:.1f}"),
-            ("accept len", self.accept_len, "{:.2f}"),
-        ):
-            if dist is not None:
-                out.append(
-                    f"{label}: median {fmt.format(dist.median)}, p5 {fmt.format(dist.p5)}, "
-                    f"p95 {fmt.format(dist.p95)} (n={dist.n})"
-                )
-        if self.decode_idle_skipped or self.decode_not_running:
-            out.append(
-                f"decode lines left out: {self.decode_idle_skipped} first-after-idle, "
-                f"{self.decode_not_running} without running requests"
-            )
-        if self.errors:
-            counts = ", ".join(f"{k} {v}" for k, v in self.error_counts.items())
-            out.append(f"errors: {len(self.errors)} ({counts})")
-            for e in self.errors[:max_errors]:
-                out.append(f"  line {e.line}: [{e.error}] {e.message[:160]}")
-            if len(self.errors) > max_errors:
-                out.append(f"  ... {len(self.errors) - max_errors} more")
-        return "\n".join(out)
-
 
 def _seconds(rec: LogRecord) -> tuple[str, float] | None:
     """A comparable clock reading: absolute seconds, or seconds of day for time-only prefixes."""
@@ -223,13 +181,13 @@ class _Summary:
         self.stats = LogStats(first_line=first_line)
         self.throughput: list[float] = []
         self.accept: list[float] = []
-        self.last_decode: dict[tuple[Any, ...], tuple[int | None, tuple[str, float] | None]] = {}
+        self.idle = IdleWatch(gap=_gap)
         self.saw_server_args = False
 
     def feed(self, lineno: int, line: str) -> None:
         self.stats.lines = lineno
         try:
-            _feed(self.stats, lineno, line, self.throughput, self.accept, self.last_decode)
+            _feed(self.stats, lineno, line, self.throughput, self.accept, self.idle)
         except Exception:  # pragma: no cover - parse_line never raises; belt and braces
             pass
 
@@ -280,7 +238,7 @@ def _feed(
     line: str,
     throughput: list[float],
     accept: list[float],
-    last_decode: dict[tuple[Any, ...], tuple[int | None, tuple[str, float] | None]],
+    idle: IdleWatch,
 ) -> None:
     if isinstance(line, str):
         line = line.rstrip("\r\n")
@@ -298,18 +256,11 @@ def _feed(
     st.counts[rec.kind] = st.counts.get(rec.kind, 0) + 1
     kind = rec.kind
     if kind == "decode":
-        key = (rec.dp_rank, rec.tp_rank, rec.pp_rank, rec.ep_rank)
-        now = _seconds(rec)
-        prev = last_decode.get(key)
-        last_decode[key] = (rec.running_req, now)
+        follows_idle = idle.feed(rec, _seconds(rec))
         if not rec.running_req or rec.running_req <= 0:
             st.decode_not_running += 1
             return
-        if prev is None or not prev[0] or prev[0] <= 0:
-            st.decode_idle_skipped += 1
-            return
-        gap = _gap(prev[1], now)
-        if gap is not None and gap > IDLE_GAP_S:
+        if follows_idle:
             st.decode_idle_skipped += 1
             return
         st.decode_used += 1

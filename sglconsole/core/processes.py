@@ -4,7 +4,9 @@ Input is what the watcher reports (sglconsole/remote/agents/watcher_agent.py) pl
 nvidia-smi's compute-apps; output says which processes are servers (by argv,
 never by name alone), which children belong to them (by parentage, process
 group and session), which SGLang children lost their server (reparented to
-PID 1, still holding GPU memory), and which GPU memory nobody accounts for.
+PID 1, still holding GPU memory), which processes are weight-cache daemons (they
+hold a model's weights in GPU memory across server restarts, by design), and
+which GPU memory nobody accounts for.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sglconsole.core.launch_form import split_launch
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 
 DEFAULT_PORT = 30000
+WEIGHT_CACHE_DAEMON = "sglang.srt.weight_cache.daemon"
+"""The standalone daemon's module (0.5.17+): servers attach with --weight-cache-mode client."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,16 +114,22 @@ def _int(text: str, default: int) -> int:
         return default
 
 
+def is_weight_cache_daemon(argv: tuple[str, ...] | list[str]) -> bool:
+    """`python -m sglang.srt.weight_cache.daemon ...` (or the module's file run as a script)."""
+    for index, arg in enumerate(argv[:8]):
+        if arg == "-c":
+            return False
+        if arg == "-m":
+            return list(argv[index + 1 : index + 2]) == [WEIGHT_CACHE_DAEMON]
+        if arg.endswith("sglang/srt/weight_cache/daemon.py"):
+            return True
+    return False
+
+
 def launch_args(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """The flags after `-m sglang.launch_server` / `sglang serve`."""
-    for index, arg in enumerate(argv):
-        if arg == "sglang.launch_server" or (
-            arg == "serve" and index and argv[index - 1].endswith("sglang")
-        ):
-            return argv[index + 1 :]
-        if arg.endswith("sglang/launch_server.py"):
-            return argv[index + 1 :]
-    return ()
+    """The arguments after `-m sglang.launch_server` / `sglang serve`, as written (what SGLang's
+    parser gets from them: core.launch_form.parser_args)."""
+    return split_launch(argv)[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +156,43 @@ class ServerProcess:
     def tp_size(self) -> int:
         return _int(flag(self.args, "--tp-size") or flag(self.args, "--tp") or "1", 1)
 
+    @property
+    def weight_cache_mode(self) -> str:
+        """off | daemon (its own daemons: children, gone with it) | client (loads from a
+        standalone daemon that outlives it); SGLang 0.5.17+."""
+        return flag(self.args, "--weight-cache-mode") or "off"
+
+
+@dataclass(frozen=True, slots=True)
+class WeightCacheDaemon:
+    """A standalone weight-cache daemon: it keeps a model's weights in GPU memory across server
+    restarts by design, so its memory is neither an orphan's nor unaccounted for."""
+
+    main: ProcInfo
+    members: tuple[ProcInfo, ...]
+    """Its rank processes (multiprocessing children), which hold the memory."""
+    gpus: tuple[int, ...]
+    held: tuple[ComputeApp, ...]
+
+    @property
+    def gpu_mem_mib(self) -> int:
+        return sum(app.used_mib or 0 for app in self.held)
+
+    @property
+    def model(self) -> str:
+        return flag(self.main.argv, "--model-path") or flag(self.main.argv, "--model") or "?"
+
+    def mib_on(self, gpu_uuid: str | None) -> int:
+        return sum(app.used_mib or 0 for app in self.held if app.gpu_uuid == gpu_uuid)
+
+    def describe(self) -> str:
+        """The one sentence every view shows for it."""
+        where = f" on GPU {','.join(map(str, self.gpus))}" if self.gpus else ""
+        return (
+            f"weight-cache daemon pid {self.main.pid} ({self.model}) holds "
+            f"{self.gpu_mem_mib} MiB{where} by design: it keeps the weights across server restarts"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessView:
@@ -156,6 +204,8 @@ class ProcessView:
     foreign_pids: bool
     """nvidia-smi reports PIDs this /proc does not have (an LXC container sees host PIDs)."""
     notes: tuple[str, ...] = field(default=())
+    weight_caches: tuple[WeightCacheDaemon, ...] = field(default=())
+    """Weight-cache daemons: GPU memory held by design."""
 
 
 def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]) -> ProcessView:
@@ -182,6 +232,18 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
                 sum(a.used_mib or 0 for a in held),
             )
         )
+    caches = []
+    for proc in procs:
+        if proc.pid in claimed or proc.zombie or not is_weight_cache_daemon(proc.argv):
+            continue
+        members = (proc, *_descendants(proc, procs))
+        pids = {member.pid for member in members}
+        claimed |= pids
+        held = tuple(a for a in apps if a.pid in pids)
+        indices = sorted({uuid_to_index[a.gpu_uuid] for a in held if a.gpu_uuid in uuid_to_index})
+        if (not indices or foreign) and proc.env is not None:  # no GPU table yet, or host PIDs
+            indices = list(_visible_gpus(proc, proc.argv))  # its CUDA_VISIBLE_DEVICES
+        caches.append(WeightCacheDaemon(proc, members[1:], tuple(indices), held))
     orphans = tuple(p for p in procs if p.sglang_child and p.pid not in claimed and not p.zombie)
     unaccounted = tuple(a for a in apps if a.pid not in claimed) if not foreign else ()
     notes = ()
@@ -192,7 +254,12 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
         )
         servers = [_with_visible(s) for s in servers]
     return ProcessView(
-        tuple(sorted(servers, key=lambda s: s.port)), orphans, unaccounted, foreign, notes
+        tuple(sorted(servers, key=lambda s: s.port)),
+        orphans,
+        unaccounted,
+        foreign,
+        notes,
+        tuple(caches),
     )
 
 
@@ -209,10 +276,10 @@ def _descendants(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
     return sorted(found.values(), key=lambda p: p.pid)
 
 
-def _visible_gpus(main: ProcInfo) -> tuple[int, ...]:
+def _visible_gpus(main: ProcInfo, args: tuple[str, ...] | None = None) -> tuple[int, ...]:
     visible = (main.env or {}).get("CUDA_VISIBLE_DEVICES", "")
     ids = [int(x) for x in visible.split(",") if x.strip().isdigit()]
-    args = launch_args(main.argv)
+    args = launch_args(main.argv) if args is None else args
     tp = _int(flag(args, "--tp-size") or flag(args, "--tp") or "1", 1)
     return tuple(ids[:tp] if ids else range(tp))
 

@@ -57,17 +57,19 @@ ERROR_CLASSES = (
 # of the words every milestone, ready or error line has.
 _MESSAGE_PREFIXES = (
     "Load weight", "KV Cache", "Mamba Cache", "Memory pool end", "max_total_num_tokens=",
-    "Capture ", "Init torch distributed", "The server is fired up", "INFO:     Uvicorn running",
-    "Uvicorn running", "Received sigquit", "Health check failed", "Traceback", "Killed", "Rank ",
+    "Capture ", "Init torch distributed", "Init parallel", "The server is fired up",
+    "INFO:     Uvicorn running", "Uvicorn running", "Received sigquit", "Health check failed",
+    "Traceback", "Killed", "Rank ",
     "Initialization failed", "Not enough memory", "Port is already in use",
 )  # fmt: skip
 _BRACKET_WORDS = (
-    "rror", "xception", "ERROR", "atchdog", "Traceback", "Cache is allocated",
+    "rror", "xception", "ERROR", "atchdog", "Traceback", "Cache is allocated", "VA upper bound",
     "out of memory", "ealth check failed", "in use",
 )  # fmt: skip
 _LOOSE_WORDS = _BRACKET_WORDS + (
     "fired up", "Load weight", "Memory pool end", "max_total_num_tokens=", "graph begin",
-    "graph end", "Uvicorn running", "torch distributed", "Killed", "NCCL", "sigquit",
+    "graph end", "Uvicorn running", "torch distributed", "Init parallel", "Killed", "NCCL",
+    "sigquit",
     "Initialization failed", "Not enough memory", "died during initialization",
 )  # fmt: skip
 
@@ -107,12 +109,14 @@ _ERROR_CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # the classes that must start the message; the others may appear anywhere in it
 _ANCHORED = frozenset({"exception", "error_log", "killed"})
 
+# "Init torch distributed begin/ends" until 0.5.20, "Init parallel begin/ends" from 0.5.21
+# (srt/distributed/bootstrap.py); from 0.5.23 the KV line reads "VA upper bound" after capture
 _MILESTONE_RE = re.compile(
-    r"(?P<dist_init_begin>Init torch distributed begin)"
-    r"|(?P<dist_init_end>Init torch distributed ends)"
+    r"(?P<dist_init_begin>Init (?:torch distributed|parallel) begin)"
+    r"|(?P<dist_init_end>Init (?:torch distributed|parallel) ends)"
     r"|(?P<weights_begin>Load weight begin)"
     r"|(?P<weights_loaded>Load weight end)"
-    r"|(?P<kv_cache>KV Cache is allocated)"
+    r"|(?P<kv_cache>KV Cache (?:is allocated|VA upper bound))"
     r"|(?P<mamba_cache>Mamba Cache is allocated)"
     r"|(?P<memory_pool_end>Memory pool end)"
     r"|(?P<cuda_graph_begin>Capture (?:[\w ]+ )?(?:cuda|[A-Z]+) graph begin)"

@@ -241,8 +241,6 @@ def gpu_holders(host: HostState) -> dict[int, set[str]]:
 def probe_verdict(server: ServerState) -> str | None:
     """The last probe's verdict, if it judged the process that runs now."""
     probe, process = server.probe, server.process
-    verdict = getattr(probe, "verdict", None)
-    if verdict not in PROBE_VERDICTS or process is None:
+    if probe is None or probe.verdict not in PROBE_VERDICTS or process is None:
         return None
-    pid = getattr(probe, "pid", None)
-    return verdict if pid is None or pid == process.main.pid else None
+    return probe.verdict if probe.pid is None or probe.pid == process.main.pid else None

@@ -130,7 +130,7 @@ class Exporter:
     def tick(self) -> None:
         now = self.clock()
         for name in self.fleet.hosts:
-            self.fleet.refresh_status(name, now)
+            self.fleet.publish(name, now)
         self._log_hosts()
         for alert in sweep(self.fleet, self.tracker, now):
             self.raise_alert(alert)

@@ -4,13 +4,21 @@ The profile's side is its LaunchSpec: the very argv and env a relaunch would sta
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import cache
+
 from sglconsole.config import Config
+from sglconsole.config.env_tables import shipped_registry
+from sglconsole.config.flag_tables import load_table
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core import drift
+from sglconsole.core.drift_meaning import Meaning, meaning_of
+from sglconsole.core.env_registry import EnvRegistry
 from sglconsole.core.processes import ServerProcess
-from sglconsole.errors import ActionError
+from sglconsole.errors import ActionError, UsageError
 from sglconsole.remote.inspect import server_info, snapshot
-from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
+from sglconsole.remote.launch_argv import HostArgs, profile_args, running_args
+from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached, installed_version
 from sglconsole.remote.sglang_args import Verdict
 from sglconsole.remote.ssh import SshHost
 
@@ -32,9 +40,21 @@ async def diff_server(
     return report, process, verdict
 
 
-def drift_argvs(spec: LaunchSpec, process: ServerProcess) -> dict[str, list[str]]:
-    """What the host's SGLang is asked to parse: the spec's arguments and the running ones."""
-    return {"profile": spec.args, "running": list(process.args)}
+async def drift_argvs(
+    ssh: SshHost, spec: LaunchSpec, process: ServerProcess, version: str | None
+) -> tuple[dict[str, list[str]], list[str]]:
+    """What the host's SGLang is asked to parse: the spec's arguments and the running ones, each
+    as SGLang's parser gets them (`sglang serve MODEL`'s positional as --model-path, a --config
+    file read from the host and expanded), and notes on where values came from. ActionError when
+    a side cannot be known (an unreadable --config file is unknown, never "same")."""
+    running = await running_args(ssh, process.main.argv, version, process.main.cwd)
+    profile = await profile_args(ssh, spec.args, version, spec.cwd)
+    sides: dict[str, HostArgs] = {"profile": profile, "running": running}
+    for name, side in sides.items():
+        if side.error:
+            raise ActionError(f"{side.error} ({name} side)")
+    notes = [f"{name}: {side.note}" for name, side in sides.items() if side.note]
+    return {name: side.args for name, side in sides.items()}, notes
 
 
 async def compare_running(
@@ -43,11 +63,13 @@ async def compare_running(
     """The host parser judges both sides (its verdict cached per SGLang version and argv, as
     status caches it: asking costs an import of SGLang, 12-14 s on a real host)."""
     python = process.python or spec.python
-    verdict = await canonicalize_cached(cache, ssh, python, drift_argvs(spec, process))
+    version = await installed_version(ssh, python)
+    argvs, notes = await drift_argvs(ssh, spec, process, version)
+    verdict = await canonicalize_cached(cache, ssh, python, argvs, version=version)
     if not verdict.ok:
         raise ActionError(f"{ssh.name}: {verdict.error}")
     info = await server_info(ssh, spec.http_address, spec.port)
-    return report_from(verdict, spec, process, info), verdict
+    return report_from(verdict, spec, process, info, notes), verdict
 
 
 def report_from(
@@ -55,8 +77,11 @@ def report_from(
     spec: LaunchSpec,
     process: ServerProcess | None,
     info: dict | None,
+    notes: list[str] | None = None,
 ) -> drift.Report:
     p, r = verdict.results["profile"], verdict.results["running"]
+    version = (info or {}).get("version") or verdict.version
+    registry, judge = env_registry(verdict, version)
     report = drift.build(
         profile_values=p.values,
         profile_given=p.given,
@@ -67,9 +92,44 @@ def report_from(
         profile_env=dict(spec.env),
         running_env=(process.main.env or {}) if process else None,
         gpus=list(spec.gpus),
-        version=(info or {}).get("version") or verdict.version,
+        version=version,
         requires=spec.requires_sglang,
         server_port=spec.port,
+        meaning=release_meaning(verdict.version),
+        defaults={dest: a.get("default") for dest, a in verdict.actions.items()},
+        env_registry=registry,
+        env_judge=judge,
     )
-    report.errors = {k: v.error for k, v in verdict.results.items() if v.error}
-    return report
+    errors = {k: v.error for k, v in verdict.results.items() if v.error}
+    return replace(report, errors=errors, notes=list(notes or ()))
+
+
+@cache
+def release_meaning(version: str | None) -> Meaning:
+    """What the shipped flag table of the host's release says of equivalent spellings (its
+    deprecation actions, where flags fold into /server_info); none without a table."""
+    if not version:
+        return Meaning()
+    try:
+        return meaning_of(load_table(version))
+    except UsageError:
+        return Meaning()
+
+
+def env_registry(verdict: Verdict, version: str | None) -> tuple[EnvRegistry | None, str]:
+    """The registry that judges SGLANG_* variables: the host's own source as the parser check read
+    it, else the table shipped for that version, else none (then compared by value, as before)."""
+    host = verdict.env_registry
+    if host is not None and host.get("vars") and verdict.version == version:
+        source = (
+            f"SGLANG_* variables judged by {host.get('path') or 'sglang/srt/environ.py'} "
+            f"(SGLang {version} on the host)"
+        )
+        return EnvRegistry.from_dict(host, version=version, source=source), source
+    shipped = shipped_registry(version)
+    if shipped is not None:
+        return shipped, shipped.source
+    return None, (
+        f"no environment registry for SGLang {version or 'of unknown version'} "
+        "(host source unreadable, no table shipped): SGLANG_* variables compared by value"
+    )

@@ -4,6 +4,7 @@ once per server process (the host's SGLang judges; asking is not free: verdicts 
 from __future__ import annotations
 
 from sglconsole.config.launch_spec import spec_for_profile
+from sglconsole.errors import ActionError
 from sglconsole.remote.drift import drift_argvs, report_from
 from sglconsole.remote.host_link import HostLink
 from sglconsole.remote.parser_cache import ParserCache
@@ -23,13 +24,17 @@ class DriftFeed:
         # the saved side: the spec a relaunch of this server would start
         spec = spec_for_profile(self.link.name, server.config, server.profile_name, profile)
         python = process.python or spec.python
-        argvs = drift_argvs(spec, process)
+        try:
+            argvs, notes = await drift_argvs(self.link.ssh, spec, process, server.version)
+        except ActionError as exc:  # e.g. an unreadable --config file: unknown, never "same"
+            server.drift, server.drift_error = None, str(exc)
+            return
         cache = self.parser_cache
         key = cache.key(self.link.name, python, server.version, argvs)
         verdict = cache.get(key) or await canonicalize_remote(self.link.ssh, python, argvs)
         cache.put(key, verdict)
         if verdict.ok:
-            server.drift = report_from(verdict, spec, process, server.server_info)
+            server.drift = report_from(verdict, spec, process, server.server_info, notes)
             server.drift_error = None
         else:
             server.drift_error = verdict.error

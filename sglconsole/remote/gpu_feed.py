@@ -93,9 +93,9 @@ class GpuFeed:
         state.gpus = snapshot
         state.gpu_time = time.time()
         state.gpu_error = None
-        self.link.changed()
+        self.link.publish()
 
     def _error(self, message: str) -> None:
         if self.link.state.gpu_error != message:
             self.link.state.gpu_error = message
-            self.link.changed()
+            self.link.publish()

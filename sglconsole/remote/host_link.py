@@ -22,11 +22,10 @@ class HostLink:
     def state(self) -> HostState:
         return self.fleet.hosts[self.name]
 
-    def changed(self, port: int | None = None) -> None:
-        """Publish a change (of one server's when `port` is given): statuses are recomputed,
-        views redraw."""
-        self.fleet.refresh_status(self.name, port=port)
-        self.fleet.changed(self.name, port)
+    def publish(self, port: int | None = None) -> None:
+        """Publish a change of this host (of one server's when `port` is given) through the
+        fleet's one door: statuses are recomputed, views redraw."""
+        self.fleet.publish(self.name, port=port)
 
     def lost(self) -> HostUnreachable:
         return HostUnreachable(self.name, self.ssh.last_error or "connection lost")

@@ -102,7 +102,7 @@ class HttpFeed:
                 self.info_at[server.port] = time.time()
                 if server.drift is None and server.managed:
                     await self.drift.check(server)
-        self.link.changed(server.port)
+        self.link.publish(server.port)
 
     async def _client(self, port: int, endpoint: Endpoint) -> httpx.AsyncClient:
         known = self._clients.get(port)
@@ -206,7 +206,7 @@ class HttpFeed:
             return  # another process serves the port now: not its answer
         if response is not None and response.status_code == 200:
             server.generate_sent_at, server.generate_ok_at = None, time.time()
-        self.link.changed(server.port)
+        self.link.publish(server.port)
 
     async def _alive(self, http: httpx.AsyncClient, port: int) -> httpx.Response | None:
         """/model_info (0.5.10+); /get_model_info only where that is missing: from 0.5.10 on SGLang

@@ -40,7 +40,7 @@ class JournalFeed:
             server.log_state = (
                 f"journalctl exited {stream.exit_status}: {detail[-1] if detail else ''}".strip()
             )
-            link.changed(server.port)
+            link.publish(server.port)
             await asyncio.sleep(10)
 
     def _line(self, server: ServerState, unit: str, line: str) -> None:
@@ -50,7 +50,7 @@ class JournalFeed:
         if message is None:
             return
         take_line(server, message, time.time())
-        self.link.changed(server.port)
+        self.link.publish(server.port)
 
 
 def journal_only(server: ServerState) -> bool:

@@ -7,12 +7,12 @@ import asyncio
 import time
 
 from sglconsole.config import Config
+from sglconsole.remote.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prom_exporter import SOURCE
 from sglconsole.remote.prometheus_feed import PrometheusFeed
 from sglconsole.remote.router_feed import RouterFeed
-from sglconsole.remote.session import HostMonitor
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.remote.ssh_on_demand import SshOnDemand
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.liveness import generate_pending
@@ -24,7 +24,7 @@ class FleetMonitor:
         self,
         config: Config,
         *,
-        ssh: Fleet | None = None,
+        ssh: SshFleet | None = None,
         watch_interval: float = 2.0,
         log_poll: float = 0.1,
         use_source: bool = True,
@@ -35,7 +35,7 @@ class FleetMonitor:
         above this layer)."""
         self.config = config
         self.state = FleetState(config, stops)
-        self.ssh = ssh or Fleet(config.hosts)  # connects only when used: actions need it
+        self.ssh = ssh or SshFleet(config.hosts)  # connects only when used: actions need it
         self.parser_cache = ParserCache()
         source = config.model.source if use_source else None
         self.prometheus = PrometheusFeed(source, self.state) if source is not None else None

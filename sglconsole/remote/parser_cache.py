@@ -16,7 +16,7 @@ from pathlib import Path
 from sglconsole.config.paths import state_dir
 from sglconsole.remote.sglang_args import Canonical, Verdict, canonicalize_remote
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the verdict carries the host's environment registry
 
 # Finds the installed SGLang's version without importing it (locating a package imports nothing:
 # milliseconds where importing SGLang takes seconds). First the wheel's own record, the
@@ -68,10 +68,17 @@ async def installed_version(ssh, python: str) -> str | None:
 
 
 async def canonicalize_cached(
-    cache: ParserCache, ssh, python: str, argvs: dict[str, list[str]]
+    cache: ParserCache,
+    ssh,
+    python: str,
+    argvs: dict[str, list[str]],
+    *,
+    version: str | None = None,
 ) -> Verdict:
-    """The host parser's verdict on `argvs`, from the cache when this SGLang already answered."""
-    key = cache.key(ssh.name, python, await installed_version(ssh, python), argvs)
+    """The host parser's verdict on `argvs`, from the cache when this SGLang already answered
+    (`version`: the installed one, when the caller already asked)."""
+    version = version or await installed_version(ssh, python)
+    key = cache.key(ssh.name, python, version, argvs)
     verdict = cache.get(key) or await canonicalize_remote(ssh, python, argvs)
     cache.put(key, verdict)
     return verdict
@@ -121,6 +128,7 @@ def _encode(verdict: Verdict) -> dict:
         "version": verdict.version,
         "python": verdict.python,
         "actions": verdict.actions,
+        "env_registry": verdict.env_registry,
         "results": {
             k: {"values": r.values, "given": sorted(r.given), "error": r.error}
             for k, r in verdict.results.items()
@@ -132,4 +140,11 @@ def _decode(data: dict) -> Verdict:
     results = {
         k: Canonical(r["values"], set(r["given"]), r["error"]) for k, r in data["results"].items()
     }
-    return Verdict(True, data["version"], data["python"], data["actions"], results)
+    return Verdict(
+        True,
+        data["version"],
+        data["python"],
+        data["actions"],
+        results,
+        env_registry=data.get("env_registry"),
+    )

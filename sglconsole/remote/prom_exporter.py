@@ -45,22 +45,27 @@ def exporter_view(
     load = None
     if any(v is not None for v in load_values):
         accept, running, queued, usage = load_values
-        load = Load(accept, _int(running), _int(queued), usage, SOURCE)
+        load = Load(
+            accept_len=accept,
+            running_req=_int(running),
+            queue_req=_int(queued),
+            token_usage=usage,
+            source=SOURCE,
+        )
     drift = values.get("drift")
     count = values.get("drift_differences")
     return ServerView(
         status,
         f"as the exporter saw it {max(0.0, now - data.at):.0f} s ago (Prometheus)",
-        None,
-        values.get("start_time_seconds"),
-        tok_s,
-        SOURCE if tok_s is not None else None,
-        load,
-        tuple(spark),
-        None if drift is None else bool(drift),
-        _int(count),
-        gen,
-        now,
+        started=values.get("start_time_seconds"),
+        tok_s=tok_s,
+        tok_s_source=SOURCE if tok_s is not None else None,
+        load=load,
+        throughput=tuple(spark),
+        drift_differs=None if drift is None else bool(drift),
+        drift_count=_int(count),
+        generation=gen,
+        at=now,
     )
 
 

@@ -1,6 +1,6 @@
 """SGLang's own series, read from Prometheus, fed into the fleet's state as the SSH monitor feeds
 it: a server Prometheus scrapes runs (a process known by its metrics alone), its page is its
-/metrics page (ranks combined by core.metrics), and state.snapshot derives its status, tok/s and
+/metrics page (ranks combined by core.metrics), and state.server_view derives its status, tok/s and
 load by the same rules as over SSH. What needs argv, logs or a probe (DRIFT, SLOW, LOOPING) comes
 from `sglconsole exporter` when Prometheus also scrapes it (remote.prom_exporter)."""
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sglconsole.core.decode_lines import after_idle
 from sglconsole.core.metrics import ServerMetrics, combine
 from sglconsole.core.nvidia_smi import GpuSample
 from sglconsole.remote.prom_series import HostReading, Scraped
 from sglconsole.state.model import (
-    IDLE_GAP_S,
     Sample,
     ServerState,
     Status,
@@ -56,14 +56,14 @@ def _sample(server: ServerState, page: ServerMetrics, rate: float | None, now: f
     last = server.history[-1] if server.history else None
     server.history.append(
         Sample(
-            now,
-            rate,
-            page.accept_len,
-            page.accept_rate,
-            _int(page.running_req),
-            _int(page.queue_req),
-            page.token_usage,
-            after_idle=last is None or (last.running_req or 0) == 0 or now - last.time > IDLE_GAP_S,
+            time=now,
+            gen_throughput=rate,
+            accept_len=page.accept_len,
+            accept_rate=page.accept_rate,
+            running_req=_int(page.running_req),
+            queue_req=_int(page.queue_req),
+            token_usage=page.token_usage,
+            after_idle=after_idle(last, None if last is None else now - last.time),
             source="prometheus",
         )
     )

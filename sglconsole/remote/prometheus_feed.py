@@ -1,11 +1,12 @@
 """The fleet read from Prometheus instead of one SSH session per host (hosts.yaml
 `source: {prometheus: URL}`): every `interval` seconds a handful of instant queries, whatever the
-fleet's size, published as the hosts' and servers' views.
+fleet's size, published as the hosts' and servers' views through the fleet's one door
+(FleetState.publish, with this source's deriver), as the SSH monitor publishes its own.
 
 Two kinds of series, both optional:
 - SGLang's own (`sglang:*` of servers run with `--enable-metrics`, `up`, dcgm-exporter's GPUs):
   fed into the state as the SSH monitor feeds it (remote.prom_sglang), statuses derived by
-  state.snapshot: UP, DOWN (Prometheus cannot scrape it), UNMANAGED, tok/s, load, GPUs;
+  state.server_view: UP, DOWN (Prometheus cannot scrape it), UNMANAGED, tok/s, load, GPUs;
 - `sglconsole exporter`'s (remote.prom_exporter): where a server has them, its status, drift and
   numbers are the exporter's (it saw argv, logs and probes).
 Prometheus unreachable: every view keeps its last numbers, marked stale since the last good read,
@@ -18,6 +19,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import replace
+from functools import partial
 
 from sglconsole.config.schema import Source
 from sglconsole.core.processes import ProcessView
@@ -29,7 +31,7 @@ from sglconsole.remote.prom_sglang import dcgm_gpus, feed_server
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, ServerState, ServerView, Status
 from sglconsole.state.routing import derive_routes
-from sglconsole.state.snapshot import derive_view
+from sglconsole.state.server_view import derive_view
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +107,6 @@ class PrometheusFeed:
     def _publish(
         self, exported: dict[str, ExporterHost], readings: dict[str, HostReading], now: float
     ) -> None:
-        self.fleet.generation += 1
-        generation = self.fleet.generation
         for name, state in self.fleet.hosts.items():
             if state.source != SOURCE:
                 continue  # watched over SSH while it is looked at (remote.ssh_on_demand)
@@ -122,18 +122,28 @@ class PrometheusFeed:
                 if port not in state.servers:  # running there, not in hosts.yaml: UNMANAGED
                     state.servers[port] = ServerState(name, port, None, None, None)
             for port, server in state.servers.items():
-                data = by_exporter.servers.get(port) if by_exporter else None
                 feed_server(server, reading.servers.get(port) if reading else None, now, self.url)
-                if data is not None and data.status is not None:
-                    spark = self._spark.setdefault((name, port), deque(maxlen=SPARK))
-                    view = exporter_view(server, data, spark, now, generation)
-                    routers, before = self.fleet.routers, server.view.routes
-                    routes = derive_routes(server, state, routers, before, now)
-                    server.view = replace(view, routes=routes)
-                else:
-                    server.view = derive_view(server, state, now, generation, self.fleet.routers)
+            self.fleet.publish(name, now, derive=partial(self._view, by_exporter))
+            for port, server in state.servers.items():
                 self._good[(name, port)] = server.view
-            self._changed(name, state)
+
+    def _view(
+        self,
+        exported: ExporterHost | None,
+        server: ServerState,
+        host: HostState,
+        now: float,
+        generation: int,
+    ) -> ServerView:
+        """A server's view as read: the exporter's where it has one, else derived from SGLang's
+        series like an SSH-read server's (state.server_view)."""
+        data = exported.servers.get(server.port) if exported else None
+        if data is None or data.status is None:
+            return derive_view(server, host, now, generation, self.fleet.routers)
+        spark = self._spark.setdefault((host.name, server.port), deque(maxlen=SPARK))
+        view = exporter_view(server, data, spark, now, generation)
+        routes = derive_routes(server, host, self.fleet.routers, server.view.routes, now)
+        return replace(view, routes=routes)
 
     def _host(
         self, state: HostState, exported: ExporterHost | None, reading: HostReading | None, now
@@ -165,40 +175,30 @@ class PrometheusFeed:
 
     def _stale(self, now: float) -> None:
         """Prometheus did not answer: the last numbers stay, marked stale, the status UNKNOWN."""
-        self.fleet.generation += 1
         for name, state in self.fleet.hosts.items():
             if state.source != SOURCE:
                 continue
             state.error = self.error
-            for port, server in state.servers.items():
-                good = self._good.get((name, port))
-                routes = server.view.routes  # the routers are read apart (remote.router_feed)
-                if good is None or self.read_at is None:
-                    reason = self.error or "Prometheus did not answer"
-                    server.view = ServerView(
-                        Status.UNKNOWN,
-                        reason,
-                        generation=self.fleet.generation,
-                        at=now,
-                        routes=routes,
-                    )
-                    continue
-                server.view = replace(
-                    good,
-                    routes=routes,
-                    status=Status.UNKNOWN,
-                    reason=f"{self.error}; shown: what it said {now - self.read_at:.0f} s ago "
-                    f"({good.status.value}: {good.reason})",
-                    stale_since=self.read_at,
-                    generation=self.fleet.generation,
-                    at=now,
-                )
-            self._changed(name, state)
+            self.fleet.publish(name, now, derive=self._stale_view)
 
-    def _changed(self, name: str, state: HostState) -> None:
-        self.fleet.changed(name, None)
-        for port in state.servers:
-            self.fleet.changed(name, port)
+    def _stale_view(
+        self, server: ServerState, host: HostState, now: float, generation: int
+    ) -> ServerView:
+        good = self._good.get((host.name, server.port))
+        routes = server.view.routes  # the routers are read apart (remote.router_feed)
+        if good is None or self.read_at is None:
+            reason = self.error or "Prometheus did not answer"
+            return ServerView(Status.UNKNOWN, reason, generation=generation, at=now, routes=routes)
+        return replace(
+            good,
+            routes=routes,
+            status=Status.UNKNOWN,
+            reason=f"{self.error}; shown: what it said {now - self.read_at:.0f} s ago "
+            f"({good.status.value}: {good.reason})",
+            stale_since=self.read_at,
+            generation=generation,
+            at=now,
+        )
 
 
 _NONE = HostReading()

@@ -18,7 +18,7 @@ from sglconsole.config import Router
 from sglconsole.errors import RemoteError
 from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.load_reader import LoadAnswer, load_of
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 
 
 class RouterError(RemoteError):
@@ -26,7 +26,7 @@ class RouterError(RemoteError):
         super().__init__(f"router {router}", message)
 
 
-async def router_endpoint(fleet: Fleet, router: Router) -> Endpoint:
+async def router_endpoint(fleet: SshFleet, router: Router) -> Endpoint:
     """The router as this console reaches it."""
     if router.url:
         return Endpoint(router.url.rstrip("/"))

@@ -16,7 +16,7 @@ import time
 from sglconsole.config import Config, Router
 from sglconsole.errors import ConsoleError
 from sglconsole.remote.router import RouterClient, RouterError, router_endpoint
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.routing import RouterWorker
 
@@ -28,7 +28,7 @@ TIMEOUT_S = 5.0
 
 class RouterFeed:
     def __init__(
-        self, config: Config, ssh: Fleet, fleet: FleetState, *, interval: float = INTERVAL_S
+        self, config: Config, ssh: SshFleet, fleet: FleetState, *, interval: float = INTERVAL_S
     ):
         self.routers = dict(config.routers)
         self.ssh = ssh
@@ -80,8 +80,7 @@ class RouterFeed:
             state.workers = workers
         for host in sorted(self.fleet.routed_hosts(name)):
             if host in self.fleet.hosts:
-                self.fleet.refresh_status(host)
-                self.fleet.changed(host, None)
+                self.fleet.publish(host)
 
 
 def worker_of(row: dict) -> RouterWorker:

@@ -15,9 +15,11 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from sglconsole.remote.agents import source
+
 MARKER = "SGLCONSOLE-JSON "
 
-SNIPPET = r"""
+SNIPPET_MAIN = r"""
 import argparse, contextlib, io, json, sys
 
 MARKER = "SGLCONSOLE-JSON "
@@ -39,6 +41,11 @@ def main():
             sys.executable, type(exc).__name__, exc)
         print(MARKER + json.dumps({"ok": False, "python": sys.executable, "error": error}))
         return
+    try:  # the environment registry, read from the source (agents/env_registry_reader.py)
+        where = os.path.dirname(os.path.abspath(sglang.__file__ or ""))
+        env_registry = read_env_registry(where)
+    except Exception as exc:
+        env_registry = {"error": "%s: %s" % (type(exc).__name__, exc)}
     version = getattr(sglang, "__version__", None)
     if version is None:
         try:
@@ -82,10 +89,12 @@ def main():
             error = err.getvalue().strip() or "argparse rejected the arguments"
             results[key] = {"values": {}, "given": [], "error": error}
     print(MARKER + json.dumps({"ok": True, "version": str(version), "python": sys.executable,
-                               "actions": actions, "results": results}))
+                               "actions": actions, "results": results,
+                               "env_registry": env_registry}))
 
 main()
 """
+SNIPPET = source("env_registry_reader") + SNIPPET_MAIN
 
 
 @dataclass
@@ -105,6 +114,8 @@ class Verdict:
     actions: dict[str, dict]
     results: dict[str, Canonical]
     error: str | None = None
+    env_registry: dict | None = None
+    """The SGLang's environment registry as read from its source on the host (None: not read)."""
 
     def flag_of(self, dest: str) -> str:
         flags = self.actions.get(dest, {}).get("flags") or [f"--{dest.replace('_', '-')}"]
@@ -119,8 +130,14 @@ def _verdict(data: dict) -> Verdict:
         key: Canonical(r.get("values") or {}, set(r.get("given") or []), r.get("error"))
         for key, r in (data.get("results") or {}).items()
     }
+    registry = data.get("env_registry")
     return Verdict(
-        True, data.get("version"), data.get("python"), data.get("actions") or {}, results
+        True,
+        data.get("version"),
+        data.get("python"),
+        data.get("actions") or {},
+        results,
+        env_registry=registry if isinstance(registry, dict) and "vars" in registry else None,
     )
 
 

@@ -19,7 +19,6 @@ import asyncio
 import logging
 import os
 import socket
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,7 +81,6 @@ class SshHost:
         self._forwards: dict[tuple[str, int], _Forward] = {}
         self._forward_lock = asyncio.Lock()
         self.last_error: str | None = None
-        self.lost_at: float | None = None
 
     # ------------------------------------------------------------ connection
 
@@ -123,7 +121,6 @@ class SshHost:
             return  # a connection already replaced (closed, then a new one opened)
         self._conn = None
         self._drop_forwards(conn)
-        self.lost_at = time.time()
         if exc is not None:
             self.last_error = f"connection lost: {reason_of(exc)}"
 
@@ -381,7 +378,7 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-class Fleet:
+class SshFleet:
     """The SSH side of every host in a config; jump hosts resolve to each other."""
 
     def __init__(self, hosts: dict[str, Host]):

@@ -15,7 +15,7 @@ import asyncssh
 
 from sglconsole.core.processes import ProcessView
 from sglconsole.errors import RemoteError
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.state.fleet import FleetState
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ class SshOnDemand:
     def __init__(
         self,
         fleet: FleetState,
-        ssh: Fleet,
+        ssh: SshFleet,
         make_monitor: Callable[[str], object],
         *,
         max_hosts: int,
@@ -82,10 +82,10 @@ class SshOnDemand:
             note = f"SSH failed, so no argv or log: {message}"
             state.view = ProcessView((), (), (), False, (*kept, note))
             self.watched.pop(host, None)
-            self.fleet.changed(host, None)
+            self.fleet.publish(host)
             return
         self.failed.pop(host, None)
-        state.source = None  # its views are derived from what SSH sees (state.snapshot)
+        state.source = None  # its views are derived from what SSH sees (state.server_view)
         _forget(state)
         log.info("%s: watched over SSH while it is looked at", host)
         await monitor.run()
@@ -119,7 +119,7 @@ class SshOnDemand:
         if state.source is None:  # it was watched over SSH: Prometheus's numbers again
             state.source = self.source
             _forget(state)
-        self.fleet.changed(host, None)
+        self.fleet.publish(host)
         log.info("%s: no longer looked at: back to Prometheus's numbers", host)
 
     async def _close(self, host: str, monitor, task: asyncio.Task) -> None:

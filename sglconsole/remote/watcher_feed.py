@@ -60,7 +60,7 @@ class WatcherFeed:
             stderr = (await stream.stderr_text()).strip()
             last = stderr.splitlines()[-1] if stderr else "no output"
             link.state.watcher_error = f"watcher ({python}) exited {stream.exit_status}: {last}"
-            link.changed()
+            link.publish()
             await stream.close()
             await asyncio.sleep(10)
 
@@ -123,7 +123,7 @@ class WatcherFeed:
             server.log_lines.append(
                 f"--- sglconsole: {skipped / 1024:,.0f} KiB of this run's log not read ---"
             )
-        self.link.changed(server.port)
+        self.link.publish(server.port)
 
     def _on_log_state(self, message: dict) -> None:
         server = self._owner(message.get("path"))
@@ -134,7 +134,7 @@ class WatcherFeed:
         server.log_state = state if state != "following" else None
         if state in ("rotated", "truncated"):
             server.log_lines.append(f"--- sglconsole: log {state}, following the new file ---")
-        self.link.changed(server.port)
+        self.link.publish(server.port)
 
     def _on_apps(self, message: dict) -> None:
         if message.get("rc") == 0 and isinstance(message.get("out"), str):
@@ -170,7 +170,7 @@ class WatcherFeed:
                 server.health = None
                 if not server.managed:
                     del state.servers[port]
-        self.link.changed()
+        self.link.publish()
 
     def _follow_stdout(self, stream) -> None:
         """Logs found since the watcher started (a new server's stdout): asked for on its stdin."""

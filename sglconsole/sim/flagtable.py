@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -31,19 +32,46 @@ def _version_key(version: str) -> tuple:
     )
 
 
+_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)(?:\.?post\d+)?")
+
+
+def pick(version: str, versions: list[str], what: str = "flag table") -> tuple[str, str | None]:
+    """Which of `versions` (sorted) describes SGLang `version`, and the line to show about it.
+
+    Its own (``X.postN``: X's); newer than the newest: the newest, with a note; between
+    two without one of its own: the newest older one, with a note; older than the oldest
+    or not a version: ValueError. The console's reader (config/flag_tables.py) agrees.
+    """
+    match = _RELEASE.fullmatch(version.strip())
+    if not match:
+        raise ValueError(f"not an SGLang version: {version!r}")
+    release = match[1]
+    if release in versions:
+        return release, None
+    newest = versions[-1]
+    if _version_key(release) > _version_key(newest):
+        return newest, (
+            f"SGLang {version} is newer than the newest {what} ({newest}): judged with {newest}'s"
+        )
+    older = [v for v in versions if _version_key(v) <= _version_key(release)]
+    if not older:
+        raise ValueError(
+            f"no SGLang {what} for {version} or older: SGLang {version} is older than the"
+            f" oldest {what} ({versions[0]}) (have: {', '.join(versions)})"
+        )
+    return older[-1], f"SGLang {version} has no {what} of its own: judged with {older[-1]}'s"
+
+
 @cache
 def load_table(version: str) -> dict:
-    """The table for `version`, or the newest one not newer than it."""
-    versions = available_versions()
-    exact = FLAGS_DIR / f"sglang-{version}.json"
-    if not exact.exists():
-        older = [v for v in versions if _version_key(v) <= _version_key(version)]
-        if not older:
-            raise FileNotFoundError(
-                f"no SGLang flag table for {version} (have: {', '.join(versions)})"
-            )
-        exact = FLAGS_DIR / f"sglang-{older[-1]}.json"
-    return json.loads(exact.read_text())
+    """The table for `version`, chosen by pick()."""
+    chosen, _ = pick(version, available_versions())
+    return json.loads((FLAGS_DIR / f"sglang-{chosen}.json").read_text())
+
+
+def note(version: str) -> str | None:
+    """The one line to show when `version` is not judged by a table of its own."""
+    return pick(version, available_versions())[1]
 
 
 def _default(value: object) -> object:

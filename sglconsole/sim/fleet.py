@@ -180,6 +180,7 @@ class SimFleet:
             spec, root, address, sock.getsockname()[1], layout, sock, self.ssh_mode, self.namespaces
         )
         fleet_files.host_keys(self.workdir, host, client_key)
+        fleet_files.host_files(host)
         fleet_files.boot_file(host, self.profiles)
         fleet_files.unit_files(host)
         return host

@@ -78,7 +78,23 @@ def boot_file(host: SimHost, profiles: dict) -> None:
                 "cwd": profile.get("workdir"),
             }
         )
+    cache = host.spec.weight_cache
+    if cache:  # started before the servers, as an operator would
+        argv = [host.python, "-m", "sglang.srt.weight_cache.daemon"]
+        argv += ["--model-path", host.seen(f"models/{cache['model']}")]
+        argv += ["--tp-size", str(cache.get("tp", len(cache["gpus"])))]
+        env = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, cache["gpus"]))}
+        log = str(host.root / "logs" / "weight-cache.log")
+        boot.insert(0, {"argv": argv, "env": env, "log": log, "cwd": None})
     (host.root / "sim" / "boot.json").write_text(json.dumps(boot, indent=1))
+
+
+def host_files(host: SimHost) -> None:
+    """The files the host spec asks for, in place before its servers boot."""
+    for relative, text in host.spec.files.items():
+        path = host.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(fill(host, text))
 
 
 def unit_files(host: SimHost) -> None:

@@ -31,13 +31,6 @@ class SimHost:
             return f"{self.layout}/{name}/{rest}".rstrip("/")
         return str(self.root / relative)
 
-    def real(self, seen_path: str) -> Path:
-        """The file behind a path as the host sees it, for tests to read from outside."""
-        if self.layout and seen_path.startswith(self.layout + "/"):
-            head, _, rest = seen_path[len(self.layout) + 1 :].partition("/")
-            return self.root / {"ml-env": "env"}.get(head, head) / rest
-        return Path(seen_path)
-
     @property
     def python(self) -> str:
         return self.seen("env/bin/python3")

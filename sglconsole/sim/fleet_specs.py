@@ -36,6 +36,12 @@ class HostSpec:
     """systemd units the host has (name -> text; `{python}`, `{models}`, `{logs}` become the
     host's paths): in its own /etc/systemd/system, or in ~/.config/systemd/user where the host
     has no mount namespace (and so no /etc of its own)."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Files the host has before it boots (path under its root -> text, `{models}` and `{logs}`
+    filled), e.g. a server's `--config` YAML at "models/qwen8b.yaml"."""
+    weight_cache: dict | None = None
+    """A standalone weight-cache daemon running at boot (SGLang 0.5.17+), e.g.
+    {"model": "Qwen3-8B", "gpus": [0], "tp": 1}: it holds the model's weights on those GPUs."""
     login_shell: str | None = None
     """The SSH user's login shell on this host (e.g. /usr/bin/tcsh): with sshd, root's entry in
     the host's own /etc/passwd (bound over it in the host's mount namespace only)."""

@@ -21,7 +21,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from sglconsole.sim import gpustate
+from sglconsole.sim import envtable, gpustate
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,15 +166,39 @@ def _our_site_packages() -> list[str]:
     return [path for path in dict.fromkeys(found) if os.path.isdir(path)]
 
 
+WEIGHT_CACHE_SHIM = {
+    "srt/weight_cache/__init__.py": "",
+    "srt/weight_cache/daemon.py": (
+        '"""python -m sglang.srt.weight_cache.daemon, simulated."""\n\n'
+        'if __name__ == "__main__":\n'
+        "    import sys\n\n"
+        "    from sglconsole.sim.weight_cache import main\n"
+        "    from sglang._sim import ROOT, VERSION\n\n"
+        "    raise SystemExit(main(sys.argv[1:], version=VERSION, root=ROOT))\n"
+    ),
+}
+
+
 def _install_shim(root: Path, version: str) -> None:
+    from sglconsole.sim.versiontable import runtime_mode
+
     package = _site_packages(root / "env") / "sglang"
-    for relative, text in SHIM_FILES.items():
+    files = {
+        **SHIM_FILES,
+        **(WEIGHT_CACHE_SHIM if runtime_mode(version, "weight_cache_daemon") else {}),
+    }
+    for relative, text in files.items():
         path = package / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (package / "_sim.py").write_text(f"ROOT = {str(root)!r}\nVERSION = {version!r}\n")
     # as SGLang writes it: a literal, readable without importing the package
     (package / "version.py").write_text(f'__version__ = "{version}"\n')
+    # the release's environment registry, for a reader that parses the source (as on a real host)
+    environ = envtable.environ_source(version)
+    if environ is not None:
+        (package / "srt" / "environ.py").write_text(environ)
+        (package / "srt" / "_env_reads.py").write_text(envtable.elsewhere_source(version))
 
 
 def _write_bin(root: Path) -> None:

@@ -1,8 +1,11 @@
 """How fast a simulated server runs, derived from its flags, model and GPU.
 
 The point is that a drifted config *really* runs slower: speculative steps and
-draft tokens set the accept length, batch size slows each step, a missing
-SGLANG_ENABLE_SPEC_V2 or disabled CUDA graphs cost time. Numbers are modelled
+draft tokens set the accept length, batch size slows each step, disabled CUDA
+graphs cost time, and so does the spec V1 worker (no overlap of draft and
+verify) where the release still has one: SGLANG_ENABLE_SPEC_V2 decides it only
+where the release's env table declares it (0.5.9/0.5.10 default off, 0.5.11-0.5.13
+default on, so only `=0` selects V1; later releases do not read it). Numbers are modelled
 on the story in DESIGN.md (27B, TP=2, 2x A6000: ~70 tok/s proven with
 3 steps / 4 draft tokens, ~35 tok/s with 1 step / 2 draft tokens).
 """
@@ -10,6 +13,8 @@ on the story in DESIGN.md (27B, TP=2, 2x A6000: ~70 tok/s proven with
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from sglconsole.sim import envtable
 
 # seconds of decode step per GB of weights on one GPU (memory bandwidth bound)
 SECONDS_PER_GB = {"H200": 0.0009, "A6000": 0.0031}
@@ -58,7 +63,18 @@ def tp_size(args: dict) -> int:
     return int(args.get("tp_size") or args.get("tensor_parallel_size") or 1)
 
 
-def build(args: dict, env: dict, gpu_model: str, weights_gb: float) -> PerfModel:
+def spec_v2(version: str | None, env: dict) -> bool:
+    """Whether speculation runs the V2 (overlapped) worker: as the release reads its switch;
+    one that does not declare SGLANG_ENABLE_SPEC_V2 has only V2 (unknown version: as set)."""
+    if version is None:
+        return str(env.get("SGLANG_ENABLE_SPEC_V2", "")).lower() in envtable.TRUE
+    switch = envtable.enabled(version, env, "SGLANG_ENABLE_SPEC_V2")
+    return True if switch is None else switch
+
+
+def build(
+    args: dict, env: dict, gpu_model: str, weights_gb: float, version: str | None = None
+) -> PerfModel:
     tp = tp_size(args)
     seconds_per_gb = SECONDS_PER_GB.get(gpu_model, 0.002)
     algorithm = str(args.get("speculative_algorithm") or "").upper()
@@ -70,7 +86,7 @@ def build(args: dict, env: dict, gpu_model: str, weights_gb: float) -> PerfModel
         spec_steps=steps,
         draft_tokens=draft,
         spec_enabled=spec,
-        spec_v2=str(env.get("SGLANG_ENABLE_SPEC_V2", "")).lower() in ("1", "true", "yes"),
+        spec_v2=spec_v2(version, env),
         cuda_graph=not args.get("disable_cuda_graph"),
         cuda_graph_max_bs=int(args.get("cuda_graph_max_bs") or 160),
         prefill_tokens_per_s=20000.0 * tp / max(weights_gb / 10, 0.5),

@@ -235,7 +235,7 @@ class Routes:
         stats = engine.stats if engine else None
         extra = {
             "startup_time": server.startup_timings or server.started,
-            "frontend": "python",
+            "frontend": "rust" if server.children.rust_server else "python",
             "launch_command": launch_command(server.argv),
             "kv_events": None,
         }

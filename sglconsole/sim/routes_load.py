@@ -20,7 +20,9 @@ def get_load_body(server: SimServer) -> list[dict]:
     used = engine._kv_tokens() if engine else 0
     total = engine.max_total_tokens if engine else 0
     table = versiontable.load(server.version)
-    if table.get("v1_loads"):  # 0.5.17: a shim over /v1/loads' snapshot (dp_rank 0)
+    shape = table.get("v1_loads") or {}
+    # 0.5.17 (load_snapshot.py; its /v1/loads has no "aggregate"): a shim over the snapshot
+    if shape and "aggregate" not in shape["keys"]:
         waiting = stats.waiting_tokens if stats else 0
         used = stats.used_tokens if stats else 0
         known = {
@@ -107,4 +109,17 @@ def v1_loads_body(server: SimServer, shape: dict, include: set[str] | None) -> d
         "num_accelerators": server.tp,
         "loads": [load],
     }
+    if "aggregate" in shape["keys"]:  # 0.5.9-0.5.1x: the answer of GetLoadsReqOutput's days
+        load.pop("timestamp", None)  # its dict factory left the timestamp out of each entry
+        running, waiting = core["num_running_reqs"], core["num_waiting_reqs"]
+        load["num_total_reqs"] = running + waiting
+        top["dp_rank_count"] = 1
+        top["aggregate"] = {
+            "total_running_reqs": running,
+            "total_waiting_reqs": waiting,
+            "total_reqs": running + waiting,
+            "avg_token_usage": core["token_usage"],
+            "avg_throughput": round(core["gen_throughput"], 2),
+            "avg_utilization": round(core["utilization"], 4),
+        }
     return {key: top.get(key) for key in shape["keys"]}

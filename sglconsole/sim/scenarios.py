@@ -1,4 +1,4 @@
-"""Ready-made simulated fleets: the demo's three hosts, and profiles they use.
+"""Ready-made simulated fleets: the demo's four hosts (ct130: the seed story on 0.5.11), profiles.
 
 `{models}` in an argument becomes the host's model folder as the host sees it.
 """
@@ -43,7 +43,9 @@ PROVEN_27B = [
     "20",
 ]
 
-# what someone relaunched from shell history: half the steps, no env var, no request cap
+# what someone relaunched from shell history: half the speculative steps and draft tokens, no
+# request cap (--max-running-requests) and none of the memory settings: what slows a 0.5.23
+# server (SGLANG_ENABLE_SPEC_V2 is not read there: spec V2 is the only worker)
 DRIFTED_27B = [
     "--model-path",
     "{models}/Qwen3.6-27B",
@@ -102,7 +104,6 @@ def demo_profiles() -> dict:
         "qwen27b-tp2-mtp": {
             "description": "Qwen3.6-27B on 2x A6000, TP=2, MTP speculation (proven)",
             "args": PROVEN_27B,
-            "env": {"SGLANG_ENABLE_SPEC_V2": "1"},
             "requires_sglang": ">=0.5.10",
             "baseline": {"gen_throughput": 64.0, "accept_len": 3.2, "concurrency": 1},
             "startup_timeout": 120,
@@ -120,6 +121,7 @@ def demo_profiles() -> dict:
             "baseline": {"gen_throughput": 55.0, "accept_len": 3.0, "concurrency": 1},
             "startup_timeout": 120,
         },
+        "qwen27b-0511": seed_profile(),
     }
 
 
@@ -130,7 +132,7 @@ def proven_27b_unit() -> str:
         "# sglang-30000.service: the proven Qwen3.6-27B launch, kept by ops\n"
         "[Unit]\nDescription=SGLang Qwen3.6-27B TP2 MTP\nAfter=network-online.target\n\n"
         "[Service]\nType=simple\nUser=root\n"
-        'Environment="SGLANG_ENABLE_SPEC_V2=1" "CUDA_VISIBLE_DEVICES=0,1"\n'
+        'Environment="CUDA_VISIBLE_DEVICES=0,1"\n'
         f"ExecStart={command}\nRestart=on-failure\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
@@ -186,7 +188,54 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
                 )
             ],
         ),
+        seed_host(startup_s=startup_s),  # the seed story, still on 0.5.11
     ]
+
+
+# The seed story, on SGLang 0.5.11: radix cache with MTP speculation on the hybrid Qwen3.6-27B
+# needed `--mamba-scheduler-strategy extra_buffer` and SGLANG_ENABLE_SPEC_V2=1 (0.5.11's
+# server_args says so: "please use --mamba-scheduler-strategy extra_buffer and set
+# SGLANG_ENABLE_SPEC_V2=1"; its registry reads the switch, default on, so `=0` selects spec V1).
+# 0.5.23 has neither: the flag is gone (argparse rejects it) and the variable is not read.
+SEED_27B_0511 = [*PROVEN_27B, "--mamba-scheduler-strategy", "extra_buffer"]
+SEED_ENV = {"SGLANG_ENABLE_SPEC_V2": "1"}
+
+
+def seed_profile() -> dict:
+    return {
+        "description": "Qwen3.6-27B, TP=2, MTP, as proven on SGLang 0.5.11 (the seed story)",
+        "args": SEED_27B_0511,
+        "env": dict(SEED_ENV),
+        "requires_sglang": "==0.5.11",
+        "baseline": {"gen_throughput": 64.0, "accept_len": 3.2, "concurrency": 1},
+        "startup_timeout": 120,
+    }
+
+
+def seed_host(
+    name: str = "ct130",
+    startup_s: float = 3.0,
+    running_env: dict | None = None,
+) -> HostSpec:
+    """A 2x A6000 host still on SGLang 0.5.11, running the seed story's launch (profile
+    `qwen27b-0511`); `running_env` stands for what its process really got."""
+    return HostSpec(
+        name=name,
+        gpu_model="A6000",
+        gpu_count=2,
+        sglang_version="0.5.11",
+        models=("Qwen3.6-27B",),
+        sglang={"startup_s": startup_s, "load": {"concurrency": 1, "max_tokens": 400}},
+        servers=[
+            ServerSpec(
+                30000,
+                "qwen27b-0511",
+                [0, 1],
+                running=SEED_27B_0511,
+                running_env=dict(SEED_ENV) if running_env is None else running_env,
+            )
+        ],
+    )
 
 
 FRESHNESS_PORT = 39999

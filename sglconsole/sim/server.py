@@ -20,6 +20,7 @@ from sglconsole.sim import flagtable, gpustate, logfmt, perf, server_graphs, set
 from sglconsole.sim.engine import Engine
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.http import HttpServer
+from sglconsole.sim.launch_args import LaunchRefused, parser_argv
 from sglconsole.sim.routes import Routes
 from sglconsole.sim.server_args_resolve import post_init
 from sglconsole.sim.server_children import ServerChildren, write_plan
@@ -53,7 +54,10 @@ def main(
     parser = flagtable.build_parser(
         version, prog=os.path.basename(sys.argv[0]) if sys.argv else None
     )
-    args = vars(parser.parse_args(argv))  # unknown flags: usage + error, exit 2 like SGLang
+    try:  # `sglang serve` and --config reshape argv first; unknown flags: usage, exit 2
+        args = vars(parser.parse_args(parser_argv(argv, parser, version, entry)))
+    except LaunchRefused as refused:
+        return refused.report()
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
     server = SimServer(
@@ -92,7 +96,7 @@ class SimServer:
         self.gpu = get_model(self.host.get("gpu_model", "H200"))
         self.ready = False
         self.started = time.time()
-        self.children = ServerChildren(root, self.settings)
+        self.children = ServerChildren(root, self.settings, version)
         self.engine: Engine | None = None
         self.stall = SchedulerStall(root, self.port)
         self.startup_timings: dict | None = None  # /server_info's startup_time (0.5.17+)
@@ -175,8 +179,9 @@ class SimServer:
         weights_gb = float(model.get("sim_weights_gb", 16.0))
         total_gb = self.gpu.mem_total_mib / 1024
         avail = total_gb - self._used_gb(gpus)
-        for rank in range(tp):
-            self.milestone("load_weight_begin", rank, avail_mem=avail)
+        for key in ("dist_init_begin", "dist_init_end", "load_weight_begin"):  # the real 0.5.17's
+            for rank in range(tp):
+                self.milestone(key, rank, elapsed=0.22, mem_usage=0.09, avail_mem=avail)
         await asyncio.sleep(startup * 0.4)
         self._check_memory(gpus, weights_gb / tp)
         self._register_memory(gpus, weights_gb / tp * 1024)
@@ -316,9 +321,9 @@ class SimServer:
         return post_init(args, int(args["max_running_requests"]))
 
     def _engine(self, model: dict, max_total: int) -> Engine:
-        model_perf = perf.build(
-            self.args, dict(os.environ), self.gpu.key, float(model.get("sim_weights_gb", 16.0))
-        )
+        weights_gb = float(model.get("sim_weights_gb", 16.0))
+        env = dict(os.environ)
+        model_perf = perf.build(self.args, env, self.gpu.key, weights_gb, version=self.version)
         return Engine(
             model_perf,
             max_running=int(self.resolved["max_running_requests"]),

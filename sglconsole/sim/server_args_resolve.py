@@ -46,19 +46,33 @@ def post_init(args: dict, max_running_requests: int) -> dict:
             out["speculative_eagle_topk"] = out.get("speculative_ngram_max_bfs_breadth") or 10
     if "cuda_graph_config" in out and out["cuda_graph_config"] is None:
         out["cuda_graph_config"] = _cuda_graph_config(out, max_running_requests)
+    if "attn_dp_size" in out:
+        _dp_attention(out)
     return out
+
+
+def _dp_attention(out: dict) -> None:
+    """0.5.23's `_handle_deprecated_dp_attention`: `--dp-size N --enable-dp-attention` resolves
+    to attn_dp_size N, dp_size 1 (unless --attn-dp-size was given); resolved_dict then reports
+    enable_dp_attention as attn_dp_size > 1 "for clients that still read it"."""
+    if out.get("enable_dp_attention") and (out.get("attn_dp_size") or 1) == 1:
+        out["attn_dp_size"], out["dp_size"] = out.get("dp_size") or 1, 1
+    out["enable_dp_attention"] = (out.get("attn_dp_size") or 1) > 1
 
 
 def _cuda_graph_config(args: dict, max_running_requests: int) -> dict:
     """0.5.17's per-phase graph config: full decode graphs up to the running limit, breakable
-    prefill graphs up to the chunk size."""
+    prefill graphs up to the chunk size. As `cuda_graph_hook` orders them: --disable-cuda-graph
+    lowest, then --disable-{decode,prefill}-cuda-graph, then --cuda-graph-backend-{phase}."""
     off = bool(args.get("disable_cuda_graph"))
     decode_sizes = decode_graph_sizes(args, max_running_requests)
     chunk = int(args.get("chunked_prefill_size") or 8192)
 
-    def phase(backend: str, max_bs: int, sizes: list[int]) -> dict:
+    def phase(name: str, backend: str, max_bs: int, sizes: list[int]) -> dict:
+        if off or args.get(f"disable_{name}_cuda_graph"):
+            backend = "disabled"
         return {
-            "backend": "disabled" if off else backend,
+            "backend": args.get(f"cuda_graph_backend_{name}") or backend,
             "max_bs": max_bs,
             "bs": sizes,
             "tc_compiler": args.get("cuda_graph_tc_compiler") or "eager",
@@ -67,11 +81,10 @@ def _cuda_graph_config(args: dict, max_running_requests: int) -> dict:
         }
 
     return {
-        "decode": phase(
-            args.get("cuda_graph_backend_decode") or "full", decode_sizes[-1], decode_sizes
-        ),
+        "decode": phase("decode", "full", decode_sizes[-1], decode_sizes),
         "prefill": phase(
-            args.get("cuda_graph_backend_prefill") or "breakable",
+            "prefill",
+            "breakable",
             chunk,
             [size for size in PREFILL_GRAPH_TOKENS if size <= chunk],
         ),

@@ -12,13 +12,22 @@ import os
 import subprocess
 import sys
 
+from sglconsole.sim import versiontable
+
+TRUE = ("1", "true", "yes", "y", "on")  # SGLang's EnvBool
+
 
 class ServerChildren:
-    """The scheduler and detokenizer processes of one server (`settings`: the host's faults)."""
+    """The scheduler and detokenizer processes of one server (`settings`: the host's faults).
 
-    def __init__(self, root: str, settings: dict):
+    With the release's Rust server on (SGLANG_RUST_SERVER=1, 0.5.17+) HTTP, tokenizer and
+    detokenizer run as threads of the rank-0 scheduler: there is no detokenizer child."""
+
+    def __init__(self, root: str, settings: dict, version: str):
         self.root = root
         self.settings = settings
+        variable = versiontable.runtime_mode(version, "rust_server")
+        self.rust_server = bool(variable) and os.environ.get(variable, "").lower() in TRUE
         self.processes: list[subprocess.Popen] = []
 
     def pids(self) -> set[int]:
@@ -30,7 +39,8 @@ class ServerChildren:
             f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)
         ]
         roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp)]
-        roles.append(("detokenizer", "sglang::detokenizer", None))
+        if not self.rust_server:
+            roles.append(("detokenizer", "sglang::detokenizer", None))
         for role, title, gpu in roles:
             command = [
                 sys.executable,

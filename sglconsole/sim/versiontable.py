@@ -13,7 +13,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from sglconsole.sim.flagtable import version_tuple
+from sglconsole.sim.flagtable import pick, version_tuple
 
 VERSIONS_DIR = Path(__file__).with_name("versions")
 
@@ -29,24 +29,24 @@ def newest() -> str:
     return _tables()[-1].stem.removeprefix("sglang-")
 
 
+def available_versions() -> list[str]:
+    return [path.stem.removeprefix("sglang-") for path in _tables()]
+
+
 @cache
 def load(version: str) -> dict:
-    """The table for `version`, or the newest one not newer than it (else the oldest)."""
-    tables = _tables()
-    older = [
-        path
-        for path in tables
-        if version_tuple(path.stem.removeprefix("sglang-")) <= version_tuple(version)
-    ]
-    return json.loads((older or tables)[-1].read_text())
+    """The table for `version`: its own; newer than the newest: the newest (note() says so);
+    older than the oldest: ValueError (flagtable.pick)."""
+    chosen, _ = pick(version, available_versions(), "version table")
+    return json.loads((VERSIONS_DIR / f"sglang-{chosen}.json").read_text())
+
+
+def note(version: str) -> str | None:
+    return pick(version, available_versions(), "version table")[1]
 
 
 def routes(version: str) -> list[dict]:
     return load(version)["routes"]
-
-
-def has_route(version: str, path: str) -> bool:
-    return any(route["path"] == path for route in routes(version))
 
 
 def startup(version: str, milestone: str) -> str | None:
@@ -57,3 +57,9 @@ def startup(version: str, milestone: str) -> str | None:
 def batch_fields(version: str, kind: str) -> list[dict]:
     """The labelled fields of a "Decode batch" / "Prefill batch" line, in SGLang's order."""
     return load(version)["log"][kind]
+
+
+def runtime_mode(version: str, name: str) -> str | None:
+    """A process-model switch of the release (`rust_server`: its environment variable;
+    `weight_cache_daemon`: the daemon's module), None where the release has none."""
+    return (load(version).get("runtime_modes") or {}).get(name)

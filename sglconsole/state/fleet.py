@@ -1,6 +1,7 @@
 """Fleet state: the live model every view reads, with one writer (the monitor, plus actions marking
-what they do). Every change calls the subscribers with (host, port|None) so a UI can batch its
-refreshes; `refresh_status` publishes the derived views (state.snapshot) first.
+what they do). One door publishes what the views show: `FleetState.publish` derives each server's
+view (state.server_view, or the host's source's own deriver: Prometheus, a recording), counts the
+generation and calls the subscribers with (host, port|None) so a UI can batch its refreshes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from sglconsole.config.routers import routes_of
 from sglconsole.core.sglang_log_record import LogRecord
 from sglconsole.state.model import (  # noqa: F401 - the names every view imports from here
     HISTORY,
-    IDLE_GAP_S,
     LOG_LINES,
     SEVERITY,
     HostState,
@@ -28,9 +28,12 @@ from sglconsole.state.model import (  # noqa: F401 - the names every view import
     worst,
 )
 from sglconsole.state.routing import RouterState, derive_routes
-from sglconsole.state.snapshot import derive_view
+from sglconsole.state.server_view import derive_view
 
 Listener = Callable[[str, int | None], None]
+"""Told (host, port) after a publication: port None when every server of the host may differ."""
+Deriver = Callable[[ServerState, HostState, float, int], ServerView]
+"""(server, its host, now, generation) -> the view to publish for it."""
 
 
 class FleetState:
@@ -67,7 +70,7 @@ class FleetState:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def changed(self, host: str, port: int | None = None) -> None:
+    def _notify(self, host: str, port: int | None) -> None:
         for listener in list(self._listeners):
             listener(host, port)
 
@@ -85,23 +88,45 @@ class FleetState:
 
     # ------------------------------------------------------------- updating
 
-    def refresh_status(self, host: str, now: float | None = None, port: int | None = None) -> None:
-        """Publish what every view shows of this host's servers: derived once, here, per update.
-        `port`: only that server changed (a server's view depends on it and its host alone, so
-        a decode line re-derives one view, not every server's of the host)."""
-        now = now or time.time()
+    def publish(
+        self,
+        host: str,
+        now: float | None = None,
+        port: int | None = None,
+        *,
+        derive: Deriver | None = None,
+    ) -> None:
+        """The one door through which the views change: derive what every view shows of this
+        host's servers, once, here, count a generation, and tell the subscribers.
+
+        `port`: only that server changed (a server's view depends on it and its host alone, so a
+        decode line re-derives one view, not every server's of the host); a port the host lacks
+        re-derives them all. `derive`: where the views come from when not from this console's own
+        reading of the host (the Prometheus source, a recording); without it, a host whose
+        `source` publishes its views keeps them, its routes re-read (the routers are read here)."""
+        now = time.time() if now is None else now
         hstate = self.hosts[host]
         self.generation += 1
-        if hstate.source is not None:  # its views come from elsewhere (remote.prometheus_feed)
-            for server in hstate.servers.values():  # but its routers are read here too
-                routes = derive_routes(server, hstate, self.routers, server.view.routes, now)
-                if routes != server.view.routes:
-                    server.view = replace(server.view, routes=routes, generation=self.generation)
-            return
         one = hstate.servers.get(port) if port is not None else None
-        for server in (one,) if one is not None else hstate.servers.values():
-            server.stopped = self.stops(host, server.port) if server.process is None else None
-            server.view = derive_view(server, hstate, now, self.generation, self.routers)
+        if derive is None:
+            derive = self._routes_only if hstate.source is not None else self._derive
+        for server in (one,) if one is not None else tuple(hstate.servers.values()):
+            server.view = derive(server, hstate, now, self.generation)
+        self._notify(host, port if one is not None else None)
+
+    def _derive(
+        self, server: ServerState, host: HostState, now: float, generation: int
+    ) -> ServerView:
+        server.stopped = self.stops(host.name, server.port) if server.process is None else None
+        return derive_view(server, host, now, generation, self.routers)
+
+    def _routes_only(
+        self, server: ServerState, host: HostState, now: float, generation: int
+    ) -> ServerView:
+        routes = derive_routes(server, host, self.routers, server.view.routes, now)
+        if routes == server.view.routes:
+            return server.view
+        return replace(server.view, routes=routes, generation=generation)
 
     def routed_hosts(self, router: str) -> set[str]:
         """The hosts whose servers ROUTER fronts: their views change with its worker list."""
@@ -110,31 +135,23 @@ class FleetState:
 
 
 def record_decode(server: ServerState, record: LogRecord, now: float) -> None:
-    previous = server.last_decode
-    gap = None if server.last_decode_at is None else now - server.last_decode_at
-    if record.time is not None and previous is not None and previous.time is not None:
-        gap = (record.time - previous.time).total_seconds()
-    after_idle = (
-        previous is None
-        or (previous.running_req or 0) == 0
-        or (gap is not None and gap > IDLE_GAP_S)
-    )
+    """One decode line of the server's log, read at `now`: a sample (core.decode_lines says
+    whether it follows idle, by its rank's previous line)."""
     when = record.time.timestamp() if record.time is not None else now
+    after_idle = server.decode_watch.feed(record, when)
     server.history.append(
         Sample(
-            when,
-            record.gen_throughput,
-            record.accept_len,
-            record.accept_rate,
-            record.running_req,
-            record.queue_req,
-            record.token_usage,
-            after_idle,
-            server.log_pid,
+            time=when,
+            gen_throughput=record.gen_throughput,
+            accept_len=record.accept_len,
+            accept_rate=record.accept_rate,
+            running_req=record.running_req,
+            queue_req=record.queue_req,
+            token_usage=record.token_usage,
+            after_idle=after_idle,
+            pid=server.log_pid,
         )
     )
-    server.last_decode = record
-    server.last_decode_at = now
 
 
 def gpu_holders(host: HostState) -> dict[int, str]:
@@ -150,6 +167,9 @@ def gpu_holders(host: HostState) -> dict[int, str]:
             index = uuid_to_index.get(app.gpu_uuid)
             if index is not None:
                 holders.setdefault(index, []).append(f"pid {app.pid} (no server)")
+        for cache in host.view.weight_caches:
+            for index in cache.gpus:
+                holders.setdefault(index, []).append(f"weight cache {cache.main.pid}")
         for orphan in host.view.orphans:
             holders.setdefault(-1, []).append(f"orphan {orphan.pid}")
     return {k: ", ".join(v) for k, v in holders.items()}

@@ -1,23 +1,33 @@
-"""The fleet as JSON: the one writer behind `status --json` and the recordings' server views.
+"""The fleet as JSON, the one module that writes it: `status --json` (and the exporter's /status)
+and the records of a recording (`--record`: flat dicts of fields, read back by tui.codec).
 
-It renders the published views (state.snapshot), so the JSON says what the screen says. Secrets
-in argv and environment are masked. `schema_version` grows when a key is added and changes its
-major part only when a key changes meaning or goes away.
+Both render the published views (state.server_view), so the JSON says what the screen says. Secrets
+in argv and environment are masked. `schema_version` (status --json) grows when a key is added
+and changes its major part only when a key changes meaning or goes away; a recording's fields
+stay readable by every later replay.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from typing import Any
 
+from sglconsole.core.drift import Report
 from sglconsole.core.long_values import elide_env
+from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
-from sglconsole.state.model import HostState, ServerState
+from sglconsole.state.fleet import FleetState
+from sglconsole.state.model import HostState, Sample, ServerState, ServerView
 from sglconsole.state.routing import RouterState, RouteView
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 
-def fleet_json(fleet, now: float | None = None) -> dict:
+# ------------------------------------------------------------ status --json
+
+
+def fleet_json(fleet: FleetState, now: float | None = None) -> dict:
     now = time.time() if now is None else now
     return {
         "schema_version": SCHEMA_VERSION,
@@ -26,7 +36,7 @@ def fleet_json(fleet, now: float | None = None) -> dict:
         "generation": fleet.generation,
         "hosts": {name: host_json(host, now) for name, host in fleet.hosts.items()},
         "worst": fleet.worst().value,
-        "routers": {name: router_json(r) for name, r in getattr(fleet, "routers", {}).items()},
+        "routers": {name: router_json(r) for name, r in fleet.routers.items()},
     }
 
 
@@ -88,6 +98,15 @@ def host_json(host: HostState, now: float) -> dict:
         ],
         "unaccounted_gpu_pids": [a.pid for a in (view.unaccounted if view else ())],
         "notes": list(view.notes) if view else [],
+        "weight_cache_daemons": [
+            {
+                "pid": d.main.pid,
+                "model": d.model,
+                "gpus": list(d.gpus),
+                "gpu_mem_mib": d.gpu_mem_mib,
+            }
+            for d in (view.weight_caches if view else ())
+        ],
     }
 
 
@@ -125,4 +144,117 @@ def server_json(server: ServerState, now: float) -> dict:
         "generation": view.generation,
         "stale_s": None if view.stale_since is None else round(now - view.stale_since, 1),
         "routers": [route_json(r) for r in view.routes],
+    }
+
+
+# ------------------------------------------------- a recording's records
+# Each encoder returns a flat dict of top-level fields, so a recorder can write only the fields
+# that changed and a replay can apply them one by one (tui.codec).
+
+HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
+SERVER_FIELDS = (
+    "profile_name",
+    "log_path",
+    "log_state",
+    "ready_seen_at",
+    "health",
+    "version",
+    "drift_error",
+    "action",
+)
+VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
+ROUTER_FIELDS = ("reachable", "error", "asked_at", "since")
+
+
+def host_record(host: HostState) -> dict[str, Any]:
+    out = {name: getattr(host, name) for name in HOST_FIELDS}
+    out["gpus"] = [_compact(g) for g in host.gpus]
+    out["view"] = None if host.view is None else _view(host.view)
+    return out
+
+
+def server_record(server: ServerState) -> dict[str, Any]:
+    out = {name: getattr(server, name) for name in SERVER_FIELDS}
+    out["view"] = _view_fields(server.view)
+    out["process"] = None if server.process is None else _process(server.process)
+    out["probe"] = None if server.probe is None else _compact(server.probe)
+    out["drift"] = None if server.drift is None else _report(server.drift)
+    return out
+
+
+def _view_fields(view: ServerView) -> dict[str, Any]:
+    """What the operator saw of the server (status, reason, tok/s, load), as published."""
+    fields = {
+        f.name: getattr(view, f.name)
+        for f in dataclasses.fields(view)
+        if f.name not in VIEW_SKIPPED
+    }
+    fields["status"] = view.status.value
+    fields["load"] = None if view.load is None else dataclasses.asdict(view.load)
+    fields["routes"] = [{**dataclasses.asdict(r), "routing": r.routing.value} for r in view.routes]
+    return fields
+
+
+def router_record(router: RouterState) -> dict[str, Any]:
+    out = {name: getattr(router, name) for name in ROUTER_FIELDS}
+    out["workers"] = [dataclasses.asdict(w) for w in router.workers]
+    return out
+
+
+def sample_record(sample: Sample) -> dict[str, Any]:
+    return dataclasses.asdict(sample)
+
+
+def _compact(obj: Any) -> dict[str, Any]:
+    return {k: v for k, v in dataclasses.asdict(obj).items() if v is not None}
+
+
+def _proc(proc: ProcInfo) -> dict[str, Any]:
+    out = _compact(proc)
+    out["argv"] = mask_argv(list(proc.argv))
+    if proc.env is not None:
+        out["env"] = mask_env(proc.env)
+    return out
+
+
+def _process(process: ServerProcess) -> dict[str, Any]:
+    return {
+        "main": _proc(process.main),
+        "port": process.port,
+        "children": [_proc(c) for c in process.children],
+        "gpus": list(process.gpus),
+        "gpu_mem_mib": process.gpu_mem_mib,
+    }
+
+
+def _view(view: ProcessView) -> dict[str, Any]:
+    return {
+        "orphans": [_proc(p) for p in view.orphans],
+        "unaccounted": [_compact(a) for a in view.unaccounted],
+        "foreign_pids": view.foreign_pids,
+        "notes": list(view.notes),
+        "weight_caches": [
+            {
+                "main": _proc(cache.main),
+                "members": [_proc(p) for p in cache.members],
+                "gpus": list(cache.gpus),
+                "held": [_compact(a) for a in cache.held],
+            }
+            for cache in view.weight_caches
+        ],
+    }
+
+
+def _report(report: Report) -> dict[str, Any]:
+    rows = [{**row.to_dict(), "name": row.name, "kind": row.kind} for row in report.rows]
+    return {
+        "rows": rows,
+        "version": report.version,
+        "requires": report.requires,
+        "version_ok": report.version_ok,
+        "errors": dict(report.errors),
+        "ambient": mask_env(report.ambient),
+        "build": mask_env(report.build),
+        **({"notes": list(report.notes)} if report.notes else {}),  # absent in older recordings
+        "env_judge": report.env_judge,
     }

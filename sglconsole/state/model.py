@@ -1,32 +1,34 @@
 """The fleet's data: what the console knows about every host and server right now.
 
 Plain dataclasses with one writer (the monitor, plus actions marking what
-they are doing); the UI and the CLI read them. Every change calls the
-subscribers with (host, port|None) so a UI can batch its refreshes.
+they are doing); the UI and the CLI read them. Every change is published
+through one door (state.fleet.FleetState.publish), which tells the
+subscribers (host, port|None) so a UI can batch its refreshes.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING
 
 from sglconsole.config import Profile, Server
+from sglconsole.core.decode_lines import IdleWatch
+from sglconsole.core.drift import Report
 from sglconsole.core.log_owner import LogOwner
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
+from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.server_load import RequestLoad
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.state.statuses import SEVERITY, Status, worst  # noqa: F401 - its readers import them here
 
 if TYPE_CHECKING:
     from sglconsole.state.routing import RouteView
 
 HISTORY = 600  # samples per server: 10 minutes of decode lines at one a second (sparklines, SLOW)
 LOG_LINES = 400  # the tail the console shows; whole logs stay on the host (log-stats reads them)
-IDLE_GAP_S = 30.0
 SLOW_WINDOW_S = 60.0
 SLOW_MIN_SAMPLES = 3
 LOOP_SAMPLES = 5
@@ -35,43 +37,7 @@ GENERATE_BOUND_S = 20.0  # SGLang's own health-check timeout: a /health (it gene
 # this long means the scheduler makes no progress (its log then says "Health check failed")
 
 
-class Status(StrEnum):
-    UP = "UP"
-    STARTING = "STARTING"
-    DOWN = "DOWN"
-    DRIFT = "DRIFT"
-    SLOW = "SLOW"
-    DEGENERATE = "DEGENERATE"
-    LOOPING = "LOOPING"
-    STALLED = "STALLED"
-    UNMANAGED = "UNMANAGED"
-    UNREACHABLE = "UNREACHABLE"
-    UNKNOWN = "UNKNOWN"
-
-
-# worst first: the terminal title and the host badge show the worst one
-# a looping or stalled server takes requests and gives garbage or nothing: at least as bad as DOWN
-SEVERITY = [
-    Status.UNREACHABLE,
-    Status.DEGENERATE,
-    Status.LOOPING,
-    Status.STALLED,
-    Status.DOWN,
-    Status.SLOW,
-    Status.DRIFT,
-    Status.STARTING,
-    Status.UNMANAGED,
-    Status.UNKNOWN,
-    Status.UP,
-]
-
-
-def worst(statuses) -> Status:
-    present = set(statuses)
-    return next((s for s in SEVERITY if s in present), Status.UP)
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sample:
     time: float
     gen_throughput: float | None
@@ -81,14 +47,14 @@ class Sample:
     queue_req: int | None
     token_usage: float | None
     after_idle: bool
-    """The first decode line after an idle period: SGLang's interval makes its tok/s meaningless."""
+    """The first decode line after an idle period (core.decode_lines): its tok/s spans the pause."""
     pid: int | None = None
     """The process that wrote it, when the log said (core.log_owner); None: not known."""
     source: str = "log"
     """'log' (a decode line) or 'prometheus' (one scrape of SGLang's series, tok/s its irate)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Load:
     accept_len: float | None
     running_req: int | None
@@ -118,8 +84,11 @@ def no_stops(host: str, port: int) -> OperatorStop | None:
 
 @dataclass(frozen=True)
 class ServerView:
+    """What every view shows of a server, published once per update (state.server_view)."""
+
     status: Status = Status.UNKNOWN
     reason: str = "connecting"
+    _: KW_ONLY
     pid: int | None = None
     started: float | None = None
     """The process's start time (epoch seconds): uptime is measured from it at draw time."""
@@ -156,8 +125,8 @@ class ServerState:
     log_state: str | None = None
     history: deque[Sample] = field(default_factory=lambda: deque(maxlen=HISTORY))
     log_lines: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
-    last_decode: LogRecord | None = None
-    last_decode_at: float | None = None
+    decode_watch: IdleWatch = field(default_factory=IdleWatch)
+    """The previous decode line of each rank (core.decode_lines): which line follows idle."""
     ready_seen_at: float | None = None
     milestones: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
     errors: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
@@ -185,10 +154,10 @@ class ServerState:
     """When the server last answered HTTP (health or liveness) with 200."""
     server_info: dict | None = None
     version: str | None = None
-    probe: object | None = None
-    drift: object | None = None
-    """A sglconsole.core.drift.Report once the host's SGLang compared the running argv with the
-    profile."""
+    probe: ProbeResult | None = None
+    """The last probe's verdict (actions.probe); its pid says which process it judged."""
+    drift: Report | None = None
+    """Once the host's SGLang compared the running argv with the profile."""
     drift_error: str | None = None
     metrics: ServerMetrics | None = None
     """What /metrics said last, when the server was launched with --enable-metrics."""
@@ -210,7 +179,7 @@ class ServerState:
     """When this console's last action on it ended (a router list read before is stale)."""
     view: ServerView = field(default_factory=ServerView)
     """What every view shows (status, reason, tok/s, load), published by
-    FleetState.refresh_status."""
+    FleetState.publish."""
 
     @property
     def key(self) -> str:
@@ -232,12 +201,12 @@ class ServerState:
         """A different pid serves this port: nothing measured from the one before belongs to it.
 
         Samples already read stay when no process was known before (the log tail read at connect);
-        the views keep only those stamped after this process started (state.snapshot)."""
+        the views keep only those stamped after this process started (state.server_view)."""
         if self.process is not None:  # keep only what the log already said is the new pid's
             kept = [s for s in self.history if s.pid == process.main.pid]
             self.history.clear()
             self.history.extend(kept)
-            self.last_decode = self.last_decode_at = None
+            self.decode_watch = IdleWatch()
             self.milestones.clear()  # the start-up progress shown is this process's
         self.process = process
         self.server_info = self.version = self.health = self.drift = self.metrics = (
@@ -282,8 +251,9 @@ class HostState:
     servers: dict[int, ServerState] = field(default_factory=dict)
     watcher_error: str | None = None
     source: str | None = None
-    """Who publishes the views when it is not this console's own SSH session ("prometheus"):
-    then FleetState.refresh_status leaves them as they were published."""
+    """Who reads the views when it is not this console's own SSH session ("prometheus"): that
+    source publishes them through FleetState.publish with its own deriver; anyone else's
+    publication of the host only re-reads their routes."""
 
     @property
     def gpu_model(self) -> str | None:

@@ -3,7 +3,7 @@
 One home for router facts: the router feed (remote.router_feed) writes what each router's
 ``GET /workers`` said into `RouterState`; `derive_routes` turns that, with the server's own
 state, into one `RouteView` per router in front of the server, published in its ServerView with
-its status (state.snapshot), so the tree, the detail pane and `status --json` say the same.
+its status (state.server_view), so the tree, the detail pane and `status --json` say the same.
 """
 
 from __future__ import annotations

@@ -1,15 +1,16 @@
 """The rules that turn what is known about a server into its status and the reason for it.
 
-One home: `derive_status` runs only when the fleet publishes a new snapshot (state.snapshot), never
-when a view draws, so every view shows the verdict of the same moment.
+One home: `derive_status` runs only when the fleet publishes a new view (state.server_view),
+never when a view draws, so every view shows the verdict of the same moment.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 
 from sglconsole.config import Profile
+from sglconsole.core.decode_lines import counts, decode_speed
+from sglconsole.core.drift import Report
 from sglconsole.core.log_owner import belongs
 from sglconsole.core.processes import flag
 from sglconsole.core.text import fmt_duration
@@ -65,13 +66,13 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
             "if it runs its profile, a relaunch loops again: try another SGLang version",
         )
     drift = server.drift
-    differs = drift is not None and getattr(drift, "differs", False)
+    differs = drift is not None and drift.differs
     slow = slowness(server, now)
     if slow:
         # the likeliest cause of a slow server is a relaunch with other flags: say so in one line
         return Status.SLOW, slow + (f"; {config_differs(drift)}" if differs else "")
     if differs:
-        return Status.DRIFT, getattr(drift, "summary", "argv differs from the profile")
+        return Status.DRIFT, drift.summary
     return Status.UP, "serving"
 
 
@@ -88,10 +89,10 @@ def failed_probe(server: ServerState, now: float) -> tuple[Status, str] | None:
     """The problem a failed probe of the process that runs now proves: a wrong or looping answer
     does not mend itself; a slow one holds until enough live decode lines judge the speed."""
     probe = server.probe
-    verdict = getattr(probe, "verdict", None)
-    if server.process is None or getattr(probe, "pid", None) != server.process.main.pid:
+    if probe is None or server.process is None or probe.pid != server.process.main.pid:
         return None
-    why = f"its probe failed: {verdict}: {getattr(probe, 'reason', '')}"
+    verdict = probe.verdict
+    why = f"its probe failed: {verdict}: {probe.reason}"
     if verdict == "DEGENERATE":
         return Status.DEGENERATE, f"the probe's answer loops ({why})"
     if verdict == "WRONG":
@@ -116,9 +117,9 @@ def last_error(server: ServerState, now: float) -> str:
     return f"; its log's last error {fmt_duration(max(0.0, now - when))} ago: {first_line[:120]}"
 
 
-def config_differs(drift) -> str:
+def config_differs(drift: Report) -> str:
     """'config differs (3 flags)', or the version when that is what differs."""
-    kinds = [row.kind for row in getattr(drift, "differences", None) or []]
+    kinds = [row.kind for row in drift.differences]
     flags, env = kinds.count("flag"), kinds.count("env")
     parts = [f"{flags} flag{'s' if flags != 1 else ''}"] if flags else []
     if env:
@@ -160,26 +161,23 @@ def starting(server: ServerState, now: float) -> str:
 
 
 def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S) -> list[Sample]:
-    """Decode samples of the last minute while requests ran — of this process only (a restore
-    must not stay SLOW for a minute on the old server's numbers)."""
-    return [
-        s
-        for s in process_samples(server, since=now - window)[::-1]
-        if (s.running_req or 0) > 0 and not s.after_idle
-    ]
+    """Decode samples of the last minute that count (core.decode_lines: busy, not the first after
+    idle) — of this process only (a restore must not stay SLOW for a minute on the old server's
+    numbers)."""
+    return [s for s in process_samples(server, since=now - window)[::-1] if counts(s, s.after_idle)]
 
 
 def slowness(server: ServerState, now: float) -> str | None:
-    """Why the server is SLOW, or None: median tok/s of the last minute under the baseline."""
+    """Why the server is SLOW, or None: the last minute's decode speed (core.decode_lines, the
+    baseline's own quantity) under the baseline at the nearest concurrency."""
     profile = server.profile
     if profile is None or profile.baseline is None:
         return None
-    samples = [s for s in busy_samples(server, now) if s.gen_throughput is not None]
-    if len(samples) < SLOW_MIN_SAMPLES:
+    speed = decode_speed(busy_samples(server, now))
+    if speed.lines < SLOW_MIN_SAMPLES or speed.tok_s is None or speed.running is None:
         return None
-    median = statistics.median(s.gen_throughput for s in samples)
-    running = statistics.median(s.running_req or 1 for s in samples)
-    baseline = baseline_for(profile, running)
+    median = speed.tok_s
+    baseline = baseline_for(profile, speed.running)
     if baseline is None:
         return None
     limit = baseline * profile.baseline.slow_fraction

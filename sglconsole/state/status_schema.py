@@ -45,6 +45,16 @@ class StatusOrphan(_Model):
     title: str
 
 
+class StatusWeightCache(_Model):
+    """A weight-cache daemon (`python -m sglang.srt.weight_cache.daemon`, SGLang 0.5.17+): it
+    holds a model's weights in GPU memory across server restarts, by design."""
+
+    pid: int
+    model: str
+    gpus: list[int] = []
+    gpu_mem_mib: int = 0
+
+
 class StatusRoute(_Model):
     """The server's place in one router in front of it."""
 
@@ -131,6 +141,8 @@ class StatusHost(_Model):
     orphans: list[StatusOrphan] = []
     unaccounted_gpu_pids: list[int] = []
     notes: list[str] = []
+    weight_cache_daemons: list[StatusWeightCache] = []
+    """GPU memory held by design (schema 1.4)."""
 
 
 class StatusJson(_Model):

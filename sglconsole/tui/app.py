@@ -18,13 +18,13 @@ from textual.screen import Screen
 from textual.theme import BUILTIN_THEMES
 
 from sglconsole.actions.audit import AuditStops
+from sglconsole.alerts.command import run_alert_command
+from sglconsole.alerts.tracker import Alert, AlertTracker, sweep
 from sglconsole.config import Config
 from sglconsole.config.console_settings import ConsoleSettings, load_settings
 from sglconsole.core.text import clean
 from sglconsole.errors import UsageError
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.tui.alert_command import run_alert_command
-from sglconsole.tui.alerts import Alert, AlertTracker, sweep
 from sglconsole.tui.coalesce import Dirty
 from sglconsole.tui.history import AlertRecord
 from sglconsole.tui.keys import KEYS, bound, clashes
@@ -93,7 +93,7 @@ class ConsoleApp(App[int]):
         if self.keymap:
             self.set_keymap(self.keymap)
         self.push_screen(self.main)
-        self._unsubscribe = self.session.fleet.subscribe(self.changed)
+        self._unsubscribe = self.session.fleet.subscribe(self.published)
         if self.record_path is not None:
             self.recorder = Recorder(self.record_path, self.session.fleet, self.session.clock)
         self.set_interval(REFRESH_S, self.flush)
@@ -143,7 +143,7 @@ class ConsoleApp(App[int]):
 
     # --------------------------------------------------------- refresh loop
 
-    def changed(self, host: str, port: int | None) -> None:
+    def published(self, host: str, port: int | None) -> None:
         """Fleet listener: everything waits for the next batch, except what the operator is
         looking at."""
         self.dirty.mark(host, port)

@@ -1,7 +1,6 @@
-"""Fleet state to JSON and back, for recordings: the fields the console shows, secrets masked.
-
-Each encoder returns a flat dict of top-level fields, so a recorder can write
-only the fields that changed and a replay can apply them one by one.
+"""A recording's JSON back into fleet state, for replays: the records state.json_view wrote
+(the one module that writes the fleet as JSON), applied field by field, in every form an older
+recording has them.
 """
 
 from __future__ import annotations
@@ -9,118 +8,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sglconsole.actions.probe import ProbeResult
 from sglconsole.core.drift import Report, Row, State
+from sglconsole.core.drift_meaning import JUDGES
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
-from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
-from sglconsole.core.secrets import mask_argv, mask_env
+from sglconsole.core.probe_result import ProbeResult
+from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess, WeightCacheDaemon
 from sglconsole.state.fleet import HostState, Load, Sample, ServerState, ServerView, Status
+from sglconsole.state.json_view import HOST_FIELDS, ROUTER_FIELDS, SERVER_FIELDS, VIEW_SKIPPED
 from sglconsole.state.routing import RouterState, RouterWorker, RouteView, Routing
-from sglconsole.state.snapshot import derive_view
+from sglconsole.state.server_view import derive_view
 from sglconsole.state.status import process_samples
-
-HOST_FIELDS = ("reachable", "error", "since", "retry_at", "gpu_error", "gpu_time", "watcher_error")
-SERVER_FIELDS = (
-    "profile_name",
-    "log_path",
-    "log_state",
-    "ready_seen_at",
-    "health",
-    "version",
-    "drift_error",
-    "action",
-)
-VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
-ROUTER_FIELDS = ("reachable", "error", "asked_at", "since")
-
-
-# ------------------------------------------------------------------ encode
-
-
-def encode_host(host: HostState) -> dict[str, Any]:
-    out = {name: getattr(host, name) for name in HOST_FIELDS}
-    out["gpus"] = [_compact(g) for g in host.gpus]
-    out["view"] = None if host.view is None else _view(host.view)
-    return out
-
-
-def encode_server(server: ServerState) -> dict[str, Any]:
-    out = {name: getattr(server, name) for name in SERVER_FIELDS}
-    out["view"] = _view_fields(server.view)
-    out["process"] = None if server.process is None else _process(server.process)
-    out["probe"] = _compact(server.probe) if dataclasses.is_dataclass(server.probe) else None
-    out["drift"] = None if server.drift is None else _report(server.drift)
-    return out
-
-
-def _view_fields(view: ServerView) -> dict[str, Any]:
-    """What the operator saw of the server (status, reason, tok/s, load), as published."""
-    fields = {
-        f.name: getattr(view, f.name)
-        for f in dataclasses.fields(view)
-        if f.name not in VIEW_SKIPPED
-    }
-    fields["status"] = view.status.value
-    fields["load"] = None if view.load is None else dataclasses.asdict(view.load)
-    fields["routes"] = [{**dataclasses.asdict(r), "routing": r.routing.value} for r in view.routes]
-    return fields
-
-
-def encode_router(router: RouterState) -> dict[str, Any]:
-    out = {name: getattr(router, name) for name in ROUTER_FIELDS}
-    out["workers"] = [dataclasses.asdict(w) for w in router.workers]
-    return out
-
-
-def encode_sample(sample: Sample) -> dict[str, Any]:
-    return dataclasses.asdict(sample)
-
-
-def _compact(obj: Any) -> dict[str, Any]:
-    return {k: v for k, v in dataclasses.asdict(obj).items() if v is not None}
-
-
-def _proc(proc: ProcInfo) -> dict[str, Any]:
-    out = _compact(proc)
-    out["argv"] = mask_argv(list(proc.argv))
-    if proc.env is not None:
-        out["env"] = mask_env(proc.env)
-    return out
-
-
-def _process(process: ServerProcess) -> dict[str, Any]:
-    return {
-        "main": _proc(process.main),
-        "port": process.port,
-        "children": [_proc(c) for c in process.children],
-        "gpus": list(process.gpus),
-        "gpu_mem_mib": process.gpu_mem_mib,
-    }
-
-
-def _view(view: ProcessView) -> dict[str, Any]:
-    return {
-        "orphans": [_proc(p) for p in view.orphans],
-        "unaccounted": [_compact(a) for a in view.unaccounted],
-        "foreign_pids": view.foreign_pids,
-        "notes": list(view.notes),
-    }
-
-
-def _report(report: Report) -> dict[str, Any]:
-    rows = [{**row.to_dict(), "name": row.name, "kind": row.kind} for row in report.rows]
-    return {
-        "rows": rows,
-        "version": report.version,
-        "requires": report.requires,
-        "version_ok": report.version_ok,
-        "errors": dict(report.errors),
-        "ambient": mask_env(report.ambient),
-        "build": mask_env(report.build),
-    }
-
-
-# ------------------------------------------------------------------ decode
 
 
 def apply_host(host: HostState, fields: dict[str, Any]) -> None:
@@ -216,6 +113,15 @@ def _decode_view(data: dict[str, Any]) -> ProcessView:
         tuple(ComputeApp(**a) for a in data["unaccounted"]),
         data["foreign_pids"],
         tuple(data["notes"]),
+        tuple(  # recordings made before weight-cache daemons were told apart have none
+            WeightCacheDaemon(
+                _decode_proc(cache["main"]),
+                tuple(_decode_proc(p) for p in cache["members"]),
+                tuple(cache["gpus"]),
+                tuple(ComputeApp(**a) for a in cache["held"]),
+            )
+            for cache in data.get("weight_caches") or ()
+        ),
     )
 
 
@@ -227,23 +133,31 @@ def _decode_probe(data: dict[str, Any]) -> ProbeResult:
 def _decode_report(data: dict[str, Any]) -> Report:
     rows = [
         Row(
-            r["kind"],
-            r["name"],
-            r["flag"],
-            r["profile"],
-            r["running"],
-            r["resolved"],
-            State(r["state"]),
-            r["performance"],
+            kind=r["kind"],
+            name=r["name"],
+            flag=r["flag"],
+            profile=r["profile"],
+            running=r["running"],
+            resolved=r["resolved"],
+            state=State(r["state"]),
+            performance=r["performance"],
+            # recordings from before drift said its judge hold neither key
+            judged=next(
+                (k for k, label in JUDGES.items() if label == r.get("judged_by")), "parser"
+            ),
+            meaning=r.get("meaning") or "",
+            note=r.get("note"),
         )
         for r in data["rows"]
     ]
     return Report(
-        rows,
-        data["version"],
-        data["requires"],
-        data["version_ok"],
-        data["errors"],
-        data.get("ambient") or {},
-        data.get("build") or {},
+        rows=rows,
+        version=data["version"],
+        requires=data["requires"],
+        version_ok=data["version_ok"],
+        errors=data["errors"],
+        ambient=data.get("ambient") or {},
+        build=data.get("build") or {},
+        notes=list(data.get("notes") or []),
+        env_judge=data.get("env_judge"),
     )

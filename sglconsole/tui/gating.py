@@ -8,28 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sglconsole.catalog import ACTIONS
 from sglconsole.state.fleet import ServerState
+from sglconsole.tui.keys import action_name
 
-CHANGES_HOST = {"kill", "relaunch", "restore", "rollback", "capture", "router_in"}
-NEEDS_SERVER = CHANGES_HOST | {
-    "probe",
-    "bench",
-    "diff",
-    "log",
-    "gpus",
-    "filter",
-    "follow",
-    "verbatim",
-}
-NEEDS = {
-    "kill": ("running",),
-    "capture": ("running",),
-    "relaunch": ("managed",),
-    "restore": ("managed",),
-    "probe": ("managed", "running"),
-    "bench": ("managed", "running"),
-    "router_in": ("managed", "running"),
-}
+# what each action needs, from its record (sglconsole.catalog), by its Textual action name
+ACTS = {action_name(action.name) for action in ACTIONS.values()}
+"""Reaches a host: off in a replay, greyed while another action runs on the server."""
+CHANGES_HOST = {action_name(action.name) for action in ACTIONS.values() if action.changes_host}
+NEEDS_SERVER = ACTS | {"diff", "log", "gpus", "filter", "follow", "verbatim"}
+NEEDS = {action_name(action.name): action.needs for action in ACTIONS.values() if action.needs}
 
 
 @dataclass(frozen=True)
@@ -72,13 +60,13 @@ def state(action: str, facts: Facts) -> bool | None:
         return not facts.live
     if action in CHANGES_HOST | {"lock"} and facts.read_only:
         return False
-    if action in CHANGES_HOST | {"probe", "bench"} and not facts.live:
+    if action in ACTS and not facts.live:
         return False
     if action == "close":
         return facts.closable  # hidden when there is nothing to close
     if action in NEEDS_SERVER and facts.server is None:
         return None
-    if action in CHANGES_HOST | {"probe", "bench"} and facts.busy:
+    if action in ACTS and facts.busy:
         return None
     if not all(getattr(facts, need) for need in NEEDS.get(action, ())):
         return None
@@ -98,11 +86,11 @@ def refusal(
         if action == "lock":
             return None  # already read-only: nothing to say
         return f"read-only: {label} is off (started with --read-only or L)"
-    if action in CHANGES_HOST | {"probe", "bench"} and not facts.live:
+    if action in ACTS and not facts.live:
         return f"replay: {label} is off (a recording cannot reach a host)"
     if action in NEEDS_SERVER and facts.server is None:
         return f"select a server ({host} has {servers})" if host else "select a server"
-    if action in CHANGES_HOST | {"probe", "bench"} and facts.busy:
+    if action in ACTS and facts.busy:
         return f"{label}: an action already runs on {facts.server.key}"
     if "running" in NEEDS.get(action, ()) and not facts.running:
         return f"{label}: nothing runs on {facts.server.key}"

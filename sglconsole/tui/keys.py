@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-import sglconsole.bench  # noqa: F401 - registers the quick bench action
-from sglconsole.actions.registry import ACTIONS
+from sglconsole.catalog import ACTIONS
 
 
 @dataclass(frozen=True)
@@ -59,9 +58,10 @@ def action_name(name: str) -> str:
     return name.replace("-", "_")
 
 
-def _act(name: str, label: str, tip: str) -> Binding:
-    """An action's key, as the registry gives it (its id: the registry's name)."""
-    return _b(ACTIONS[name].key, action_name(name), label, tip, id=name)
+def _act(name: str) -> Binding:
+    """An action's key, label and tip, as its record gives them (its id: the registry's name)."""
+    action = ACTIONS[name]
+    return _b(action.key, action_name(name), action.label, action.tip, id=name)
 
 
 def bound(binding: Binding, keymap: dict[str, str]) -> Binding:
@@ -74,60 +74,14 @@ FIX, LOOK, MOVE, CONSOLE = "Fix a server", "Look closer", "Move", "Console"
 REPLAY = "Replay (a recording only)"
 
 KEYS: list[Key] = [
-    Key(
-        FIX,
-        _act(
-            "restore",
-            "Restore",
-            "relaunch the proven profile, probe it, compare with its baseline",
-        ),
-        3,
-    ),
-    Key(
-        FIX,
-        _act(
-            "relaunch",
-            "Relaunch",
-            "stop the server and start its proven profile (no baseline check)",
-        ),
-        9,
-    ),
-    Key(
-        FIX,
-        _act("kill", "Kill", "stop the server and every process it started (saved for rollback)"),
-        6,
-    ),
-    Key(
-        FIX,
-        _act(
-            "rollback",
-            "Rollback",
-            "bring back exactly what ran before the last kill/relaunch/restore",
-        ),
-        8,
-    ),
-    Key(
-        FIX,
-        _act("capture", "Capture", "save the running server's config as a profile in hosts.yaml"),
-        14,
-    ),
-    Key(
-        FIX,
-        _act(
-            "router-in",
-            "Router in",
-            "put the server in its routers (after a probe): after a restore it was not in",
-        ),
-    ),
-    Key(LOOK, _act("probe", "Probe", "ask the server a question with a known answer; time it"), 7),
-    Key(
-        LOOK,
-        _act(
-            "bench",
-            "Bench",
-            "sweep the server at 1, 4 and 16 concurrent requests: tok/s, TTFT, accept length",
-        ),
-    ),
+    Key(FIX, _act("restore"), 3),
+    Key(FIX, _act("relaunch"), 9),
+    Key(FIX, _act("kill"), 6),
+    Key(FIX, _act("rollback"), 8),
+    Key(FIX, _act("capture"), 14),
+    Key(FIX, _act("router-in")),
+    Key(LOOK, _act("probe"), 7),
+    Key(LOOK, _act("bench")),
     Key(
         LOOK,
         _b("d", "diff", "Diff", "the running config next to the profile, differences first"),

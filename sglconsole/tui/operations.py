@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-import sglconsole.bench  # noqa: F401 - registers the quick bench action
 from sglconsole.actions import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.actions.caveats import caveats, known_state
 from sglconsole.actions.registry import Action
@@ -115,13 +114,13 @@ def doing(fleet: FleetState, host: str, port: int, what: str | None) -> Iterator
         return
     server.action = what
     server.action_found_pid = server.process.main.pid if server.process else None
-    _changed(fleet, host, port)
+    fleet.publish(host, port=port)
     try:
         yield
     finally:
         server.action = None
         server.action_ended = time.time()  # a router list read before this is stale (routing)
-        _changed(fleet, host, port)
+        fleet.publish(host, port=port)
 
 
 def keep_probe(fleet: FleetState, host: str, port: int, result: ActionResult) -> None:
@@ -134,9 +133,4 @@ def keep_probe(fleet: FleetState, host: str, port: int, result: ActionResult) ->
     if verdict.pid is None and server.process is not None:
         verdict = dataclasses.replace(verdict, pid=server.process.main.pid)
     server.probe = verdict
-    _changed(fleet, host, port)
-
-
-def _changed(fleet: FleetState, host: str, port: int) -> None:
-    fleet.refresh_status(host)
-    fleet.changed(host, port)
+    fleet.publish(host, port=port)

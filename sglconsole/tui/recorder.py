@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sglconsole.core.secrets import mask_text, mask_tree
+from sglconsole.state import json_view
 from sglconsole.state.fleet import FleetState, ServerState
-from sglconsole.tui import codec
 from sglconsole.tui.coalesce import Key, router_key
 from sglconsole.tui.tail import TailCursor
 
@@ -73,7 +73,7 @@ class Recorder:
                     self._server(server)
             self._forget_gone(host)
         for name, router in self.fleet.routers.items():  # few; only what changed is written
-            changed = self._changes(router_key(name), codec.encode_router(router))
+            changed = self._changes(router_key(name), json_view.router_record(router))
             if changed:
                 self._emit({"kind": "router", "router": name, "set": changed})
 
@@ -93,13 +93,13 @@ class Recorder:
         return changed
 
     def _host(self, host: str) -> None:
-        changed = self._changes((host, None), codec.encode_host(self.fleet.hosts[host]))
+        changed = self._changes((host, None), json_view.host_record(self.fleet.hosts[host]))
         if changed:
             self._emit({"kind": "host", "host": host, "set": changed})
 
     def _server(self, server: ServerState) -> None:
         key = (server.host, server.port)
-        changed = self._changes(key, codec.encode_server(server))
+        changed = self._changes(key, json_view.server_record(server))
         if changed:
             self._emit({"kind": "server", "host": server.host, "port": server.port, "set": changed})
         samples, lines = self._cursors.setdefault(
@@ -111,7 +111,7 @@ class Recorder:
                     "kind": "sample",
                     "host": server.host,
                     "port": server.port,
-                    **codec.encode_sample(sample),
+                    **json_view.sample_record(sample),
                 }
             )
         new_lines = [mask_text(line) for line in lines.take()]

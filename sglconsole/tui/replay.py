@@ -17,7 +17,7 @@ from pathlib import Path
 from sglconsole.alerts.tracker import Alert, AlertTracker, sweep
 from sglconsole.config import Config, HostsFile
 from sglconsole.errors import ConfigError
-from sglconsole.state.fleet import FleetState, ServerState
+from sglconsole.state.fleet import FleetState, HostState, ServerState, ServerView
 from sglconsole.tui import codec
 from sglconsole.tui.recorder import FORMAT
 
@@ -47,6 +47,11 @@ def load(path: Path) -> Recording:
     if not events or events[0].get("kind") != "header" or events[0].get("format") != FORMAT:
         raise ConfigError(f"{path}: not an sglconsole recording (format {FORMAT} header missing)")
     return Recording(Config(HostsFile.model_validate(events[0]["config"]), path), events[1:])
+
+
+def as_recorded(server: ServerState, host: HostState, now: float, generation: int) -> ServerView:
+    """A replayed server's view is the recording's (tui.codec applied it): published as it is."""
+    return server.view
 
 
 class Replay:
@@ -112,10 +117,8 @@ class Replay:
         self._advance(target, sweeping=False)
         self.tracker, self._alerts = AlertTracker(), []
         sweep(self.fleet, self.tracker, self.now)  # the baseline: nothing in it is news
-        for name, host in self.fleet.hosts.items():
-            self.fleet.changed(name, None)
-            for port in host.servers:
-                self.fleet.changed(name, port)
+        for name in self.fleet.hosts:
+            self.fleet.publish(name, self.now, derive=as_recorded)
 
     @property
     def ended(self) -> bool:
@@ -143,7 +146,7 @@ class Replay:
             if router is not None:
                 codec.apply_router(router, event["set"])
                 for name in self.fleet.routed_hosts(router.name) & set(self.fleet.hosts):
-                    self.fleet.changed(name, None)
+                    self.fleet.publish(name, self.now, derive=as_recorded)
             return
         host = self.fleet.hosts.get(event.get("host", ""))
         if host is None:
@@ -157,7 +160,7 @@ class Replay:
             server = self._server(host.name, port)
             self._apply_server(server, event)
             codec.legacy_numbers(server, host, self.now)
-        self.fleet.changed(host.name, port)
+        self.fleet.publish(host.name, self.now, port, derive=as_recorded)
 
     def _apply_server(self, server: ServerState, event: dict) -> None:
         kind = event["kind"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from sglconsole.actions import ActionContext, Stage
 from sglconsole.config import Config
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.tui.history import ActionRecord, AlertRecord
 
@@ -18,7 +18,7 @@ from sglconsole.tui.history import ActionRecord, AlertRecord
 class Session:
     config: Config
     fleet: FleetState
-    ssh: Fleet | None
+    ssh: SshFleet | None
     """None when replaying a recording: nothing can reach a host."""
     read_only: bool = False
     bell: bool = False

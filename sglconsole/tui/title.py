@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from sglconsole.core.text import clean
-from sglconsole.state.fleet import FleetState, Status, worst
+from sglconsole.state.fleet import FleetState, worst
+from sglconsole.state.statuses import CALM
 from sglconsole.tui.paint.fleet import host_status
 
 
 def fleet_title(fleet: FleetState) -> str:
     statuses = [host_status(h) for h in fleet.hosts.values()]
-    problems = sum(s not in (Status.UP, Status.UNKNOWN) for s in statuses)
+    problems = sum(s not in CALM for s in statuses)
     count = f" ({problems} host{'s' if problems != 1 else ''})" if problems else ""
     return f"sglconsole: {worst(statuses).value}{count}"
 

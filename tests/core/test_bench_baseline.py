@@ -33,7 +33,11 @@ profiles:
 """
 
 
-def level(concurrency: int, tok_s: float, accept: float | None = 3.2) -> LevelResult:
+def level(
+    concurrency: int, tok_s: float | None, accept: float | None = 3.2, client: float = 0.0
+) -> LevelResult:
+    """A level whose server's decode lines said `tok_s` (None: not read); the load generator
+    measured `client` (default: two thirds of it: it counts time to first token and the drain)."""
     return LevelResult(
         concurrency=concurrency,
         engine=CONSOLE_ENGINE,
@@ -41,8 +45,9 @@ def level(concurrency: int, tok_s: float, accept: float | None = 3.2) -> LevelRe
         completed=8,
         failed=0,
         duration_s=5.0,
-        output_tok_s=tok_s,
-        per_request_tok_s=tok_s / concurrency,
+        output_tok_s=client or (tok_s or 60.0) * 2 / 3,
+        server_tok_s=tok_s,
+        per_request_tok_s=tok_s / concurrency if tok_s else None,
         ttft_p50_ms=80.04,
         ttft_p99_ms=90.0,
         itl_p50_ms=5.0,
@@ -121,6 +126,20 @@ def test_saving_rewrites_only_the_profiles_baseline(tmp_path: Path):
         and baseline_for(profile, 5) == 240.0
         and baseline_for(profile, 30) == 250.0
     )
+
+
+def test_the_stored_speed_is_the_servers_and_a_level_without_it_is_left_out():
+    value = baseline.baseline_value(
+        sweep(level(1, None, client=70.0), level(4, 240.0, client=150.0), level(16, 250.0))
+    )
+    assert value["gen_throughput"] == 240.0 and value["concurrency"] == 4  # never the client's
+    assert [(lv["concurrency"], lv["gen_throughput"]) for lv in value["levels"]] == [
+        (4, 240.0),
+        (16, 250.0),
+    ]
+    assert baseline.unmeasured(sweep(level(1, None), level(4, 240.0))) == [1]
+    with pytest.raises(ValueError, match="decode lines could not be read"):
+        baseline.baseline_value(sweep(level(1, None, client=70.0)))  # a client figure is not one
 
 
 def test_a_profile_that_does_not_exist_is_refused_and_nothing_is_written(tmp_path: Path):

@@ -116,3 +116,36 @@ def test_the_2_kb_nvidia_require_cuda_is_shortened_where_shown():
     # a profile that sets it: the compared row is cut the same way
     row = build({"NVIDIA_REQUIRE_CUDA": "cuda>=12.0"}, env).differences[0].to_dict()
     assert row["dest"] == "NVIDIA_REQUIRE_CUDA" and len(row["running"]) <= 160
+
+
+def test_sglang_variables_are_judged_by_the_release_registry():
+    """SGLANG_ENABLE_SPEC_V2 against SGLang's own tables (data/envs/): not read by 0.5.23 (no
+    effect, not drift), read by 0.5.12 with default True (unset = 1; 0 drifts)."""
+    from sglconsole.config.env_tables import shipped_registry
+
+    def report(version: str, profile_env: dict, running_env: dict) -> drift.Report:
+        return drift.build(
+            profile_values={},
+            profile_given=set(),
+            running_values={},
+            running_given=set(),
+            flag_of=lambda d: d,
+            profile_env=profile_env,
+            running_env={**running_env, "CUDA_VISIBLE_DEVICES": "0"},
+            gpus=[0],
+            env_registry=shipped_registry(version),
+        )
+
+    new = report("0.5.23", {"SGLANG_ENABLE_SPEC_V2": "1"}, {"SGLANG_FOO_UNKNOWN": "1"})
+    assert not new.differs
+    states = {row.name: row.state for row in new.rows if row.kind == "env"}
+    assert states["SGLANG_ENABLE_SPEC_V2"] == drift.State.NO_EFFECT
+    assert states["SGLANG_FOO_UNKNOWN"] == drift.State.NO_EFFECT
+    assert "env table of SGLang 0.5.23 shipped" in new.note_lines()[0]
+    assert not report("0.5.12", {"SGLANG_ENABLE_SPEC_V2": "1"}, {}).differs
+    off = report("0.5.12", {"SGLANG_ENABLE_SPEC_V2": "1"}, {"SGLANG_ENABLE_SPEC_V2": "0"})
+    assert [r.name for r in off.differences] == ["SGLANG_ENABLE_SPEC_V2"]
+    spelled = report("0.5.12", {"SGLANG_ENABLE_SPEC_V2": "true"}, {"SGLANG_ENABLE_SPEC_V2": "1"})
+    assert not spelled.differs  # EnvBool reads both as True
+    # no registry (a release sglconsole has no table for): compared by value, as before
+    assert report("0.4.0", {"SGLANG_ENABLE_SPEC_V2": "1"}, {}).differs

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import json
 
-from sglconsole.core.log_owner import (
-    DECODE_CURRENT_MAX_S,
-    DECODE_CURRENT_MIN_S,
-    LogOwner,
-    is_current,
-    process_decode_records,
-)
+from sglconsole.core.decode_lines import DECODE_CURRENT_MAX_S, DECODE_CURRENT_MIN_S, is_current
+from sglconsole.core.log_owner import LogOwner, process_decode_records
 from sglconsole.core.server_load import GET_LOAD, V1_LOADS, RequestLoad, parse_load
 from tests.conftest import FIXTURES
 

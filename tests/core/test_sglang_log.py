@@ -661,3 +661,40 @@ def test_compiled_shapes_agree_with_generic_parser(prefix, keyword, sep, pairs, 
         + ", ".join(f"{k}: {v}" for (k, _), v in zip(pairs, values, strict=True))
     )
     assert parse_line(line) == generic(line)
+
+
+def test_startup_wording_of_newer_releases():
+    """0.5.21 renamed the parallel-init milestone (srt/distributed/bootstrap.py: 'Init parallel
+    begin.', 'Init parallel ends. elapsed=...'); 0.5.23's KV pool may carry a label and, once
+    capture has run, says 'VA upper bound' instead of 'is allocated' (mem_cache/memory_pool.py)."""
+    lines = {
+        "[2026-12-01 10:00:00 TP0] Init parallel begin.": ("dist_init_begin", {}),
+        "[2026-12-01 10:00:01 TP0] Init parallel ends. elapsed=1.23 s": (
+            "dist_init_end",
+            {"elapsed": 1.23},
+        ),
+        "[2026-12-01 10:00:01] Init torch distributed ends. elapsed=0.22 s, mem usage=0.09 GB": (
+            "dist_init_end",
+            {"elapsed": 0.22, "mem_usage": 0.09},
+        ),
+        "[2026-12-01 10:00:02 TP0] draft KV Cache is allocated. dtype: torch.bfloat16, "
+        "#tokens: 5000, K size: 0.50 GB, V size: 0.50 GB": (
+            "kv_cache",
+            {"dtype": "torch.bfloat16", "tokens": 5000, "k_size": 0.5, "v_size": 0.5},
+        ),
+        "[2026-12-01 10:00:09 TP0] KV Cache VA upper bound. dtype: torch.bfloat16, "
+        "#tokens: 90000, KV size: 5.00 GB": (
+            "kv_cache",
+            {"dtype": "torch.bfloat16", "tokens": 90000, "kv_size": 5.0},
+        ),
+        "[2026-12-01 10:00:03 TP0] Capture target prefill CUDA graph begin. backend=breakable, "
+        "num_tokens=[1, 2, 4], avail mem=10.00 GB": (
+            "cuda_graph_begin",
+            {"graph": "target prefill", "backend": "breakable", "num_tokens": "[1, 2, 4]",
+             "avail_mem": 10.0},
+        ),
+    }  # fmt: skip
+    for text, (milestone, extra) in lines.items():
+        record = parse_line(text)
+        assert record is not None and record.kind == "milestone", text
+        assert (record.milestone, record.extra) == (milestone, extra), text

@@ -19,7 +19,7 @@ from sglconsole.actions import ActionContext, StageFailed
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.kill import signal_tree
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from sglconsole.sim.scenarios import DRIFTED_27B
 from tests.cli import cli
@@ -71,7 +71,7 @@ def with_profiles(path: Path, extra: dict, server_profile: str | None = None) ->
 
 async def host_run(cfg_path: Path, argv: list[str]) -> str:
     cfg = config.load(cfg_path)
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         return (await fleet["ct129"].run(argv)).stdout
     finally:
@@ -81,7 +81,7 @@ async def host_run(cfg_path: Path, argv: list[str]) -> str:
 def cmdline_of_port(cfg_path: Path, port: int = 30000) -> tuple[int, list[str]] | None:
     async def look():
         cfg = config.load(cfg_path)
-        fleet = Fleet(cfg.hosts)
+        fleet = SshFleet(cfg.hosts)
         try:
             snap = await snapshot(fleet["ct129"], cfg.hosts["ct129"].python)
             server = snap.server(port)
@@ -246,10 +246,35 @@ def test_preflight_refuses_a_flag_the_host_does_not_know(fleet_factory, state_di
     )
     result = cli("relaunch", "-c", str(path), "ct129:30000", "--profile", "old-flags", "--yes")
     assert result.returncode == 1
-    assert "unrecognized arguments: --mamba-scheduler-strategy extra_buffer" in result.stdout
-    assert "did you mean --mamba-radix-cache-strategy" in result.stdout
+    said = " ".join(result.stdout.split())
+    assert "unrecognized arguments: --mamba-scheduler-strategy extra_buffer" in said
+    # when it went and what SGLang itself names instead, read from the shipped flag tables
+    # every release has its table: the release is exact
+    assert "`--mamba-scheduler-strategy` was removed in SGLang 0.5.20 (last in 0.5.19)" in said
+    assert "SGLang's replacement: `--mamba-radix-cache-strategy` (its deprecation action" in said
     assert "nothing was touched" in result.stdout
     assert cmdline_of_port(fleet.config_path) == old  # the old server runs untouched
+
+
+def test_preflight_says_a_0_5_12_flag_is_now_an_ambiguous_prefix_and_names_its_successor(
+    fleet_factory, state_dir
+):
+    """`--cuda-graph-max-bs` was a whole flag in 0.5.12; the 0.5.23 host's argparse reads it as an
+    abbreviation of two per-phase flags and refuses: say so, the release, SGLang's replacement."""
+    fleet = fleet_factory([ct129()])
+    old = cmdline_of_port(fleet.config_path)
+    args = [a.replace("{models}", "/srv/models") for a in DRIFTED_27B]
+    path = with_profiles(
+        fleet.config_path, {"v0512": {"args": [*args, "--cuda-graph-max-bs", "16"]}}
+    )
+    result = cli("relaunch", "-c", str(path), "ct129:30000", "--profile", "v0512", "--yes")
+    assert result.returncode == 1
+    said = " ".join(result.stdout.split())
+    assert "ambiguous option: --cuda-graph-max-bs could match" in said
+    assert "`--cuda-graph-max-bs` was removed in SGLang 0.5." in said
+    assert "SGLang's replacement: `--cuda-graph-max-bs-decode`" in said
+    assert "on 0.5.23 it only abbreviates --cuda-graph-max-bs-decode" in said
+    assert cmdline_of_port(fleet.config_path) == old
 
 
 def test_an_oom_at_start_is_reported_and_rollback_brings_back_the_old_server(
@@ -302,7 +327,7 @@ def test_pid_reuse_is_refused(fleet_factory, state_dir):
 
     async def swap_and_kill():
         cfg = config.load(fleet.config_path)
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             host = ssh["ct129"]
             snap = await snapshot(host, cfg.hosts["ct129"].python)

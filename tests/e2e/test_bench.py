@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from sglconsole import config
+from sglconsole.core.decode_lines import counted, decode_speed
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
 from sglconsole.sim.host import _site_packages
 from sglconsole.sim.scenarios import DRIFTED_27B, demo_profiles
@@ -290,6 +291,38 @@ def test_a_sweep_rises_until_max_running_requests_caps_it_and_saves_a_baseline(f
     )  # every other byte as it was
 
 
+def test_save_baseline_stores_the_speed_slow_compares_not_the_clients(fleet, tmp_path):
+    """hosts.yaml's `baseline.gen_throughput` is SGLang's decode gen throughput, what SLOW reads of
+    the server's decode lines; the load generator's tok/s counts the whole level's wall time, here
+    the fifth request's drain at one running request too: a much lower quantity, under which SLOW
+    would not find a server that lost a third of its speed."""
+    path = tmp_path / "hosts.yaml"
+    path.write_text(fleet.config_path.read_text())
+    log = server_log(fleet, "plain")
+    offset = log.stat().st_size
+    (level,) = bench_json(
+        path,
+        "plain:30000",
+        "--concurrency",
+        "4",
+        "--num-prompts",
+        "5",
+        "--input-len",
+        "64",
+        "--output-len",
+        "256",
+        "--save-baseline",
+    )["levels"]
+    profile = config.load(path).profiles["qwen8b-mtp"]
+    # what SLOW reads of this server at this concurrency: its decode lines that count
+    live = decode_speed([r for r in counted(decode_lines_after(log, offset)) if r.running_req == 4])
+    saved = profile.baseline.levels[0].gen_throughput
+    print(f"saved {saved} tok/s, decode lines {live.tok_s:.1f}, client {level['output_tok_s']:.1f}")
+    assert saved == pytest.approx(live.tok_s, rel=0.05) and profile.baseline.gen_throughput == saved
+    assert baseline_for(profile, live.running) == saved  # at baseline, not under or over it
+    assert level["output_tok_s"] < 0.85 * live.tok_s  # the client's figure is another quantity
+
+
 def without_baseline(text: str) -> str:
     """The file minus the profile's `baseline:` block (the only entry --save-baseline may touch)."""
     out, skipping = [], False
@@ -357,7 +390,7 @@ def test_save_baseline_refuses_a_server_that_drifted_from_its_profile(fleet, tmp
 
 async def host_run(cfg_path: Path, host: str, argv: list[str]) -> str:
     cfg = config.load(cfg_path)
-    ssh = Fleet(cfg.hosts)
+    ssh = SshFleet(cfg.hosts)
     try:
         return (await ssh[host].run(argv)).stdout
     finally:
@@ -369,7 +402,7 @@ def running_argv(
 ) -> tuple[int, list[str]] | None:
     async def look():
         cfg = config.load(cfg_path)
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             server = (await snapshot(ssh[host], cfg.hosts[host].python)).server(port)
             return None if server is None else (server.main.pid, list(server.main.argv))
@@ -426,7 +459,7 @@ def test_compare_drifted_and_proven_then_the_original_runs_again(demo_ct129, sta
     assert (
         "what differs from drifted" in out
         and "--speculative-num-steps" in out
-        and "SGLANG_ENABLE_SPEC_V2" in out
+        and "--max-running-requests" in out
     )
     assert out.index("what differs from drifted") < out.index(
         "tok/s @1"

@@ -1,4 +1,4 @@
-"""`sglconsole demo --no-ui`: three hosts up in under 10 s; Ctrl-C leaves no process behind."""
+"""`sglconsole demo --no-ui`: four hosts up in under 10 s; Ctrl-C leaves no process behind."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
         assert path == str(workdir / "hosts.yaml"), (
             demo.stderr.read() if demo.poll() is not None else path
         )
-        assert elapsed < 10, f"3 hosts took {elapsed:.1f}s"
+        assert elapsed < 10, f"4 hosts took {elapsed:.1f}s"
         status = subprocess.run(
             [sys.executable, "-m", "sglconsole", "status", "-c", path, "--json"],
             capture_output=True,
@@ -36,7 +36,7 @@ def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
             timeout=60,
         )
         hosts = json.loads(status.stdout)["hosts"]
-        assert sorted(hosts) == ["ct129", "h200x4", "old059"] and all(
+        assert sorted(hosts) == ["ct129", "ct130", "h200x4", "old059"] and all(
             h["reachable"] for h in hosts.values()
         )
         inits = [
@@ -49,8 +49,8 @@ def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
         }
         inside = in_namespaces(namespaces)
         assert (
-            len(namespaces) == 3 and len(inside) > 10
-        )  # three hosts, each with servers and children
+            len(namespaces) == 4 and len(inside) > 10
+        )  # four hosts, each with servers and children
     finally:
         demo.send_signal(signal.SIGINT)
         demo.wait(30)

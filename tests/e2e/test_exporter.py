@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sglconsole import config
 from sglconsole.actions.audit import AuditLog
-from sglconsole.actions.probe import ProbeResult
+from sglconsole.core.probe_result import ProbeResult
 from sglconsole.exporter.service import Exporter as ExporterService
 from tests.alert_receiver import Receiver
 from tests.e2e.test_status import cli
@@ -127,6 +127,11 @@ def demo_story(samples: dict) -> bool:
         and value(samples, status, host="old059", port="30000", status="LOOPING") == 1
         # SLOW shows before the host's SGLang has judged the drift (seconds on a fresh machine)
         and value(samples, "sglconsole_server_drift", **ct129) == 1
+        # each host's SGLang judges its own servers' drift, on its own time: wait for the
+        # unchanged server too, or an unjudged drift (no sample, truthfully) reads as a failure
+        and value(samples, "sglconsole_server_drift", host="h200x4", port="30000") is not None
+        # its one client sends back to back; a scrape between two requests reads 0, truthfully
+        and (value(samples, "sglconsole_server_running_requests", **ct129) or 0) >= 1
     )
 
 
@@ -147,7 +152,9 @@ def demo_exporter(demo_fleet, tmp_path_factory):
 
 
 def test_metrics_tell_the_demo_story(demo_exporter):
-    samples = wait_metrics(demo_exporter, demo_story, 90, "ct129 SLOW and drifted, old059 LOOPING")
+    samples = wait_metrics(
+        demo_exporter, demo_story, 90, "ct129 SLOW and drifted, old059 LOOPING, h200x4:30000 judged"
+    )
     text = demo_exporter.get("/metrics").text
     # every family is ours, explained, and labelled only with bounded labels: no PID, no argv
     for family in text_string_to_metric_families(text):

@@ -28,7 +28,7 @@ async def test_a_host_back_from_unreachable_says_reachable_and_names_its_looping
         async def sweeping():  # as the console does, all along
             while True:
                 for name in state.hosts:
-                    state.refresh_status(name)
+                    state.publish(name)
                 alerts.extend(sweep(state, tracker, time.time()))
                 await asyncio.sleep(0.2)
 

@@ -10,7 +10,7 @@ import yaml
 
 from sglconsole import config
 from sglconsole.actions import ActionContext, StageState, relaunch
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from tests.e2e.test_actions import cmdline_of_port, ct129, host_run, state_dir  # noqa: F401
 
 
@@ -35,7 +35,7 @@ def test_preflight_checks_the_very_argv_and_env_that_launch(fleet_factory, monke
 
     async def run():
         cfg = config.load(path)
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         ctx = ActionContext(cfg, ssh, progress=environment_changes_once_the_action_runs)
         try:
             return await relaunch(ctx, "ct129", 30000)

@@ -17,7 +17,7 @@ import pytest
 
 from sglconsole import config
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.sim.scenarios import demo_hosts
 from tests.cli import cli
 
@@ -40,7 +40,7 @@ def shell_fleet(request, fleet_factory):
 
 async def _on_host(cfg_path, work):
     cfg = config.load(cfg_path)
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         return await work(fleet["ct129"], cfg.hosts["ct129"])
     finally:

@@ -21,8 +21,8 @@ from bench.router_restore import Traffic, routed_host, routers_yaml, start_route
 from sglconsole import config
 from sglconsole.actions import ActionContext, StageFailed
 from sglconsole.actions.audit import AuditLog
-from sglconsole.actions.registry import ACTIONS
-from sglconsole.remote.ssh import Fleet
+from sglconsole.catalog import ACTIONS
+from sglconsole.remote.ssh import SshFleet
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def test_restore_behind_the_real_router_loses_no_request(fleet_factory, state_di
 
     async def main():
         cfg = config.load(fleet.config_path)
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             router = await start_router(ssh, 2)
             traffic = Traffic(router.endpoint)
@@ -105,7 +105,7 @@ def test_a_killed_or_failing_server_stays_out_and_the_message_says_how_to_add_it
 
     async def main():
         cfg = config.load(fleet.config_path)
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             router = await start_router(ssh, 2)
             ctx = ActionContext(cfg, ssh)
@@ -148,7 +148,7 @@ def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_facto
     cfg = config.load(fleet.config_path)
 
     async def start_and_list(start: bool) -> set[str]:
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             router = await start_router(ssh, 2) if start else None
             if router is None:
@@ -205,7 +205,7 @@ def test_a_worker_the_router_did_not_list_is_not_promised_back_and_router_in_add
     cfg = config.load(fleet.config_path)
 
     async def restore_one_not_listed():
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             router = await start_router(ssh, 2)
             assert await router.remove("http://127.0.0.1:30000")  # as an operator's curl would
@@ -259,7 +259,7 @@ def test_a_worker_the_router_did_not_list_is_not_promised_back_and_router_in_add
     async def listed_now() -> set[str]:
         from sglconsole.remote.router import RouterClient, router_endpoint
 
-        ssh = Fleet(cfg.hosts)
+        ssh = SshFleet(cfg.hosts)
         try:
             client = RouterClient("front", await router_endpoint(ssh, cfg.routers["front"]))
             return urls(await client.workers())

@@ -11,7 +11,7 @@ import pytest
 from bench.router_restore import HOST, routed_host, routers_yaml, start_router
 from sglconsole import config
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from tests.prometheus import free_port
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ async def test_routers_are_read_and_their_link_kept_in_prometheus_mode(fleet_fac
     source = {"prometheus": nobody, "interval": 1, "ssh_idle": 0.5}
     fleet = fleet_factory([routed_host(2)], extra_config={**routers_yaml(2), "source": source})
     cfg = config.load(fleet.config_path)
-    ssh = Fleet(cfg.hosts)
+    ssh = SshFleet(cfg.hosts)
     try:
         router = await start_router(ssh, 2)
         async with FleetMonitor(cfg) as monitor:

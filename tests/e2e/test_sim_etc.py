@@ -63,4 +63,5 @@ def test_capture_from_the_demo_hosts_systemd_unit(fleet_factory, namespaces):
     del proven[port : port + 2]  # the port is the server entry's, not the profile's
     assert profile["args"] == proven
     assert profile["python"] == fleet.hosts["ct129"].python
-    assert profile["env"]["SGLANG_ENABLE_SPEC_V2"] == "1"
+    # the unit pins the GPUs only: 0.5.23 does not read SGLANG_ENABLE_SPEC_V2
+    assert "SGLANG_ENABLE_SPEC_V2" not in (profile.get("env") or {})

@@ -12,7 +12,7 @@ import time
 
 from sglconsole import config
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.state.fleet import Status
 from tests.cli import cli
 
@@ -90,7 +90,7 @@ async def test_monitor_tracks_tok_s_and_statuses(demo_fleet):
 
 async def test_server_http_through_the_ssh_forward(demo_fleet):
     cfg = config.load(demo_fleet.config_path)
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         forward = await fleet["h200x4"].forward(30000)
         assert stat.S_IMODE(os.stat(forward.socket).st_mode) == 0o600
@@ -113,7 +113,7 @@ async def test_server_http_through_the_ssh_forward(demo_fleet):
 
 async def test_each_host_sees_only_its_own_processes(demo_fleet):
     cfg = config.load(demo_fleet.config_path)
-    fleet = Fleet(cfg.hosts)
+    fleet = SshFleet(cfg.hosts)
     try:
         ps = await fleet["old059"].run(["ps", "-eo", "args"])
         assert "sglang::scheduler_TP1" not in ps.stdout  # ct129's TP=2 server is elsewhere

@@ -21,7 +21,7 @@ from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import StageState
 from sglconsole.actions.lock import host_lock
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.sim import gpustate
 from sglconsole.sim.fleet import HostSpec, ServerSpec
 from tests.e2e.test_actions import ct129
@@ -286,7 +286,7 @@ def test_ssh_drops_between_kill_and_launch(two_hosts, tmp_path):
             _kill_sessions(host)  # the connection dies right after the old server is gone
 
     async def run():
-        fleet = Fleet(cfg.hosts)
+        fleet = SshFleet(cfg.hosts)
         try:
             with pytest.raises(Exception, match="connection|closed|lost|Connection"):
                 await restore(ActionContext(cfg, fleet, progress=progress), "ct129", 30000)
@@ -366,7 +366,7 @@ def test_two_consoles_on_one_server(two_hosts):
     cfg = config.load(two_hosts.config_path)
 
     async def run():
-        fleet = Fleet(cfg.hosts)
+        fleet = SshFleet(cfg.hosts)
         try:
             async with host_lock(ActionContext(cfg, fleet), "ct129", 30000, "restore"):
                 other = await asyncio.create_subprocess_exec(

@@ -23,7 +23,7 @@ from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.core.text import clean
 from sglconsole.errors import ConfigError
 from sglconsole.remote.drift import report_from
-from sglconsole.remote.session import HostMonitor
+from sglconsole.remote.host_monitor import HostMonitor
 from sglconsole.remote.sglang_args import Canonical, Verdict, parse_output
 from sglconsole.remote.ssh import SshHost
 from sglconsole.state.fleet import FleetState
@@ -274,7 +274,7 @@ def test_host_text_is_shown_literally_and_cannot_drive_the_terminal(text):
     host = fleet.hosts["h"]
     host.reachable = False
     host.error = text
-    fleet.refresh_status("h")  # an unreachable host's error is every server's reason
+    fleet.publish("h")  # an unreachable host's error is every server's reason
     assert host.servers[30000].reason == text
     out = io.StringIO()
     Console(file=out, force_terminal=True, color_system="truecolor", width=200).print(

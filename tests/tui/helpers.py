@@ -36,7 +36,7 @@ def shown(app: ConsoleApp, selector: str) -> str:
 
 
 def log_lines(app: ConsoleApp) -> list[str]:
-    return [strip.text for strip in app.main.server_view.log.lines.lines]
+    return [strip.text for strip in app.main.server_pane.log.lines.lines]
 
 
 def actions_done(app: ConsoleApp) -> list[ActionRecord]:

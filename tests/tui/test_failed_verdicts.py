@@ -4,9 +4,9 @@ and the dialogs of a LOOPING server say what a relaunch can and cannot do."""
 from __future__ import annotations
 
 from sglconsole import config
+from sglconsole.alerts.tracker import HOLD_S
 from sglconsole.sim.scenarios import demo_hosts
 from sglconsole.state.fleet import Status
-from sglconsole.tui.alerts import HOLD_S
 from sglconsole.tui.app import make_app
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from tests.tui.helpers import actions_done, until

@@ -52,7 +52,7 @@ def test_a_long_start_shows_sglangs_own_milestones():
     server.health, server.ready_seen_at = None, None
     for line in LOG[:37]:  # up to `Capture cuda graph end` of the first lifetime
         take_line(server, line, log_time(37))
-    fleet.refresh_status("h", log_time(37))
+    fleet.publish("h", log_time(37))
     assert server.status.value == "STARTING"
     assert (
         server.reason == f"starting for {log_time(37) - started:.0f} s: Capture cuda graph end"

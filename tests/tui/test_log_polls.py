@@ -17,7 +17,7 @@ POLL_LINE = re.compile(r'"GET /(health|ready|metrics|model_info|server_info|v1/l
 
 def open_polls(app) -> str:
     """The run of polls still going on, shown under the log."""
-    found = app.main.server_view.log.query("#log-open-polls")
+    found = app.main.server_pane.log.query("#log-open-polls")
     return shown(app, "#log-open-polls") if found and found.first().display else ""
 
 

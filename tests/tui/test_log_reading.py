@@ -43,7 +43,7 @@ async def test_scrolling_up_pauses_following_and_counts_new_lines():
     app = make_app(None, replay=replay)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_log(pilot, app, replay, 10)
-        lines = app.main.server_view.log.lines
+        lines = app.main.server_pane.log.lines
         lines.focus()
         await pilot.press("pageup")
         await pilot.pause(0.3)
@@ -75,12 +75,12 @@ async def test_only_the_reader_pauses_the_log_not_a_new_server_or_a_resize():
             app.main.tree.select(key)
             await pilot.pause(0.3)
             assert "following" in shown(app, "#log-status"), key
-            lines = app.main.server_view.log.lines
+            lines = app.main.server_pane.log.lines
             assert lines.scroll_y >= lines.max_scroll_y - 1, key  # at the end, where it follows
         replay.until(replay.recording.start + 120)
         await pilot.pause(0.5)
         assert "following" in shown(app, "#log-status")
-        lines = app.main.server_view.log.lines
+        lines = app.main.server_pane.log.lines
         lines.focus()
         await pilot.press("pageup")  # the reader scrolls: that pauses
         await pilot.pause(0.3)

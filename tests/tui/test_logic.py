@@ -9,11 +9,12 @@ from dataclasses import replace
 from rich.text import Text
 from textual.theme import BUILTIN_THEMES
 
+from sglconsole.alerts.command import run_alert_command
+from sglconsole.alerts.tracker import HOLD_S, AlertTracker, sweep
 from sglconsole.core.processes import ProcInfo
+from sglconsole.state import json_view
 from sglconsole.state.fleet import FleetState, Status
-from sglconsole.tui import codec, gating
-from sglconsole.tui.alert_command import run_alert_command
-from sglconsole.tui.alerts import HOLD_S, AlertTracker, sweep
+from sglconsole.tui import gating
 from sglconsole.tui.coalesce import Dirty
 from sglconsole.tui.messages import FleetChanged
 from sglconsole.tui.paint.log import log_line
@@ -89,7 +90,7 @@ def test_an_unreachable_host_alerts_once_not_once_per_server(demo_replay):
     fleet, tracker = demo_replay.fleet, AlertTracker()
     assert sweep(fleet, tracker, 0) == []
     fleet.hosts["h200x4"].reachable = False
-    fleet.refresh_status("h200x4")  # every server of an unreachable host is UNREACHABLE
+    fleet.publish("h200x4")  # every server of an unreachable host is UNREACHABLE
     assert {s.status for s in fleet.hosts["h200x4"].servers.values()} == {Status.UNREACHABLE}
     sweep(fleet, tracker, 1)
     alerts = sweep(fleet, tracker, 1 + HOLD_S)
@@ -168,12 +169,12 @@ def test_state_survives_a_recording_round_trip(demo_replay, tmp_path):
     again = Replay(load(path), to_end=True)
     for server in demo_replay.fleet.all_servers():
         copy = again.fleet.server(server.host, server.port)
-        assert codec.encode_server(copy) == codec.encode_server(server)
+        assert json_view.server_record(copy) == json_view.server_record(server)
         assert list(copy.history) == list(server.history) and list(copy.log_lines) == list(
             server.log_lines
         )
     for name, host in demo_replay.fleet.hosts.items():
-        assert codec.encode_host(again.fleet.hosts[name]) == codec.encode_host(host)
+        assert json_view.host_record(again.fleet.hosts[name]) == json_view.host_record(host)
 
 
 def test_recordings_mask_secrets(demo_replay):
@@ -181,12 +182,12 @@ def test_recordings_mask_secrets(demo_replay):
     main = server.process.main
     secret = ProcInfo(
         **{
-            **codec._proc(main),
+            **json_view._proc(main),
             "argv": (*main.argv, "--api-key", "sk-1"),
             "env": {"HF_TOKEN": "hf_x", "CUDA_VISIBLE_DEVICES": "0"},
         }
     )
-    encoded = codec._proc(secret)
+    encoded = json_view._proc(secret)
     assert "sk-1" not in encoded["argv"] and encoded["env"]["HF_TOKEN"] == "****"
     assert encoded["env"]["CUDA_VISIBLE_DEVICES"] == "0"
 

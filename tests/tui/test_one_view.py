@@ -62,11 +62,22 @@ def run(fleet: FleetState, proc: ServerProcess | None, now: float) -> None:
         server.new_process(proc)
     server.health = "ok"
     server.ready_seen_at = proc.main.start + 1 if proc else None
-    fleet.refresh_status("h", now)
+    fleet.publish("h", now)
 
 
 def decode(fleet: FleetState, when: float, tok_s: float) -> None:
-    fleet.hosts["h"].servers[30000].history.append(Sample(when, tok_s, 2.5, 0.6, 2, 0, 0.3, False))
+    fleet.hosts["h"].servers[30000].history.append(
+        Sample(
+            time=when,
+            gen_throughput=tok_s,
+            accept_len=2.5,
+            accept_rate=0.6,
+            running_req=2,
+            queue_req=0,
+            token_usage=0.3,
+            after_idle=False,
+        )
+    )
 
 
 def test_numbers_belong_to_one_process():
@@ -74,7 +85,7 @@ def test_numbers_belong_to_one_process():
     server = fleet.hosts["h"].servers[30000]
     run(fleet, process(100, T0), T0 + 5)
     decode(fleet, T0 + 10, 68.8)
-    fleet.refresh_status("h", T0 + 11)
+    fleet.publish("h", T0 + 11)
     assert (server.status, server.view.tok_s, server.view.load.accept_len) == (Status.UP, 68.8, 2.5)
 
     run(fleet, None, T0 + 20)  # killed
@@ -95,7 +106,7 @@ def test_numbers_belong_to_one_process():
         (),
     )
     decode(fleet, T0 + 40, 70.5)
-    fleet.refresh_status("h", T0 + 41)
+    fleet.publish("h", T0 + 41)
     assert (server.view.tok_s, server.view.throughput) == (70.5, (70.5,))
 
 
@@ -126,6 +137,20 @@ def tree_line(app, key) -> str:
     return plain(app.main.tree.node_for(key).label)
 
 
+def moment(app, replay, key) -> dict:
+    """What the tree label and the detail header show now, against the fleet of the same moment."""
+    server = replay.fleet.server(*key)
+    tree, header = tree_line(app, key), shown(app, "#server-header")
+    status = server.status.value
+    agree = status in tree and status in header.splitlines()[0]
+    tok = server.view.tok_s
+    if tok is not None:
+        number = tok_s(tok)
+        agree = agree and number in tree
+        agree = agree and re.search(rf"\b{re.escape(number)}\b tok/s", header) is not None
+    return {"agree": agree, "tok": tok, "tree": tree, "header": header}
+
+
 async def test_tree_pane_and_top_bar_agree_at_every_step_of_a_recording():
     """Step through the demo recording; after each batch the selected server's status and tok/s
     read the same in the tree label, the detail header and the JSON of the same moment."""
@@ -139,20 +164,14 @@ async def test_tree_pane_and_top_bar_agree_at_every_step_of_a_recording():
         compared = 0
         for step in range(1, 30):
             replay.until(replay.recording.start + 2 + step)
-            await pilot.pause(0.25)  # the batch (200 ms) has been drawn
-            server = replay.fleet.server(*key)
-            tree, header = tree_line(app, key), shown(app, "#server-header")
-            status = server.status.value
-            assert status in tree and status in header.splitlines()[0], (step, tree, header)
-            tok = server.view.tok_s
-            if tok is not None:
-                number = tok_s(tok)
-                assert number in tree and re.search(rf"\b{re.escape(number)}\b tok/s", header), (
-                    step,
-                    tree,
-                    header,
-                )
-                compared += 1
+            # the batch (200 ms) is drawn within a few ticks; a loaded machine may need more
+            for _ in range(30):
+                await pilot.pause(0.1)
+                seen = moment(app, replay, key)
+                if seen["agree"]:
+                    break
+            assert seen["agree"], (step, seen)
+            compared += seen["tok"] is not None
         assert compared > 5
 
 
@@ -169,12 +188,21 @@ def test_slow_says_what_differs_from_the_profile_in_one_line():
     run(fleet, process(100, T0), T0 + 5)
     for second in (10, 12, 14, 16):
         decode(fleet, T0 + second, 34.7)
-    fleet.refresh_status("h", T0 + 17)
+    fleet.publish("h", T0 + 17)
     assert server.status == Status.SLOW
     assert server.reason == "34.7 tok/s vs 64 baseline (54%)"
 
     def row(kind, name, running):
-        return Row(kind, name, name, "3", running, "3", State.DIFFERENT, True)
+        return Row(
+            kind=kind,
+            name=name,
+            flag=name,
+            profile="3",
+            running=running,
+            resolved="3",
+            state=State.DIFFERENT,
+            performance=True,
+        )
 
     server.drift = Report(
         rows=[
@@ -183,7 +211,7 @@ def test_slow_says_what_differs_from_the_profile_in_one_line():
             row("env", "SGLANG_ENABLE_SPEC_V2", None),
         ]
     )
-    fleet.refresh_status("h", T0 + 18)
+    fleet.publish("h", T0 + 18)
     assert server.status == Status.SLOW
     # status, JSON and alerts say the reason alone: only the TUI has a `d` to name
     assert server.reason == "34.7 tok/s vs 64 baseline (54%); config differs (2 flags, 1 env)"

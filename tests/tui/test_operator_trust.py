@@ -58,7 +58,7 @@ async def test_a_host_with_one_server_is_acted_on_and_one_with_many_says_so(demo
         await pilot.pause()
         await pilot.press("d")
         await until(pilot, lambda: app.main.selected == ("ct129", 30000), 5, "ct129:30000")
-        assert app.main.server_view.tab == "config"
+        assert app.main.server_pane.tab == "config"
 
 
 async def test_ctrl_k_on_a_host_kills_its_only_server_told_in_local_time_timed_from_yes(
@@ -101,6 +101,8 @@ async def test_b_asks_first_then_benches_a_non_speculative_demo_server_end_to_en
         await pilot.pause()
         await pilot.press("b")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "b's confirmation")
+        # the plan is drawn a moment after the dialog opens (a loaded machine takes longer)
+        await until(pilot, lambda: "requests" in dialog_text(app), 20, "b's plan")
         text = dialog_text(app)
         assert "Bench h200x4:30000?" in text and "1, 4, 16 concurrent" in text, text
         # an estimate from the server's decode lines when it has busy ones, else in rounds
@@ -236,7 +238,7 @@ async def test_after_a_kill_the_config_tab_has_no_running_column_and_the_header_
         app.main.tree.select(("ct129", 30000))
         await pilot.pause()
         await pilot.press("d")
-        await until(pilot, lambda: app.main.server_view.tab == "config", 5, "the Config tab")
+        await until(pilot, lambda: app.main.server_pane.tab == "config", 5, "the Config tab")
         assert "running" in shown(app, "#drift-panel .panel-body")  # compared while it runs
         await pilot.press("ctrl+k")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the kill dialog")

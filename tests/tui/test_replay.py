@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
+from sglconsole.alerts.tracker import HOLD_S
 from sglconsole.config import Config
 from sglconsole.state.fleet import Status
-from sglconsole.tui.alerts import HOLD_S
 from sglconsole.tui.app import make_app
 from sglconsole.tui.history import AlertRecord
 from sglconsole.tui.replay import Replay, load

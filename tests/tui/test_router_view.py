@@ -14,7 +14,7 @@ import pytest
 
 from bench.router_restore import routed_host, routers_yaml, start_router
 from sglconsole import config
-from sglconsole.remote.ssh import Fleet
+from sglconsole.remote.ssh import SshFleet
 from sglconsole.state.json_view import fleet_json
 from sglconsole.state.routing import Routing
 from sglconsole.state.status_schema import StatusJson
@@ -56,7 +56,7 @@ def json_route(out: dict, port: int, router: str = "front") -> dict:
 async def test_serving_nobody_and_in_router_but_down_read_the_same_everywhere(fleet_factory):
     fleet = fleet_factory([routed_host(2)], extra_config=routers_with_a_dead_one())
     cfg = config.load(fleet.config_path)
-    ssh = Fleet(cfg.hosts)
+    ssh = SshFleet(cfg.hosts)
     try:
         router = await start_router(ssh, 2)
         app = make_app(cfg)
@@ -145,7 +145,7 @@ async def test_serving_nobody_and_in_router_but_down_read_the_same_everywhere(fl
 async def test_a_restore_through_the_router_is_never_flagged_serving_nobody(fleet_factory):
     fleet = fleet_factory([routed_host(2)], extra_config=routers_yaml(2))
     cfg = config.load(fleet.config_path)
-    ssh = Fleet(cfg.hosts)
+    ssh = SshFleet(cfg.hosts)
     seen: list[tuple[str | None, Routing | None]] = []
     try:
         await start_router(ssh, 2)

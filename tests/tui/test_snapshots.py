@@ -25,7 +25,7 @@ RESTORE_PLAN = Plan(
         "--model-path /srv/models/Qwen3.6-27B "
         "--tp-size 2 --speculative-algo NEXTN --speculative-num-draft-tokens 2 "
         "--speculative-num-steps 1)",
-        "launch (nohup): SGLANG_ENABLE_SPEC_V2=1 CUDA_VISIBLE_DEVICES=0,1 "
+        "launch (nohup): CUDA_VISIBLE_DEVICES=0,1 "
         "/srv/ml-env/bin/python3 -m "
         "sglang.launch_server --model-path /srv/models/Qwen3.6-27B --port 30000 --tp-size 2 "
         "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-num-draft-tokens 4",

@@ -24,7 +24,7 @@ def test_idle_metrics_page_gives_no_tok_s_from_its_frozen_gauge():
     run(fleet, process(1, T0), T0 + 1)
     server.metrics_before, server.metrics_before_at = idle, T0 + 10
     server.metrics, server.metrics_at = idle, T0 + 15  # the same counter five seconds later
-    fleet.refresh_status("h", T0 + 16)
+    fleet.publish("h", T0 + 16)
     assert (server.view.tok_s, server.view.tok_s_source, server.view.load) == (0.0, "metrics", None)
 
 
@@ -43,7 +43,7 @@ def test_metrics_tok_s_is_the_counters_rate():
     )
     server.metrics_before, server.metrics_before_at = before, T0 + 10
     server.metrics, server.metrics_at = after, T0 + 15
-    fleet.refresh_status("h", T0 + 16)
+    fleet.publish("h", T0 + 16)
     assert server.view.tok_s == 100.0 and server.view.load.source == "metrics"
     assert server.view.load.accept_len == 6.75
 
@@ -53,7 +53,18 @@ def test_an_idle_server_that_does_not_answer_is_not_called_stalled():
     server = fleet.hosts["h"].servers[30000]
     run(fleet, process(1, T0), T0 + 60)
     server.answered_at = T0 + 60
-    server.history.append(Sample(T0 + 61, 80.0, 2.0, 0.5, 0, 0, 0.0, False))
+    server.history.append(
+        Sample(
+            time=T0 + 61,
+            gen_throughput=80.0,
+            accept_len=2.0,
+            accept_rate=0.5,
+            running_req=0,
+            queue_req=0,
+            token_usage=0.0,
+            after_idle=False,
+        )
+    )
     server.health = "no HTTP answer"
-    fleet.refresh_status("h", T0 + 200)
+    fleet.publish("h", T0 + 200)
     assert server.status != Status.STALLED

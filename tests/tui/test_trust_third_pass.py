@@ -104,8 +104,26 @@ def test_a_model_path_in_the_config_tab_breaks_at_a_slash_or_hyphen_never_mid_na
     path = "/srv/models/deployments/2026-12/Qwen3-Next-80B-A3B-Instruct-FP8"
     report = Report(
         rows=[
-            Row("flag", "model_path", "--model-path", path, path, path, State.SAME, False),
-            Row("flag", "tp_size", "--tp-size", "2", "1", "1", State.DIFFERENT, True),
+            Row(
+                kind="flag",
+                name="model_path",
+                flag="--model-path",
+                profile=path,
+                running=path,
+                resolved=path,
+                state=State.SAME,
+                performance=False,
+            ),
+            Row(
+                kind="flag",
+                name="tp_size",
+                flag="--tp-size",
+                profile="2",
+                running="1",
+                resolved="1",
+                state=State.DIFFERENT,
+                performance=True,
+            ),
         ]
     )
     words = set(re.split(r"[/-]", path)) - {""}

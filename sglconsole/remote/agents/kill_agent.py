@@ -5,13 +5,14 @@ Refuses (exit 3) if the PID is no longer the process the console saw (start
 time or argv changed: PID reuse). Signals the server's process group when it
 leads one, else each member; members are the server's descendants plus
 anything still in its process group and session (children reparented to
-PID 1 after an earlier kill included), and anything in a group or session a
-member leads (a JIT build's ninja runs in a session of its own, each nvcc in
-a group of its own). Members are looked for again while waiting, so what a
-dying member started last is stopped too. SIGTERM, a grace period, then
-SIGKILL; every signal re-checks the target's start time. Build tools that
-started after the server and now hang off PID 1 unclaimed are reported as
-orphans, never signalled (nothing is killed by name). Prints JSON lines.
+PID 1 after an earlier kill included; a standalone weight-cache daemon
+excepted), and anything in a group or session a member leads (a JIT
+build's ninja runs in a session of its own, each nvcc in a group of its own).
+Members are looked for again while waiting, so what a dying member started
+last is stopped too. SIGTERM, a grace period, then SIGKILL; every signal
+re-checks the target's start time. Build tools that started after the server
+and now hang off PID 1 unclaimed are reported as orphans, never signalled
+(nothing is killed by name). Prints JSON lines.
 """
 
 import json
@@ -82,15 +83,29 @@ def members(root, procs, found=None, led=None):
                         if st[kind] == st["pid"]:
                             led.add((kind, st["pid"]))
                 continue
-            if (
-                st["ppid"] in found
-                or (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])
-                or ("pgid", st["pgid"]) in led
-                or ("sid", st["sid"]) in led
+            if st["ppid"] in found or (
+                (
+                    (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])
+                    or ("pgid", st["pgid"]) in led
+                    or ("sid", st["sid"]) in led
+                )
+                and not weight_cache_daemon(st["pid"])
             ):
                 found[st["pid"]] = st["start_ticks"]
                 changed = True
     return found
+
+
+def weight_cache_daemon(pid):
+    """A standalone weight-cache daemon started from the server's session keeps the weights
+    across restarts by design: never taken along by group or session, only as a child."""
+    argv = cmdline(pid) or []
+    for i, arg in enumerate(argv[:8]):
+        if arg == "-m":
+            return argv[i + 1 : i + 2] == ["sglang.srt.weight_cache.daemon"]
+        if arg.endswith("sglang/srt/weight_cache/daemon.py"):
+            return True
+    return False
 
 
 BUILD_TOOLS = ("ninja", "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink")

@@ -57,9 +57,29 @@ def is_server_argv(argv):
     return False
 
 
+WEIGHT_CACHE_DAEMON = "sglang.srt.weight_cache.daemon"
+
+
+def is_weight_cache_daemon(argv):
+    """python -m sglang.srt.weight_cache.daemon (0.5.17+): holds weights in GPU memory by design."""
+    for i, arg in enumerate(argv[:8]):
+        if arg == "-c":
+            return False
+        if arg == "-m":
+            return argv[i + 1 : i + 2] == [WEIGHT_CACHE_DAEMON]
+        if arg.endswith("sglang/srt/weight_cache/daemon.py"):
+            return True
+    return False
+
+
 def is_sglang_related(argv, comm):
     head = argv[0] if argv else ""
-    return head.startswith("sglang") or comm.startswith("sglang") or is_server_argv(argv)
+    return (
+        head.startswith("sglang")
+        or comm.startswith("sglang")
+        or is_server_argv(argv)
+        or is_weight_cache_daemon(argv)
+    )
 
 
 class Procs:
@@ -127,6 +147,9 @@ class Procs:
                 keep[pid] = st
         for pid in mains:
             self.details(keep[pid])
+        for st in keep.values():  # its GPUs by CUDA_VISIBLE_DEVICES, as a server's
+            if st["pid"] not in mains and is_weight_cache_daemon(st.get("argv") or []):
+                self.details(st)
         for st in keep.values():
             st["start"] = self.btime + st["start_ticks"] / float(self.hz)
             st["main"] = st["pid"] in mains

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.drift import Report, Row, State
+from sglconsole.core.drift_meaning import meaning_lines
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.core.text import clean
 from sglconsole.state.fleet import ServerState
@@ -21,6 +22,7 @@ MARK = {
     State.ONLY_PROFILE: "−",
     State.ONLY_RUNNING: "+",
     State.DEFAULTED_DIFFERENTLY: "~",
+    State.NO_EFFECT: "·",
 }
 LEGEND = (
     "≠ differs   − only in the profile   + only running   "
@@ -43,10 +45,13 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
     parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
     parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
     parts += [rows_table(report, palette, width), Text(LEGEND, style=palette.muted)]
+    parts += [Text(clean(line)) for line in meaning_lines(report.rows)]  # and who judged
+    parts += [Text(clean(line), style=palette.muted) for line in report.note_lines()]
     if report.build_line():
         parts.append(Text(clean(report.build_line())))
     if report.ambient_line():
         parts.append(Text(clean(report.ambient_line()), style=palette.muted))
+    parts += [Text(clean(note), style=palette.muted) for note in report.notes]  # --config FILE
     return Group(*parts)
 
 
@@ -166,6 +171,6 @@ def value(raw: object) -> Text:
 
 
 def _style(row: Row, palette: Palette):
-    if row.state == State.SAME:
+    if row.state in (State.SAME, State.NO_EFFECT):
         return palette.muted
     return palette.warn if row.performance else "bold"

@@ -118,6 +118,8 @@ def problems(host: HostState, palette: Palette) -> list[Text]:
                 style=palette.warn,
             )
         )
+    for cache in view.weight_caches if view else ():
+        lines.append(Text(clean(cache.describe()), style=palette.muted))
     for note in view.notes if view else ():
         lines.append(Text("note: " + clean(note), style=palette.muted))
     if host.watcher_error:

@@ -15,32 +15,12 @@ from textual.color import Color
 from textual.theme import Theme
 
 from sglconsole.state.fleet import Status
+from sglconsole.state.statuses import STATUSES
 
-# which theme colour each status borrows
-ROLE = {
-    Status.UP: "success",
-    Status.STARTING: "primary",
-    Status.DOWN: "error",
-    Status.DRIFT: "warning",
-    Status.SLOW: "warning",
-    Status.DEGENERATE: "error",
-    Status.LOOPING: "error",
-    Status.STALLED: "error",
-    Status.UNMANAGED: "secondary",
-    Status.UNREACHABLE: "error",
-    Status.UNKNOWN: "foreground",
-}
-FILLED = {
-    Status.STARTING,
-    Status.DOWN,
-    Status.DRIFT,
-    Status.SLOW,
-    Status.DEGENERATE,
-    Status.LOOPING,
-    Status.STALLED,
-    Status.UNMANAGED,
-    Status.UNREACHABLE,
-}
+# which theme colour each status borrows, and which are filled blocks: the status records say
+ROLE = {record.status: record.role for record in STATUSES}
+FILLED = {record.status for record in STATUSES if not record.calm}
+MUTED = "muted"  # the role of a status drawn dim, whatever the theme
 
 
 @dataclass(frozen=True)
@@ -86,12 +66,18 @@ def _plain(color: Color, dark: bool) -> Style:
 
 def _build(theme: Theme) -> Palette:
     fallback = "white" if theme.dark else "black"
-    colors = {role: _color(theme, role, fallback) for role in set(ROLE.values())}
+    colors = {role: _color(theme, role, fallback) for role in set(ROLE.values()) - {MUTED}}
     dark = theme.dark
     status = {
-        s: (_filled(colors[r]) if s in FILLED else _plain(colors[r], dark)) for s, r in ROLE.items()
+        s: (
+            Style(dim=True)
+            if r == MUTED
+            else _filled(colors[r])
+            if s in FILLED
+            else _plain(colors[r], dark)
+        )
+        for s, r in ROLE.items()
     }
-    status[Status.UNKNOWN] = Style(dim=True)
     return Palette(
         status,
         _plain(colors["success"], dark),

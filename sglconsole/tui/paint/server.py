@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import ServerState, Status
 from sglconsole.state.status import baseline_for
@@ -77,12 +78,10 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
     return text
 
 
-def probe_line(probe: object, palette: Palette, now: float) -> Text:
-    verdict = getattr(probe, "verdict", "?")
-    style = palette.good if verdict == "OK" else palette.bad
-    text = Text.assemble(("probe ", "bold"), (str(verdict), style))
-    text.append(f": {clean(getattr(probe, 'reason', ''))}")
-    when = getattr(probe, "time", 0) or 0
-    if when:
-        text.append(f" ({fmt_duration(now - when)} ago)", style=palette.muted)
+def probe_line(probe: ProbeResult, palette: Palette, now: float) -> Text:
+    style = palette.good if probe.verdict == "OK" else palette.bad
+    text = Text.assemble(("probe ", "bold"), (probe.verdict, style))
+    text.append(f": {clean(probe.reason)}")
+    if probe.time:
+        text.append(f" ({fmt_duration(now - probe.time)} ago)", style=palette.muted)
     return text

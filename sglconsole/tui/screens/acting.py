@@ -1,4 +1,4 @@
-"""The keys that act on a server (the actions of sglconsole.actions.registry), for MainScreen.
+"""The keys that act on a server (the actions of sglconsole.catalog), for MainScreen.
 
 Each runs `operations.perform` in a worker; this mixin is the `Ui` it talks
 back to: the confirmation dialog, the progress panel, notifications.
@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import partial
 
 from sglconsole.actions import Plan
-from sglconsole.actions.registry import ACTIONS, Action
+from sglconsole.actions.registry import Action
+from sglconsole.catalog import ACTIONS
 from sglconsole.state.fleet import ServerState
 from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.operations import perform, replace_profile_plan

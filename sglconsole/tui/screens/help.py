@@ -13,22 +13,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from sglconsole.state.fleet import Status
+from sglconsole.state.statuses import INFO
 from sglconsole.tui.keys import KEYS
 from sglconsole.tui.paint.palette import palette_of
 
-MEANING = {
-    Status.UP: "serving, matches its profile, at its baseline speed",
-    Status.STARTING: "launched, not ready yet (or an action is working on it)",
-    Status.DOWN: "configured in hosts.yaml but not running",
-    Status.DRIFT: "running argv/env/version differs from the proven profile (d shows how)",
-    Status.SLOW: "decode tok/s under the profile's baseline for the last minute",
-    Status.DEGENERATE: "the probe's answer loops",
-    Status.LOOPING: "accept rate pinned at its ceiling while requests run (repeating output)",
-    Status.STALLED: "no HTTP answer and no decode line for a while, with requests waiting (hung)",
-    Status.UNMANAGED: "an SGLang server running that hosts.yaml does not know (c captures it)",
-    Status.UNREACHABLE: "SSH to the host fails; the console retries with backoff",
-    Status.UNKNOWN: "connecting",
-}
+MEANING = {status: INFO[status].meaning for status in Status}  # in reading order
 HOST_LINES = {
     "ORPHAN": "a process whose server is gone, still alive (often holding GPU memory): stop it on "
     "the host (sglconsole run HOST -- kill PID) before a relaunch needs that memory",

@@ -23,10 +23,10 @@ from sglconsole.tui.screens.help import HelpScreen
 from sglconsole.tui.session import Session
 from sglconsole.tui.widgets.activity import ActivityView, ProgressPanel
 from sglconsole.tui.widgets.fleet_tree import FleetTree
-from sglconsole.tui.widgets.host_view import HostView
+from sglconsole.tui.widgets.host_pane import HostPane
 from sglconsole.tui.widgets.key_bar import KeyBar
-from sglconsole.tui.widgets.router_view import RouterView
-from sglconsole.tui.widgets.server_view import ServerView
+from sglconsole.tui.widgets.router_pane import RouterPane
+from sglconsole.tui.widgets.server_pane import ServerPane
 from sglconsole.tui.widgets.top_bar import TopBar
 
 GATED = gating.NEEDS_SERVER | gating.REPLAY_ONLY | {"lock", "close"}
@@ -53,10 +53,10 @@ class MainScreen(RunsActions, Screen):
                 yield FleetTree(self.session.fleet, id="fleet")
             with Vertical(id="detail"):
                 with ContentSwitcher(id="views", initial="host-view"):
-                    yield HostView(id="host-view")
-                    yield ServerView(self.session.fleet, id="server-view")
+                    yield HostPane(id="host-view")
+                    yield ServerPane(self.session.fleet, id="server-view")
                     yield ActivityView(id="activity-view")
-                    yield RouterView(self.session.fleet, id="router-view")
+                    yield RouterPane(self.session.fleet, id="router-view")
                 yield ProgressPanel(id="progress-panel")
         yield KeyBar(id="key-bar")
 
@@ -73,8 +73,8 @@ class MainScreen(RunsActions, Screen):
         return self.query_one(FleetTree)
 
     @property
-    def server_view(self) -> ServerView:
-        return self.query_one(ServerView)
+    def server_pane(self) -> ServerPane:
+        return self.query_one(ServerPane)
 
     @property
     def server(self) -> ServerState | None:
@@ -137,12 +137,12 @@ class MainScreen(RunsActions, Screen):
         if full:
             self._detail_at = time.monotonic()
         if switcher.current == "server-view":
-            self.server_view.update_view(now, tables=full)
+            self.server_pane.update_view(now, tables=full)
         elif switcher.current == "host-view":
             if full:
-                self.query_one(HostView).update_view(now)
+                self.query_one(HostPane).update_view(now)
         elif switcher.current == "router-view":
-            self.query_one(RouterView).update_view(now)
+            self.query_one(RouterPane).update_view(now)
         else:
             self.show_activity()
 
@@ -185,13 +185,13 @@ class MainScreen(RunsActions, Screen):
         self.refresh_bindings()
         switcher = self.query_one(ContentSwitcher)
         if self.server is not None:
-            self.server_view.show(self.server, now)
+            self.server_pane.show(self.server, now)
             switcher.current = "server-view"
         elif router_of(key) is not None:
-            self.query_one(RouterView).show(router_of(key), now)
+            self.query_one(RouterPane).show(router_of(key), now)
             switcher.current = "router-view"
         else:
-            self.query_one(HostView).show(self.session.fleet.hosts[key[0]], now)
+            self.query_one(HostPane).show(self.session.fleet.hosts[key[0]], now)
             switcher.current = "host-view"
 
     # ---------------------------------------------------------------- gating
@@ -199,7 +199,7 @@ class MainScreen(RunsActions, Screen):
     def facts(self) -> gating.Facts:
         server = self.target
         busy = server is not None and (server.host, server.port) in self.session.busy
-        log = self.server_view.log if self.is_mounted else None
+        log = self.server_pane.log if self.is_mounted else None
         closable = (
             bool(log and log.filtering)
             or bool(self.is_mounted and self.query_one(ProgressPanel).display)
@@ -245,7 +245,7 @@ class MainScreen(RunsActions, Screen):
     def open_tab(self, tab: str) -> None:
         if self.aim() is not None:
             self.query_one(ContentSwitcher).current = "server-view"
-            self.server_view.open(tab)
+            self.server_pane.open(tab)
 
     def action_diff(self) -> None:
         self.open_tab("config")
@@ -258,17 +258,17 @@ class MainScreen(RunsActions, Screen):
 
     def action_filter(self) -> None:
         self.open_tab("log")
-        self.server_view.log.open_filter()
+        self.server_pane.log.open_filter()
         self.refresh_bindings()
 
     def action_follow(self) -> None:
         self.aim()
-        following = self.server_view.log.toggle_follow()
+        following = self.server_pane.log.toggle_follow()
         self.notify("log: following" if following else "log: paused (f follows again)", timeout=2)
 
     def action_verbatim(self) -> None:
         self.aim()
-        self.server_view.log.toggle_condensed()
+        self.server_pane.log.toggle_condensed()
 
     @property
     def showing_activity(self) -> bool:
@@ -300,7 +300,7 @@ class MainScreen(RunsActions, Screen):
         )
 
     def action_close(self) -> None:
-        log = self.server_view.log
+        log = self.server_pane.log
         if self.showing_activity:
             self.leave_activity()
         elif log.filtering:

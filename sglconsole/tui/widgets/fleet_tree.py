@@ -6,12 +6,11 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from sglconsole.state.fleet import FleetState, HostState, Status
+from sglconsole.state.statuses import CALM
 from sglconsole.tui.coalesce import Key, router_key, router_of
 from sglconsole.tui.paint.fleet import host_label, server_label
 from sglconsole.tui.paint.router import router_label
 from sglconsole.tui.widgets.common import palette, width
-
-CALM = {Status.UP, Status.UNKNOWN}
 
 
 def _relabel(node: TreeNode[Key], label) -> None:

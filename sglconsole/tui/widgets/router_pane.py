@@ -1,4 +1,4 @@
-"""The right-hand view when a router is selected: its reachability and its workers."""
+"""The right-hand pane when a router is selected: its reachability and its workers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sglconsole.tui.paint.router import router_view
 from sglconsole.tui.widgets.common import palette, show, width
 
 
-class RouterView(VerticalScroll):
+class RouterPane(VerticalScroll):
     def __init__(self, fleet: FleetState, **kwargs):
         super().__init__(**kwargs)
         self.fleet = fleet

@@ -1,7 +1,7 @@
 """What every view shows of a server, derived once per update.
 
 The fleet publishes a new `ServerView` for each server of a host whenever something about that
-host changes (state.fleet.FleetState.refresh_status). Tree, detail pane, top bar, CLI tables,
+host changes (state.fleet.FleetState.publish, the one door). Tree, detail pane, top bar, CLI tables,
 `status --json` and the recorder all read these views instead of computing status, tok/s or load
 themselves, so they cannot disagree. The numbers of a view belong to one process: samples and
 /metrics pages from before the current pid started are never used, and a server without a
@@ -10,7 +10,7 @@ process has none.
 
 from __future__ import annotations
 
-from sglconsole.core.log_owner import is_current
+from sglconsole.core.decode_lines import is_current
 from sglconsole.core.metrics import ServerMetrics
 from sglconsole.state.liveness import fresh_load
 from sglconsole.state.model import (
@@ -48,18 +48,18 @@ def derive_view(
     return ServerView(
         status,
         reason,
-        process.main.pid or None,  # 0: known by its metrics alone (model.metrics_only_process)
-        started,
-        tok_s,
-        source,
-        _load(server, samples, now),
-        tuple(
+        pid=process.main.pid or None,  # 0: known by its metrics alone (model.metrics_only_process)
+        started=started,
+        tok_s=tok_s,
+        tok_s_source=source,
+        load=_load(server, samples, now),
+        throughput=tuple(
             s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None
         )[-SPARK_SAMPLES:],
-        differs,
-        count,
-        generation,
-        now,
+        drift_differs=differs,
+        drift_count=count,
+        generation=generation,
+        at=now,
         routes=routes,
     )
 
@@ -75,7 +75,7 @@ def _tok_s(
 
 
 def current_sample(samples: list[Sample], now: float) -> Sample | None:
-    """This process's newest decode sample while it still describes now (core.log_owner's rule:
+    """This process's newest decode sample while it still describes now (core.decode_lines' rule:
     SGLang writes none when idle, so the last one must age out), else None."""
     if not samples:
         return None
@@ -90,11 +90,11 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
     live, counted = current_sample(samples, now), fresh_load(server, now)
     if live is not None or counted is not None:
         return Load(
-            live.accept_len if live else None,
-            counted.running if counted else live.running_req,
-            counted.waiting if counted else live.queue_req,
-            live.token_usage if live else None,
-            live.source if live else "loads",
+            accept_len=live.accept_len if live else None,
+            running_req=counted.running if counted else live.running_req,
+            queue_req=counted.waiting if counted else live.queue_req,
+            token_usage=live.token_usage if live else None,
+            source=live.source if live else "loads",
         )
     metrics = fresh_metrics(server, now)
     if metrics is None or not metrics_rate(server, now):
@@ -103,7 +103,13 @@ def _load(server: ServerState, samples: list[Sample], now: float) -> Load | None
         )
     running = None if metrics.running_req is None else int(metrics.running_req)
     queued = None if metrics.queue_req is None else int(metrics.queue_req)
-    return Load(metrics.accept_len, running, queued, metrics.token_usage, _page_source(server))
+    return Load(
+        accept_len=metrics.accept_len,
+        running_req=running,
+        queue_req=queued,
+        token_usage=metrics.token_usage,
+        source=_page_source(server),
+    )
 
 
 def _page_source(server: ServerState) -> str:
@@ -146,6 +152,4 @@ def _drift(server: ServerState) -> tuple[bool | None, int | None]:
     report = server.drift
     if report is None:
         return None, None
-    rows = getattr(report, "differences", None)
-    count = len(rows) if isinstance(rows, list | tuple) else None
-    return bool(getattr(report, "differs", False)), count
+    return report.differs, len(report.differences)

@@ -77,7 +77,7 @@ class HostMonitor:
             await self.ssh.close()
             delay = backoff.next()  # jittered: a fleet that failed together comes back spread out
             self.state.retry_at = time.time() + delay
-            self.link.changed()
+            self.link.publish()
             await asyncio.sleep(delay)
 
     async def close(self) -> None:
@@ -89,7 +89,7 @@ class HostMonitor:
         self.state.reachable = reachable
         self.state.error = error
         self.state.retry_at = None
-        self.link.changed()
+        self.link.publish()
 
     async def _connected(self) -> None:
         """Every feed at once; the first to fail (the connection is gone) stops them all."""

@@ -1,4 +1,4 @@
-"""The right-hand view when a host is selected: all its GPUs and servers at once."""
+"""The right-hand pane when a host is selected: all its GPUs and servers at once."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sglconsole.tui.paint.host import host_view
 from sglconsole.tui.widgets.common import palette, show, width
 
 
-class HostView(VerticalScroll):
+class HostPane(VerticalScroll):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.host: HostState | None = None

@@ -1,4 +1,4 @@
-"""The right-hand view when a server is selected: header, then GPUs, Config (the diff) and Log
+"""The right-hand pane when a server is selected: header, then GPUs, Config (the diff) and Log
 tabs."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sglconsole.tui.widgets.panels import DriftPanel, GpuPanel
 TABS = (("gpus", "GPUs g"), ("config", "Config d"), ("log", "Log l"))
 
 
-class ServerView(Vertical):
+class ServerPane(Vertical):
     def __init__(self, fleet: FleetState, **kwargs):
         super().__init__(**kwargs)
         self.fleet = fleet
