@@ -33,8 +33,8 @@ from bench import results_file  # noqa: E402
 from bench.cpu import load, process_cpu_s  # noqa: E402
 from bench.run import exit_on_signals, run_worker  # noqa: E402
 from bench.worker import die_with_parent  # noqa: E402
-from sglconsole.sim.fleet import SimFleet  # noqa: E402
-from sglconsole.sim.scenarios import bench_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.scenarios import bench_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 
 TODAY = 0.25
 """The console's monitor, CPU-s per host-minute (bench/results.json phases.monitor, 16 hosts)."""

@@ -24,8 +24,8 @@ from bench import results_file  # noqa: E402
 from bench.cpu import own_cpu_s  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
-from sglconsole.sim.fleet import SimFleet  # noqa: E402
-from sglconsole.sim.scenarios import demo_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 from sglconsole.tui.app import make_app  # noqa: E402
 
 SETTLE_S = 20.0

@@ -48,8 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from sglconsole.core import sglang_log_shapes  # noqa: E402
 from sglconsole.core.sglang_log import parse_line  # noqa: E402
+from sglconsole.core.sglang_log import shapes as sglang_log_shapes  # noqa: E402
 
 SGLANG_LOGS = ROOT / "tests" / "data" / "sglang_logs"
 

@@ -32,10 +32,10 @@ from sglconsole import config  # noqa: E402
 from sglconsole.actions import ActionContext  # noqa: E402
 from sglconsole.catalog import ACTIONS  # noqa: E402
 from sglconsole.remote.endpoint import Endpoint  # noqa: E402
-from sglconsole.remote.router import RouterClient, router_endpoint  # noqa: E402
-from sglconsole.remote.ssh import SshFleet  # noqa: E402
-from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet  # noqa: E402
-from sglconsole.sim.scenarios import QWEN8B, demo_profiles  # noqa: E402
+from sglconsole.remote.router.workers import RouterClient, router_endpoint  # noqa: E402
+from sglconsole.remote.ssh.connection import SshFleet  # noqa: E402
+from sglconsole.sim.fleet.scenarios import QWEN8B, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec, SimFleet  # noqa: E402
 
 ROUTER_PORT = 39000
 HOST = "r1"

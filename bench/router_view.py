@@ -29,8 +29,8 @@ from bench import results_file  # noqa: E402
 from bench.router_restore import HOST, routed_host, routers_yaml, start_router  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
-from sglconsole.sim.fleet import SimFleet  # noqa: E402
-from sglconsole.sim.scenarios import demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.scenarios import demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 from sglconsole.state.routing import Routing  # noqa: E402
 
 URL = "http://127.0.0.1:30001"

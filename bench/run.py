@@ -36,8 +36,8 @@ import yaml  # noqa: E402
 
 from bench import results_file  # noqa: E402
 from bench.cpu import proc_stat  # noqa: E402
-from sglconsole.sim.fleet import SimFleet  # noqa: E402
-from sglconsole.sim.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.scenarios import FRESHNESS_PORT, bench_hosts, demo_hosts, demo_profiles  # noqa: E402
+from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 
 
 def host_cpu(fleet: SimFleet) -> float:
@@ -47,7 +47,7 @@ def host_cpu(fleet: SimFleet) -> float:
     for host in fleet.hosts.values():
         pids = set(host.pids())
         table = {pid: proc_stat(pid) for pid in pids}
-        daemons = [pid for pid in pids if b"sglconsole.sim.hostd" in _cmdline(pid)]
+        daemons = [pid for pid in pids if b"sglconsole.sim.host.hostd" in _cmdline(pid)]
         keep = set(daemons)
         changed = True
         while changed:
@@ -330,7 +330,7 @@ async def restore_in_console(config_path: Path, log: Path, state: Path) -> dict:
     from sglconsole import config as config_module
     from sglconsole.actions import ActionContext, restore
     from sglconsole.actions.audit import AuditLog, RollbackStore
-    from sglconsole.remote.ssh import SshFleet
+    from sglconsole.remote.ssh.connection import SshFleet
 
     cfg = config_module.load(config_path)
     fleet = SshFleet(cfg.hosts)

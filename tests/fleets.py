@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from sglconsole.sim.fleet import SimFleet
-from sglconsole.sim.scenarios import demo_hosts, demo_profiles
+from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles
+from sglconsole.sim.fleet.start import SimFleet
 
 SSH_MODE = "sshd" if os.geteuid() == 0 and shutil.which("sshd") else "asyncssh"
 

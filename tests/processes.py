@@ -38,7 +38,7 @@ def host_namespaces(workdir: str) -> set[str]:
     inits = [
         line.split(":")[0]
         for line in processes_mentioning(workdir)
-        if "sglconsole.sim.init" in line
+        if "sglconsole.sim.host.init" in line
     ]
     namespaces = set()
     for pid in inits:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from sglconsole.config import Config
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 NO_PROMETHEUS = (
     "Debian's prometheus package is not installed (./dev test and .ci/run install it where apt "

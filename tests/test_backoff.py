@@ -11,7 +11,7 @@ import time
 import pytest
 
 from sglconsole.config import Config, Host, HostsFile
-from sglconsole.remote.backoff import BASE_S, MAX_BACKOFF_S, Backoff
+from sglconsole.remote.feeds.backoff import BASE_S, MAX_BACKOFF_S, Backoff
 from sglconsole.remote.monitor import FleetMonitor
 
 

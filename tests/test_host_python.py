@@ -17,7 +17,7 @@ import pytest
 
 from sglconsole.remote import agents
 from sglconsole.remote.agents import source
-from sglconsole.remote.transport import bootstrap
+from sglconsole.remote.ssh.transport import bootstrap
 
 AGENTS = Path(agents.__file__).parent
 HELPERS = sorted(p for p in AGENTS.glob("*.py") if p.name != "__init__.py")

@@ -13,7 +13,7 @@ import pytest
 from sglconsole.core.server_load import GET_LOAD, V1_LOADS
 from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.load_reader import load_of
-from sglconsole.sim.host import create_host
+from sglconsole.sim.host.root import create_host
 from tests.sim.test_sim_server import Server
 
 MODEL = "Qwen3-8B"

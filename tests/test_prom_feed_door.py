@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 from sglconsole import config
-from sglconsole.remote.host_link import HostLink
-from sglconsole.remote.prometheus_feed import PrometheusFeed
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.feeds.host_link import HostLink
+from sglconsole.remote.prometheus.feed import PrometheusFeed
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import Status
 from tests.prometheus import Prometheus, free_port

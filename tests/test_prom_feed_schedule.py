@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sglconsole import config
-from sglconsole.remote.prometheus_feed import PrometheusFeed
+from sglconsole.remote.prometheus.feed import PrometheusFeed
 from sglconsole.state.fleet import FleetState
 
 

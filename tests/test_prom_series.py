@@ -10,9 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from sglconsole import config
 from sglconsole.config.schema import SourceLabels
 from sglconsole.core.metrics import NAMES, PREFIX, combine, parse_metrics
-from sglconsole.remote import prom_series
-from sglconsole.remote.prom_series import group, split_address
-from sglconsole.remote.prom_sglang import dcgm_gpus
+from sglconsole.remote.prometheus import sglang_series as prom_series
+from sglconsole.remote.prometheus.sglang_feed import dcgm_gpus
+from sglconsole.remote.prometheus.sglang_series import group, split_address
 
 REAL = Path(__file__).parent / "fixtures" / "real-sglang-0.5.12-h200"
 HOSTS = """
@@ -180,8 +180,8 @@ def test_slow_is_derived_from_prometheus_by_the_same_rules(tmp_path):
     """Scrapes that generated tokens are samples like decode lines: a server under its baseline
     for a minute is SLOW with no exporter (state.status's rule, fed by remote.prom_sglang)."""
     from sglconsole.core.processes import ProcessView
-    from sglconsole.remote.prom_series import Scraped
-    from sglconsole.remote.prom_sglang import feed_server
+    from sglconsole.remote.prometheus.sglang_feed import feed_server
+    from sglconsole.remote.prometheus.sglang_series import Scraped
     from sglconsole.state.fleet import FleetState
     from sglconsole.state.model import Status
     from sglconsole.state.server_view import derive_view
@@ -220,8 +220,8 @@ def test_slow_is_derived_from_prometheus_by_the_same_rules(tmp_path):
 
 def test_looping_is_derived_from_a_pinned_accept_rate(tmp_path):
     from sglconsole.core.processes import ProcessView
-    from sglconsole.remote.prom_series import Scraped
-    from sglconsole.remote.prom_sglang import feed_server
+    from sglconsole.remote.prometheus.sglang_feed import feed_server
+    from sglconsole.remote.prometheus.sglang_series import Scraped
     from sglconsole.state.fleet import FleetState
     from sglconsole.state.model import Status
     from sglconsole.state.server_view import derive_view

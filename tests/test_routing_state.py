@@ -11,8 +11,8 @@ from sglconsole.alerts.tracker import AlertTracker, sweep
 from sglconsole.config.load import parse
 from sglconsole.config.schema import Config
 from sglconsole.core.processes import ProcInfo, ServerProcess
-from sglconsole.remote.router_feed import RouterFeed
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.router.feed import RouterFeed
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.routing import RouterWorker, Routing
 

@@ -11,7 +11,7 @@ import pytest
 
 from sglconsole.config import Host
 from sglconsole.errors import HostKeyError, HostUnreachable, RemoteCommandFailed
-from sglconsole.remote.ssh import SshFleet, SshHost
+from sglconsole.remote.ssh.connection import SshFleet, SshHost
 
 ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
 

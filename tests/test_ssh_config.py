@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from sglconsole.config import Host
-from sglconsole.remote.ssh_target import resolve
+from sglconsole.remote.ssh.target import resolve
 from tests.cli import cli as run_cli
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sglconsole.config import Host
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 NOBODY = 65534
 # exit 0: connected; 13: PermissionError; 1: any other error (printed)

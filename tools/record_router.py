@@ -20,9 +20,9 @@ from pathlib import Path
 
 from bench.router_restore import routed_host, routers_yaml, start_router
 from sglconsole import config
-from sglconsole.remote.ssh import SshFleet
-from sglconsole.sim.fleet import SimFleet
-from sglconsole.sim.scenarios import demo_profiles
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.sim.fleet.scenarios import demo_profiles
+from sglconsole.sim.fleet.start import SimFleet
 from sglconsole.state.routing import Routing
 from sglconsole.tui.app import ConsoleApp, make_app
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sglconsole import config
-from sglconsole.sim.fleet import SimFleet
-from sglconsole.sim.scenarios import demo_hosts, demo_profiles
+from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles
+from sglconsole.sim.fleet.start import SimFleet
 from sglconsole.state.fleet import FleetState, Status
 from sglconsole.tui.app import ConsoleApp, make_app
 from sglconsole.tui.screens.confirm import ConfirmScreen

@@ -22,7 +22,7 @@ from sglconsole.config import Config
 from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.errors import ActionError
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 
 class StageState(StrEnum):

@@ -25,7 +25,7 @@ from sglconsole.core.systemd_unit import parse_unit
 from sglconsole.remote.inspect import server_info, snapshot
 from sglconsole.remote.launch_argv import HostArgs, running_args
 from sglconsole.remote.parser_cache import installed_version
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 UNIT_DIRS = (
     "/etc/systemd/system",

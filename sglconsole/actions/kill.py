@@ -22,7 +22,7 @@ from sglconsole.core.secrets import mask_argv
 from sglconsole.core.text import fmt_duration
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import Snapshot, snapshot
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 GRACE_S = 20.0
 VOLATILE_ENV = ("SSH_", "PWD", "OLDPWD", "SHLVL", "_", "TERM", "MAIL", "LS_COLORS")

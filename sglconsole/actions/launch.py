@@ -32,7 +32,7 @@ from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.secrets import mask_argv
 from sglconsole.remote.agents import source
 from sglconsole.remote.inspect import Snapshot, snapshot
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 
 async def plan_relaunch(

@@ -19,7 +19,7 @@ from sglconsole.core.flag_hints import did_you_mean
 from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
 from sglconsole.remote.sglang_args import Verdict, error_line
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 PATHS_SNIPPET = r"""
 import json, os, sys

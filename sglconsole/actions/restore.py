@@ -28,7 +28,7 @@ from sglconsole.core.decode_lines import DECODE_CURRENT_MIN_S, counted, decode_s
 from sglconsole.core.log_owner import process_decode_records
 from sglconsole.core.text import fmt_duration
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 from sglconsole.state.status import per_request_baseline
 
 ACCEPT_TOLERANCE = 0.8

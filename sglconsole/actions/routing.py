@@ -20,7 +20,7 @@ from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFail
 from sglconsole.actions.probe import probe
 from sglconsole.config.routers import Route, routes_of
 from sglconsole.errors import ConsoleError, UsageError
-from sglconsole.remote.router import RouterClient, router_endpoint, running_requests
+from sglconsole.remote.router.workers import RouterClient, router_endpoint, running_requests
 
 SETTLE_S = 0.5
 """After the router lets go: a request it had just sent may still be on its way."""

@@ -15,7 +15,7 @@ from sglconsole.actions.base import ActionContext, StageFailed
 from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.agents import source
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 LOG_TAIL = 30
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sglconsole.actions.launch import log_offset
 from sglconsole.core.decode_lines import counted, decode_speed
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 READ_SNIPPET = (
     "import sys\n"

@@ -13,7 +13,7 @@ from sglconsole.bench.prompts import PROMPT_KIND, IdRange
 from sglconsole.bench.provenance import ServerFacts, local_address
 from sglconsole.bench.vocab import read_vocabulary
 from sglconsole.remote.endpoint import Endpoint
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 Report = Callable[[int, int], None]
 """(done, total) requests of the running level."""

@@ -16,7 +16,7 @@ import uuid
 
 from sglconsole.actions.base import StageFailed
 from sglconsole.bench.model import HOST_MODULES, LevelResult, SweepSettings
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 FIND = (
     "import importlib.util, sys\n"

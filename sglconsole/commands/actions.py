@@ -31,7 +31,7 @@ from sglconsole.commands.registry import command, config_path, run_async, stderr
 from sglconsole.config.routers import routes_of
 from sglconsole.core.text import safe
 from sglconsole.errors import RemoteError, UsageError
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 STATE_STYLE = {
     StageState.OK: "green",

@@ -12,8 +12,8 @@ from rich.table import Table
 from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.errors import ConfigError, HostUnreachable
-from sglconsole.remote.ssh import SshFleet
-from sglconsole.remote.ssh_target import config_files, resolve
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.remote.ssh.target import config_files, resolve
 
 
 @command(

@@ -30,7 +30,7 @@ from sglconsole.commands.registry import command, config_path, run_async, stderr
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 
 def levels_arg(text: str) -> tuple[int, ...]:

@@ -11,7 +11,7 @@ from sglconsole.commands.drift import parse_target
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 
 @command(

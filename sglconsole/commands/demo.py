@@ -39,8 +39,8 @@ def _demo(parser: argparse.ArgumentParser):
     )
 
     def handle(args: argparse.Namespace) -> int:
-        from sglconsole.sim.fleet import SimFleet
-        from sglconsole.sim.scenarios import demo_hosts, demo_profiles
+        from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles
+        from sglconsole.sim.fleet.start import SimFleet
 
         problem = ssh_problem(args.ssh)
         if problem:

@@ -21,7 +21,7 @@ from sglconsole.core.long_values import elide
 from sglconsole.core.text import safe
 from sglconsole.errors import UsageError
 from sglconsole.remote.drift import env_registry
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 STATE_STYLE = {
     drift.State.SAME: "dim",

@@ -16,7 +16,7 @@ from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.commands.tables import fleet_view
 from sglconsole.remote.monitor import FleetMonitor, drift_pending
-from sglconsole.remote.ssh_target import connect_timeout
+from sglconsole.remote.ssh.target import connect_timeout
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.json_view import fleet_json
 from sglconsole.state.model import GENERATE_BOUND_S

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.sglang_log.record import LogRecord
 
 IDLE_GAP_S = 30.0
 """A decode line more than this after the previous one of its rank follows an idle period: at any

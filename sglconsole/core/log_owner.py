@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.sglang_log.record import LogRecord
 
 _STARTED = re.compile(r"Started server process \[(\d+)\]")
 LIFETIME_START = "server_args=ServerArgs("

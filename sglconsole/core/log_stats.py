@@ -21,7 +21,7 @@ from typing import Any
 from sglconsole.core.decode_lines import IdleWatch
 from sglconsole.core.log_owner import started_pid
 from sglconsole.core.sglang_log import parse_line, parse_time_prefix
-from sglconsole.core.sglang_log_record import KINDS, LogRecord
+from sglconsole.core.sglang_log.record import KINDS, LogRecord
 
 __all__ = ["Distribution", "ErrorEntry", "LogStats", "quantile", "summarize"]
 

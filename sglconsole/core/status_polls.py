@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sglconsole.core.server_load import GET_LOAD, V1_LOADS
 
-# what remote/http_feed.py and remote/inspect.py ask every server (also older SGLang's names);
+# what remote/feeds/http.py and remote/inspect.py ask every server (also older SGLang's names);
 # not /health_generate (a generation, asked once per restore) nor /generate (a client's)
 POLL_PATHS = frozenset(
     {

@@ -20,7 +20,7 @@ from sglconsole.remote.inspect import server_info, snapshot
 from sglconsole.remote.launch_argv import HostArgs, profile_args, running_args
 from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached, installed_version
 from sglconsole.remote.sglang_args import Verdict
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 
 async def diff_server(

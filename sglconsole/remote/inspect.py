@@ -23,7 +23,7 @@ from sglconsole.core.nvidia_smi import (
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess, analyse
 from sglconsole.errors import RemoteCommandFailed
 from sglconsole.remote.agents import source
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 
 
 @dataclass

@@ -7,13 +7,13 @@ import asyncio
 import time
 
 from sglconsole.config import Config
-from sglconsole.remote.host_monitor import HostMonitor
+from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
-from sglconsole.remote.prom_exporter import SOURCE
-from sglconsole.remote.prometheus_feed import PrometheusFeed
-from sglconsole.remote.router_feed import RouterFeed
-from sglconsole.remote.ssh import SshFleet
-from sglconsole.remote.ssh_on_demand import SshOnDemand
+from sglconsole.remote.prometheus.exporter_series import SOURCE
+from sglconsole.remote.prometheus.feed import PrometheusFeed
+from sglconsole.remote.router.feed import RouterFeed
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.remote.ssh.on_demand import SshOnDemand
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.liveness import generate_pending
 from sglconsole.state.model import StopLookup, no_stops

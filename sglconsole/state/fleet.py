@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from sglconsole.config import Config
 from sglconsole.config.routers import routes_of
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.sglang_log.record import LogRecord
 from sglconsole.state.model import (  # noqa: F401 - the names every view imports from here
     HISTORY,
     LOG_LINES,

@@ -5,7 +5,7 @@ watcher's tail and the journal alike."""
 from __future__ import annotations
 
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.sglang_log.record import LogRecord
 from sglconsole.state.fleet import record_decode
 from sglconsole.state.model import ServerState
 

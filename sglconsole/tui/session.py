@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from sglconsole.actions import ActionContext, Stage
 from sglconsole.config import Config
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.fleet import FleetState
 from sglconsole.tui.history import ActionRecord, AlertRecord
 

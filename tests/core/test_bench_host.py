@@ -10,7 +10,7 @@ import pytest
 
 from sglconsole.bench import host_bench
 from sglconsole.bench.model import SweepSettings
-from sglconsole.sim import bench_serving as sim_bench
+from sglconsole.sim.bench import serving as sim_bench
 
 REAL = (
     Path(__file__).resolve().parents[2]

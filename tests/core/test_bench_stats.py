@@ -11,7 +11,7 @@ from sglconsole.bench import decode, prompts, stats
 from sglconsole.bench.model import CONSOLE_ENGINE, LevelResult, RequestRecord, SweepSettings
 from sglconsole.bench.render import bar
 from sglconsole.bench.sweep import level_warnings, with_server_side
-from sglconsole.sim import logfmt
+from sglconsole.sim.server import logfmt
 
 IDS = prompts.IdRange.for_vocab(151936)  # Qwen3's
 

@@ -7,7 +7,7 @@ from sglconsole.core import drift
 from sglconsole.remote.drift import release_meaning
 from sglconsole.remote.sglang_args import canonicalize_table
 from sglconsole.sim.flagtable import build_parser
-from sglconsole.sim.server_args_resolve import post_init
+from sglconsole.sim.server.args_resolve import post_init
 
 OLD_DP = ["--model-path", "m", "--tp-size", "4", "--dp-size", "4", "--enable-dp-attention"]
 NEW_DP = ["--model-path", "m", "--tp-size", "4", "--attn-dp-size", "4"]

@@ -1,6 +1,7 @@
 """`sglang serve MODEL` and `--config FILE` as SGLang's own code turns them into the parser's argv:
 the console's mirror (core/launch_form.py, core/config_file.py) and the simulator's
-(sim/launch_args.py) against SGLang's real ConfigArgumentMerger, read from the release wheels."""
+(sim/server/launch_args.py) against SGLang's real ConfigArgumentMerger, read from the release
+wheels."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sglconsole.config.flag_tables import load_table
 from sglconsole.core.config_file import ConfigFileError, expand, kinds_from_table
 from sglconsole.core.launch_form import parser_args
 from sglconsole.sim import flagtable
-from sglconsole.sim.launch_args import LaunchRefused, merge_config, serve_argv
+from sglconsole.sim.server.launch_args import LaunchRefused, merge_config, serve_argv
 
 WHEELS = Path("/work/wheels")
 

@@ -197,7 +197,7 @@ def test_set_entry_keeps_comments_and_replaces_blocks():
 
 
 def test_journal_entries_text_bytes_and_garbage():
-    from sglconsole.remote.journal_feed import journal_entry
+    from sglconsole.remote.feeds.journal import journal_entry
 
     assert journal_entry('{"MESSAGE": "Decode batch, #running-req: 1", "__CURSOR": "s=1;i=2"}') == (
         "Decode batch, #running-req: 1",

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sglconsole.core import sglang_log_shapes
 from sglconsole.core.sglang_log import iter_records, parse_line, parse_time_prefix
-from sglconsole.core.sglang_log_batch import batch_record
-from sglconsole.core.sglang_log_prefix import clean_line, parse_header
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.sglang_log import shapes as sglang_log_shapes
+from sglconsole.core.sglang_log.batch import batch_record
+from sglconsole.core.sglang_log.prefix import clean_line, parse_header
+from sglconsole.core.sglang_log.record import LogRecord
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sglang_logs"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

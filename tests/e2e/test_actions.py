@@ -19,9 +19,9 @@ from sglconsole.actions import ActionContext, StageFailed
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.kill import signal_tree
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import SshFleet
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import DRIFTED_27B
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.sim.fleet.scenarios import DRIFTED_27B
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from tests.cli import cli
 
 HOSTILE = [
@@ -467,7 +467,7 @@ def test_actions_refuse_without_yes_when_not_a_terminal(demo_fleet, state_dir):
 
 
 def test_restore_all_restores_a_hosts_servers_one_after_another(fleet_factory, state_dir):
-    from sglconsole.sim.scenarios import QWEN8B
+    from sglconsole.sim.fleet.scenarios import QWEN8B
 
     drifted = [a for a in QWEN8B if a not in ("--max-running-requests", "64")]
     host = HostSpec(
@@ -497,7 +497,7 @@ def test_restore_all_restores_a_hosts_servers_one_after_another(fleet_factory, s
 def test_a_restore_that_still_loops_says_what_can_help(fleet_factory, state_dir):
     """A buggy SGLang loops on the proven config itself: a rollback to the same config is no help
     and the console must not offer it as the next step."""
-    from sglconsole.sim.scenarios import demo_hosts
+    from sglconsole.sim.fleet.scenarios import demo_hosts
 
     (old059,) = [host for host in demo_hosts(startup_s=0.5) if host.name == "old059"]
     fleet = fleet_factory([old059])

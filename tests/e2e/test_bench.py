@@ -20,10 +20,10 @@ from sglconsole import config
 from sglconsole.core.decode_lines import counted, decode_speed
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import SshFleet
-from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
-from sglconsole.sim.host import _site_packages
-from sglconsole.sim.scenarios import DRIFTED_27B, demo_profiles
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.sim.fleet.scenarios import DRIFTED_27B, demo_profiles
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec, SimFleet
+from sglconsole.sim.host.root import _site_packages
 from sglconsole.state.status import baseline_for
 from tests.cli import cli, ctrl_c_default
 from tests.e2e.conftest import SSH_MODE
@@ -52,7 +52,7 @@ BENCH_ARGS = [
 SPEC_ENV = {"SGLANG_ENABLE_SPEC_V2": "1"}
 SHIM = (
     'if __name__ == "__main__":\n'
-    "    from sglconsole.sim.bench_serving import main\n\n"
+    "    from sglconsole.sim.bench.serving import main\n\n"
     "    raise SystemExit(main())\n"
 )
 

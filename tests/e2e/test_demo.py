@@ -42,7 +42,7 @@ def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
         inits = [
             line.split(":")[0]
             for line in processes_mentioning(str(workdir))
-            if "sglconsole.sim.init" in line
+            if "sglconsole.sim.host.init" in line
         ]
         namespaces = {os.readlink(f"/proc/{pid}/ns/pid") for pid in inits} - {
             os.readlink("/proc/self/ns/pid")

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
-from sglconsole.sim.scenarios import QWEN8B, demo_profiles
+from sglconsole.sim.fleet.scenarios import QWEN8B, demo_profiles
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec, SimFleet
 from tests.cli import cli
 from tests.core.test_drift_env import environ_0_5_17
 from tests.e2e.conftest import SSH_MODE

@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
-from sglconsole.sim.scenarios import PROVEN_27B, demo_profiles, seed_host, seed_profile
+from sglconsole.sim.fleet.scenarios import PROVEN_27B, demo_profiles, seed_host, seed_profile
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec, SimFleet
 from tests.cli import cli
 from tests.e2e.conftest import SSH_MODE
 

@@ -9,7 +9,7 @@ import time
 from sglconsole import config
 from sglconsole.alerts.tracker import AlertTracker, sweep
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.sim.scenarios import demo_hosts
+from sglconsole.sim.fleet.scenarios import demo_hosts
 from sglconsole.state.fleet import Status
 from tests.e2e.test_status import wait_for
 

@@ -9,8 +9,8 @@ import time
 
 import yaml
 
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import QWEN8B
+from sglconsole.sim.fleet.scenarios import QWEN8B
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from tests.cli import cli
 
 # QWEN8B's flags, as a config file holds them (SGLang turns each key into --KEY)

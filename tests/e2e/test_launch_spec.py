@@ -10,7 +10,7 @@ import yaml
 
 from sglconsole import config
 from sglconsole.actions import ActionContext, StageState, relaunch
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from tests.e2e.test_actions import cmdline_of_port, ct129, host_run, state_dir  # noqa: F401
 
 

@@ -17,8 +17,8 @@ import pytest
 
 from sglconsole import config
 from sglconsole.remote.inspect import snapshot
-from sglconsole.remote.ssh import SshFleet
-from sglconsole.sim.scenarios import demo_hosts
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.sim.fleet.scenarios import demo_hosts
 from tests.cli import cli
 
 pytestmark = pytest.mark.slow

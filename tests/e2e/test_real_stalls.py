@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import QWEN8B
+from sglconsole.sim.fleet.scenarios import QWEN8B
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from tests.cli import cli
 from tests.e2e.test_actions import state_dir  # noqa: F401 (a fixture)
 

@@ -22,14 +22,14 @@ from sglconsole.actions.probe import probe
 from sglconsole.actions.routing import drain
 from sglconsole.config.launch_spec import launch_spec
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.core.sglang_log_events import MILESTONES
+from sglconsole.core.sglang_log.events import MILESTONES
 from sglconsole.remote.drift import diff_server
 from sglconsole.remote.inspect import snapshot
 from sglconsole.remote.load_reader import load_of
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.sim import gpustate
-from sglconsole.sim.fleet import HostSpec, ServerSpec, SimFleet
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec, SimFleet
 from tests.cli import cli
 from tests.fleets import SSH_MODE
 

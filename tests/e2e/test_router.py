@@ -22,7 +22,7 @@ from sglconsole import config
 from sglconsole.actions import ActionContext, StageFailed
 from sglconsole.actions.audit import AuditLog
 from sglconsole.catalog import ACTIONS
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 
 pytestmark = pytest.mark.slow
 
@@ -152,7 +152,7 @@ def test_rolling_restore_all_from_the_cli_keeps_n_workers_in_service(fleet_facto
         try:
             router = await start_router(ssh, 2) if start else None
             if router is None:
-                from sglconsole.remote.router import RouterClient, router_endpoint
+                from sglconsole.remote.router.workers import RouterClient, router_endpoint
 
                 router = RouterClient("front", await router_endpoint(ssh, cfg.routers["front"]))
             return urls(await router.workers())
@@ -257,7 +257,7 @@ def test_a_worker_the_router_did_not_list_is_not_promised_back_and_router_in_add
     assert "r1:30000 in router front" in out, out
 
     async def listed_now() -> set[str]:
-        from sglconsole.remote.router import RouterClient, router_endpoint
+        from sglconsole.remote.router.workers import RouterClient, router_endpoint
 
         ssh = SshFleet(cfg.hosts)
         try:

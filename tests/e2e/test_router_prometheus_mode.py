@@ -11,7 +11,7 @@ import pytest
 from bench.router_restore import HOST, routed_host, routers_yaml, start_router
 from sglconsole import config
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from tests.prometheus import free_port
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sglconsole.sim.scenarios import PROVEN_27B, demo_hosts
+from sglconsole.sim.fleet.scenarios import PROVEN_27B, demo_hosts
 from tests.cli import cli
 
 

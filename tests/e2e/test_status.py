@@ -12,7 +12,7 @@ import time
 
 from sglconsole import config
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.fleet import Status
 from tests.cli import cli
 
@@ -154,8 +154,8 @@ def test_status_json_carries_the_metrics_page(demo_fleet):
 def test_a_server_started_with_the_sglang_serve_cli_is_found_compared_and_killed(
     fleet_factory, tmp_path, monkeypatch
 ):
-    from sglconsole.sim.fleet import HostSpec, ServerSpec
-    from sglconsole.sim.scenarios import QWEN8B
+    from sglconsole.sim.fleet.scenarios import QWEN8B
+    from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     host = HostSpec(

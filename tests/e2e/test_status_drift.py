@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import QWEN8B
+from sglconsole.sim.fleet.scenarios import QWEN8B
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from tests.cli import cli as run_cli
 
 PARSER_DELAY_S = 4

@@ -7,7 +7,7 @@ import json
 import subprocess
 
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.sim.host import create_host
+from sglconsole.sim.host.root import create_host
 from tests.sim.test_sim_server import run_load, servers, start  # noqa: F401 - the fixture
 
 MATCHER = r"""

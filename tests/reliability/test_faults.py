@@ -21,9 +21,9 @@ from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import StageState
 from sglconsole.actions.lock import host_lock
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.sim import gpustate
-from sglconsole.sim.fleet import HostSpec, ServerSpec
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from tests.e2e.test_actions import ct129
 from tests.fleets import SSH_MODE
 

@@ -23,9 +23,9 @@ from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.core.text import clean
 from sglconsole.errors import ConfigError
 from sglconsole.remote.drift import report_from
-from sglconsole.remote.host_monitor import HostMonitor
+from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.sglang_args import Canonical, Verdict, parse_output
-from sglconsole.remote.ssh import SshHost
+from sglconsole.remote.ssh.connection import SshHost
 from sglconsole.state.fleet import FleetState
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "hosts.yaml").read_text()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sglconsole.sim.fleet import HostSpec, SimFleet
-from sglconsole.sim.scenarios import demo_profiles
+from sglconsole.sim.fleet.scenarios import demo_profiles
+from sglconsole.sim.fleet.start import HostSpec, SimFleet
 from tests.processes import host_namespaces, in_namespaces, processes_mentioning
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,8 +47,8 @@ def wait_empty(namespaces: set[str], timeout: float = 10.0) -> list[str]:
 SERVE_ONE_COMMAND = textwrap.dedent("""
     import asyncio, os, sys
     import asyncssh
-    from sglconsole.sim.fleet import HostSpec, SimFleet
-    from sglconsole.sim.scenarios import demo_profiles
+    from sglconsole.sim.fleet.start import HostSpec, SimFleet
+    from sglconsole.sim.fleet.scenarios import demo_profiles
 
     assert not os.path.exists("/run/sshd"), "the test's /run should not have sshd's directory"
     fleet = SimFleet(sys.argv[1], [HostSpec("fresh")], demo_profiles(), ssh="sshd")

@@ -4,7 +4,7 @@ table, from its own sglang/srt/environ.py): 0.5.9 default off (=1 selects the fa
 
 from __future__ import annotations
 
-from sglconsole.sim import perf
+from sglconsole.sim.server import perf
 
 ARGS = {"speculative_algorithm": "NEXTN", "speculative_num_steps": 3, "tp_size": 2}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from sglconsole.bench.host_bench import level_from, parse_output
-from sglconsole.sim import bench_serving
-from sglconsole.sim.bench_metrics import Outcome, metrics, percentile
+from sglconsole.sim.bench import serving as bench_serving
+from sglconsole.sim.bench.metrics import Outcome, metrics, percentile
 
 
 def test_percentile_interpolates_like_numpy():

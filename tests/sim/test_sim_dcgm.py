@@ -8,8 +8,8 @@ import os
 from prometheus_client.parser import text_string_to_metric_families
 
 from sglconsole.sim import gpustate
-from sglconsole.sim.dcgm import page
-from sglconsole.sim.smi_state import gpu_states
+from sglconsole.sim.nvidia_smi.dcgm import page
+from sglconsole.sim.nvidia_smi.state import gpu_states
 
 # dcgm-exporter 3.x/4.x labels every device series with these (a scrape adds instance and job)
 LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"}

@@ -19,7 +19,7 @@ import pytest
 
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.sim import versiontable
-from sglconsole.sim.host import create_host
+from sglconsole.sim.host.root import create_host
 from tests.sim.test_sim_server import Server
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real-sglang-0.5.12-h200"

@@ -23,10 +23,10 @@ from sglconsole.core.nvidia_smi import (
     parse_gpu_csv,
 )
 from sglconsole.sim import gpustate
-from sglconsole.sim import nvidia_smi as sim
-from sglconsole.sim.smi_report import render_text_query, render_xml
-from sglconsole.sim.smi_state import gpu_states
-from sglconsole.sim.smi_table import render_table
+from sglconsole.sim.nvidia_smi import cli as sim
+from sglconsole.sim.nvidia_smi.report import render_text_query, render_xml
+from sglconsole.sim.nvidia_smi.state import gpu_states
+from sglconsole.sim.nvidia_smi.table import render_table
 
 REPO = Path(__file__).resolve().parents[2]
 FIX = REPO / "tests" / "fixtures" / "nvidia-smi" / "h200"
@@ -47,7 +47,7 @@ def _env(root: Path) -> dict:
 
 def smi(root: Path, *args: str, timeout: float = 10) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "sglconsole.sim.nvidia_smi", *args],
+        [sys.executable, "-m", "sglconsole.sim.nvidia_smi.cli", *args],
         env=_env(root),
         capture_output=True,
         text=True,
@@ -287,7 +287,7 @@ def test_hang_mode(tmp_path):
 
 def test_lms_stream_and_sigterm(h200):
     p = subprocess.Popen(
-        [sys.executable, "-m", "sglconsole.sim.nvidia_smi", Q, "--format=csv", "-lms", "200"],
+        [sys.executable, "-m", "sglconsole.sim.nvidia_smi.cli", Q, "--format=csv", "-lms", "200"],
         env=_env(h200),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -309,7 +309,7 @@ def test_loop_survives_closed_pipe(h200):
         [
             sys.executable,
             "-m",
-            "sglconsole.sim.nvidia_smi",
+            "sglconsole.sim.nvidia_smi.cli",
             "--query-gpu=index",
             "--format=csv,noheader",
             "-lms",

@@ -16,7 +16,7 @@ import pytest
 
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.sim import gpustate
-from sglconsole.sim.host import create_host
+from sglconsole.sim.host.root import create_host
 
 MODEL = "Qwen3.6-27B"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sglconsole.sim.detach import start_detached
-from sglconsole.sim.host import create_host, path_env
+from sglconsole.sim.host.detach import start_detached
+from sglconsole.sim.host.root import create_host, path_env
 from tests.sim.test_sim_server import Server, free_port
 
 VERSION = "0.5.17"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sglconsole import config
 from sglconsole.actions.audit import AuditLog
 from sglconsole.alerts.tracker import HOLD_S
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import DRIFTED_27B
+from sglconsole.sim.fleet.scenarios import DRIFTED_27B
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from sglconsole.state.fleet import Status
 from sglconsole.tui.app import make_app
 from sglconsole.tui.history import AlertRecord

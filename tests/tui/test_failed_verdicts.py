@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sglconsole import config
 from sglconsole.alerts.tracker import HOLD_S
-from sglconsole.sim.scenarios import demo_hosts
+from sglconsole.sim.fleet.scenarios import demo_hosts
 from sglconsole.state.fleet import Status
 from sglconsole.tui.app import make_app
 from sglconsole.tui.screens.confirm import ConfirmScreen

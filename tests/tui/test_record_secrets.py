@@ -7,8 +7,8 @@ import json
 import stat
 
 from sglconsole import config
-from sglconsole.sim.fleet import HostSpec, ServerSpec
-from sglconsole.sim.scenarios import QWEN8B, demo_profiles
+from sglconsole.sim.fleet.scenarios import QWEN8B, demo_profiles
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from sglconsole.tui.app import make_app
 from tests.tui.helpers import until
 

@@ -14,7 +14,7 @@ import pytest
 
 from bench.router_restore import routed_host, routers_yaml, start_router
 from sglconsole import config
-from sglconsole.remote.ssh import SshFleet
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.json_view import fleet_json
 from sglconsole.state.routing import Routing
 from sglconsole.state.status_schema import StatusJson

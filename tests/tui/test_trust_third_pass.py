@@ -11,7 +11,7 @@ from textual.widgets import ContentSwitcher
 
 from sglconsole import config
 from sglconsole.core.drift import Report, Row, State
-from sglconsole.sim.scenarios import demo_hosts
+from sglconsole.sim.fleet.scenarios import demo_hosts
 from sglconsole.tui.app import make_app
 from sglconsole.tui.paint.drift import rows_table
 from sglconsole.tui.paint.palette import palette_of

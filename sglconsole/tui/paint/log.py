@@ -8,7 +8,7 @@ import re
 from rich.text import Text
 
 from sglconsole.core.sglang_log import parse_line
-from sglconsole.core.sglang_log_record import LogRecord
+from sglconsole.core.sglang_log.record import LogRecord
 from sglconsole.core.status_polls import PollRun
 from sglconsole.core.text import clean
 from sglconsole.tui.paint.palette import Palette

@@ -1,0 +1,94 @@
+"""The router feed: every router in hosts.yaml asked for its worker list, periodically.
+
+One task per router (named by it), each asking ``GET /workers`` through the router client the
+actions use (remote.router) and writing the answer into the fleet's `RouterState`; then the views
+of the hosts it fronts are published again, since whether a server serves anybody is derived
+from that list (state.routing). A router that does not answer is marked unreachable with the
+reason; the other routers and the hosts keep updating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from sglconsole.config import Config, Router
+from sglconsole.errors import ConsoleError
+from sglconsole.remote.router.workers import RouterClient, RouterError, router_endpoint
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.state.fleet import FleetState
+from sglconsole.state.routing import RouterWorker
+
+log = logging.getLogger(__name__)
+
+INTERVAL_S = 2.0
+TIMEOUT_S = 5.0
+
+
+class RouterFeed:
+    def __init__(
+        self, config: Config, ssh: SshFleet, fleet: FleetState, *, interval: float = INTERVAL_S
+    ):
+        self.routers = dict(config.routers)
+        self.ssh = ssh
+        self.fleet = fleet
+        self.interval = interval
+
+    def tasks(self) -> list[asyncio.Task]:
+        return [asyncio.create_task(self.run(name), name=f"router:{name}") for name in self.routers]
+
+    async def run(self, name: str) -> None:
+        while True:
+            await self.poll(name)
+            await asyncio.sleep(self.interval)
+
+    async def poll(self, name: str) -> None:
+        """Ask once; whatever happens, the router's state says it."""
+        asked = time.time()
+        try:
+            workers = await self._workers(name, self.routers[name])
+        except ConsoleError as exc:
+            self._set(name, asked, None, getattr(exc, "message", None) or str(exc))
+        except (TimeoutError, OSError) as exc:
+            self._set(name, asked, None, str(exc) or type(exc).__name__)
+        except Exception as exc:  # noqa: BLE001 - a bug must not stop the other routers
+            log.exception("router %s: poll failed", name)
+            self._set(name, asked, None, f"internal error: {type(exc).__name__}: {exc}")
+        else:
+            self._set(name, asked, workers, None)
+
+    async def _workers(self, name: str, router: Router) -> list[RouterWorker]:
+        host = self.fleet.hosts.get(router.host) if router.host else None
+        if host is not None and host.source is None and host.reachable is False:
+            # its host's SSH monitor retries with backoff: a second caller would only double that
+            # (a host read from Prometheus has none: its SSH link is the router's own)
+            raise RouterError(name, f"its host {router.host} is unreachable: {host.error}")
+        endpoint = await asyncio.wait_for(router_endpoint(self.ssh, router), TIMEOUT_S)
+        rows = await RouterClient(name, endpoint, timeout=TIMEOUT_S).workers()
+        return [worker_of(row) for row in rows if isinstance(row.get("url"), str)]
+
+    def _set(
+        self, name: str, asked: float, workers: list[RouterWorker] | None, error: str | None
+    ) -> None:
+        state = self.fleet.routers[name]
+        reachable = workers is not None
+        if state.reachable != reachable:
+            state.since = time.time()
+        state.reachable, state.error, state.asked_at = reachable, error, asked
+        if workers is not None:
+            state.workers = workers
+        for host in sorted(self.fleet.routed_hosts(name)):
+            if host in self.fleet.hosts:
+                self.fleet.publish(host)
+
+
+def worker_of(row: dict) -> RouterWorker:
+    """A row of sglang-router's GET /workers: `id`, `url`, `is_healthy`, `load` (its WorkerInfo)."""
+    load = row.get("load")
+    return RouterWorker(
+        str(row["url"]),
+        str(row["id"]) if row.get("id") is not None else None,
+        bool(row.get("is_healthy", False)),
+        load if isinstance(load, int) else None,
+    )

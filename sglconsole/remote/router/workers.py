@@ -1,0 +1,108 @@
+"""An SGLang router's worker API (sglang-router 0.3.x), and a server's running requests.
+
+The router lists its workers at ``GET /workers`` (each with an ``id``, its ``url`` and
+``is_healthy``), takes one out with ``DELETE /workers/{id}`` (the id, not the URL) and queues
+one in with ``POST /workers {"url": ..., "worker_type": "regular"}``: both answer 202 and the
+worker is listed once the router has checked it. A router on an SSH host is reached through an
+SSH port forward (a private local socket), like the servers; one given by `url:` directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+
+from sglconsole.config import Router
+from sglconsole.errors import RemoteError
+from sglconsole.remote.endpoint import Endpoint
+from sglconsole.remote.load_reader import LoadAnswer, load_of
+from sglconsole.remote.ssh.connection import SshFleet
+
+
+class RouterError(RemoteError):
+    def __init__(self, router: str, message: str):
+        super().__init__(f"router {router}", message)
+
+
+async def router_endpoint(fleet: SshFleet, router: Router) -> Endpoint:
+    """The router as this console reaches it."""
+    if router.url:
+        return Endpoint(router.url.rstrip("/"))
+    return await fleet[router.host].forward(router.port)
+
+
+class RouterClient:
+    def __init__(self, name: str, endpoint: Endpoint, timeout: float = 10):
+        self.name = name
+        self.endpoint = endpoint
+        self.timeout = timeout
+
+    async def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        try:
+            async with self.endpoint.client(timeout=self.timeout) as client:
+                return await client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise RouterError(
+                self.name, f"at {self.endpoint}: {type(exc).__name__} {exc}".strip()
+            ) from None
+
+    async def workers(self) -> list[dict]:
+        response = await self._request("GET", "/workers")
+        try:
+            rows = response.json().get("workers")
+        except (ValueError, AttributeError):
+            rows = None
+        if response.status_code != 200 or not isinstance(rows, list):
+            raise RouterError(
+                self.name, f"GET /workers answered {response.status_code}: {response.text[:200]}"
+            )
+        return [r for r in rows if isinstance(r, dict)]
+
+    async def find(self, url: str) -> dict | None:
+        return next((w for w in await self.workers() if same_url(w.get("url"), url)), None)
+
+    async def remove(self, url: str) -> bool:
+        """Take URL out; False if the router did not have it."""
+        worker = await self.find(url)
+        if worker is None:
+            return False
+        response = await self._request("DELETE", f"/workers/{worker['id']}")
+        if response.status_code not in (200, 202, 204):
+            raise RouterError(
+                self.name, f"removing {url} answered {response.status_code}: {response.text[:200]}"
+            )
+        deadline = time.monotonic() + self.timeout
+        while await self.find(url) is not None:  # the removal is queued: see it done
+            if time.monotonic() > deadline:
+                raise RouterError(self.name, f"still lists {url} {self.timeout:g}s later")
+            await asyncio.sleep(0.1)
+        return True
+
+    async def add(self, url: str, timeout: float = 60) -> dict:
+        """Put URL in and wait until the router lists it healthy."""
+        body = {"url": url, "worker_type": "regular"}
+        response = await self._request("POST", "/workers", json=body)
+        if response.status_code not in (200, 201, 202):
+            raise RouterError(
+                self.name, f"adding {url} answered {response.status_code}: {response.text[:200]}"
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            worker = await self.find(url)
+            if worker is not None and worker.get("is_healthy", True):
+                return worker
+            if time.monotonic() > deadline:
+                state = "listed but unhealthy" if worker else "not listed"
+                raise RouterError(self.name, f"{url} {state} after {timeout:g}s")
+            await asyncio.sleep(0.2)
+
+
+def same_url(a: object, b: str) -> bool:
+    return isinstance(a, str) and a.rstrip("/") == b.rstrip("/")
+
+
+async def running_requests(endpoint: Endpoint) -> LoadAnswer:
+    """Requests running or queued on an SGLang server (remote.load_reader): unknown is never 0."""
+    return await load_of(endpoint)

@@ -1,0 +1,61 @@
+"""Keys and host keys for an SSH login: whether the agent holds a passphrase-protected key, whether
+known_hosts names a host at all, and the one-line errors that name the file at fault."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import asyncssh
+
+from sglconsole.remote.ssh.target import Target
+
+
+def locked_key_message(written: str) -> str:
+    return (
+        f"identity file {written} is passphrase-protected and no ssh-agent holds it: "
+        f"ssh-add {written}"
+    )
+
+
+def no_known_hosts_message(written: str, target: Target, source: str) -> str:
+    return (
+        f"known_hosts file {written} does not exist ({source}): create it with the host's key, "
+        f"checked out of band: ssh-keyscan -p {target.port} {target.hostname} >> {written}"
+    )
+
+
+def public_key_of(path: str) -> asyncssh.SSHKey | None:
+    """The public half of a (possibly encrypted) private key: OpenSSH's format carries it in
+    clear; other formats need the .pub file beside it."""
+    for candidate in (path, path + ".pub"):
+        try:
+            return asyncssh.read_public_key(candidate)
+        except (OSError, ValueError, asyncssh.KeyImportError):
+            continue
+    return None
+
+
+async def agent_holds(public: asyncssh.SSHKey, agent_path: str | None) -> bool:
+    path = os.path.expanduser(agent_path) if agent_path else os.environ.get("SSH_AUTH_SOCK", "")
+    if not path:
+        return False
+    try:
+        async with await asyncssh.connect_agent(path) as agent:
+            keys = await asyncio.wait_for(agent.get_keys(), 5.0)
+    except (OSError, TimeoutError, asyncssh.Error, ValueError):
+        return False
+    return any(key.public_data == public.public_data for key in keys)
+
+
+def known_hosts_has(path: str, address: str, port: int) -> bool:
+    """Whether known_hosts names this host at all (then a mismatch means a changed key)."""
+    try:
+        known = asyncssh.read_known_hosts(os.path.expanduser(path))
+    except (OSError, ValueError, asyncssh.Error):
+        return False
+    try:
+        host_keys, ca_keys, *_ = known.match(address, "", port)
+    except (ValueError, TypeError):
+        return False
+    return bool(host_keys or ca_keys)

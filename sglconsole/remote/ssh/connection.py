@@ -1,0 +1,394 @@
+"""One asyncssh connection per host, shared by every command, stream and forward.
+A forward's local end is a private UNIX socket (`forward_sockets`), never a TCP port.
+
+Host keys are verified (known_hosts, or the user's default); jump hosts are
+either another configured host (its connection is reused as the tunnel) or a
+``user@host:port`` string.
+
+Precedence, as with ``ssh``: what hosts.yaml sets, then the host's OpenSSH client
+config (``ssh_config:``, default ~/.ssh/config: HostName, Port, User, IdentityFile,
+ProxyJump, ConnectTimeout, ServerAlive*), then the console's defaults (see
+`resolve`). A passphrase-protected identity file is used through the ssh-agent
+that holds it. Failures become typed errors with one human line (see
+console.errors), naming the file when a file is the problem.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncssh
+
+from sglconsole.config import Host
+from sglconsole.errors import AuthError, HostKeyError, HostUnreachable, RemoteCommandFailed
+from sglconsole.remote.endpoint import Endpoint
+from sglconsole.remote.ssh import forward_sockets
+from sglconsole.remote.ssh.auth import (
+    agent_holds,
+    known_hosts_has,
+    locked_key_message,
+    no_known_hosts_message,
+    public_key_of,
+)
+from sglconsole.remote.ssh.stream import RemoteStream
+from sglconsole.remote.ssh.target import (
+    Target,
+    reason_of,
+    resolve,
+)
+from sglconsole.remote.ssh.transport import RunResult, command_line, quote
+
+log = logging.getLogger(__name__)
+
+JumpResolver = Callable[[str], "SshHost"]
+
+
+class _ClientEvents(asyncssh.SSHClient):
+    """Remembers why a connection ended, for the UNREACHABLE reason."""
+
+    def __init__(self, owner: SshHost):
+        self._owner = owner
+
+    def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
+        self._conn = conn
+
+    def connection_lost(self, exc: Exception | None) -> None:  # its forwards go with it
+        self._owner._on_lost(exc, getattr(self, "_conn", None))
+
+
+@dataclass(frozen=True)
+class _Forward:
+    conn: asyncssh.SSHClientConnection
+    listener: asyncssh.SSHListener
+    endpoint: Endpoint
+
+
+class SshHost:
+    """The SSH side of one configured host."""
+
+    def __init__(self, name: str, host: Host, jump_resolver: JumpResolver | None = None):
+        self.name = name
+        self.host = host
+        self._jump_resolver = jump_resolver
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._lock = asyncio.Lock()
+        self._forwards: dict[tuple[str, int], _Forward] = {}
+        self._forward_lock = asyncio.Lock()
+        self.last_error: str | None = None
+
+    # ------------------------------------------------------------ connection
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None and not self._conn.is_closed()
+
+    async def still_connected(self, grace: float = 1.0) -> bool:
+        """After a channel ended without an exit status: was it the connection? (its close event
+        can land a moment after the channel's EOF)."""
+        conn = self._conn
+        if conn is None or conn.is_closed():
+            return False
+        try:
+            await asyncio.wait_for(conn.wait_closed(), grace)
+        except TimeoutError:
+            return True
+        return False
+
+    def command(self, argv: Sequence[str]) -> str:
+        """The remote command as a person reads it (dry runs): the code of `python -c CODE` is
+        shown as written; on the wire it travels base64-encoded (see `transport.command_line`)."""
+        return " ".join(quote(str(arg)) for arg in [*self.host.exec_prefix, *argv])
+
+    def wire(self, argv: Sequence[str]) -> str:
+        """The remote command exactly as sent: any login shell (sh, bash, tcsh, fish) splits it."""
+        return command_line(argv, self.host.exec_prefix)
+
+    async def connect(self) -> asyncssh.SSHClientConnection:
+        async with self._lock:
+            if self._conn is None:
+                self._conn = await self._open()
+                self.last_error = None
+            return self._conn
+
+    def _on_lost(self, exc: Exception | None, conn: Any = None) -> None:
+        if conn is not None and self._conn not in (None, conn):
+            return  # a connection already replaced (closed, then a new one opened)
+        self._conn = None
+        self._drop_forwards(conn)
+        if exc is not None:
+            self.last_error = f"connection lost: {reason_of(exc)}"
+
+    async def _open(self) -> asyncssh.SSHClientConnection:
+        target = resolve(self.host, self.name)
+        where = target.where
+        options = await self._options(target)
+        try:
+            conn, _client = await asyncio.wait_for(
+                asyncssh.create_connection(
+                    lambda: _ClientEvents(self), self.host.address, **options
+                ),
+                timeout=target.connect_timeout + 1,
+            )
+            return conn
+        except asyncssh.HostKeyNotVerifiable as exc:
+            message = await self._host_key_message(exc, options, target)
+            raise HostKeyError(self.name, message) from None
+        except asyncssh.PermissionDenied as exc:
+            hint = await self._locked_config_key(target)
+            raise AuthError(
+                self.name,
+                hint or f"authentication failed for {target.user}@{where}: {exc.reason}",
+            ) from None
+        except TimeoutError:
+            raise HostUnreachable(
+                self.name, f"timed out after {target.connect_timeout:g}s connecting to {where}"
+            ) from None
+        except ConnectionRefusedError:
+            raise HostUnreachable(self.name, f"connection refused by {where}") from None
+        except socket.gaierror as exc:
+            raise HostUnreachable(
+                self.name, f"cannot resolve {target.hostname}: {exc.strerror or exc}"
+            ) from None
+        except OSError as exc:
+            named = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            raise HostUnreachable(
+                self.name, f"cannot connect to {where}: {exc.strerror or exc}{named}"
+            ) from None
+        except asyncssh.Error as exc:
+            raise HostUnreachable(self.name, f"SSH to {where} failed: {exc.reason}") from None
+
+    async def _options(self, target: Target) -> dict[str, Any]:
+        """Only what hosts.yaml sets is given to asyncssh (it reads the rest from the ssh_config),
+        plus the timeouts, which asyncssh would otherwise leave unlimited."""
+        host = self.host
+        options: dict[str, Any] = {
+            "config": target.config_files,
+            "connect_timeout": target.connect_timeout,
+            "keepalive_interval": target.keepalive_interval,
+            "keepalive_count_max": target.keepalive_count_max,
+        }
+        if host.port is not None:
+            options["port"] = host.port
+        if host.user:
+            options["username"] = host.user
+        if host.identity_file:
+            options.update(await self._identity(host.identity_file, target))
+        else:
+            for path in target.identity_files:
+                if not os.path.exists(os.path.expanduser(path)):
+                    raise AuthError(
+                        self.name,
+                        f"identity file {path} does not exist (IdentityFile in ssh_config)",
+                    )
+        if host.known_hosts == "none":
+            log.warning("%s: host key checking is disabled (known_hosts: none)", self.name)
+            options["known_hosts"] = None
+        elif host.known_hosts:
+            path = os.path.expanduser(host.known_hosts)
+            if not os.path.exists(path):
+                raise HostKeyError(
+                    self.name, no_known_hosts_message(host.known_hosts, target, "hosts.yaml")
+                )
+            options["known_hosts"] = path
+        else:
+            for path in target.known_hosts_files:
+                if not os.path.exists(os.path.expanduser(path)):
+                    raise HostKeyError(
+                        self.name, no_known_hosts_message(path, target, "ssh_config")
+                    )
+        if host.jump:
+            options["tunnel"] = await self._tunnel(host.jump)
+        return options
+
+    async def _identity(self, written: str, target: Target) -> dict[str, Any]:
+        """client_keys for hosts.yaml's identity_file; a passphrase-protected one through the
+        ssh-agent that holds it (asyncssh would fail with KeyImportError)."""
+        path = os.path.expanduser(written)
+        if not os.path.exists(path):
+            raise AuthError(self.name, f"identity file {written} does not exist (hosts.yaml)")
+        try:
+            asyncssh.read_private_key(path)
+        except asyncssh.KeyImportError as exc:
+            if "passphrase" not in str(exc).lower():
+                raise AuthError(
+                    self.name, f"identity file {written} is not a usable private key: {exc}"
+                ) from None
+        except OSError as exc:
+            raise AuthError(
+                self.name, f"cannot read identity file {written}: {exc.strerror or exc}"
+            ) from None
+        else:
+            return {"client_keys": [path]}
+        public = public_key_of(path)
+        if public is None or not await agent_holds(public, target.identity_agent):
+            raise AuthError(self.name, locked_key_message(written))
+        # the encrypted file is skipped; of the agent's keys, only this one is offered
+        return {"client_keys": [path], "ignore_encrypted": True, "agent_identities": [public]}
+
+    async def _locked_config_key(self, target: Target) -> str | None:
+        """After a refusal: the ssh_config's passphrase-protected IdentityFile no agent holds."""
+        if self.host.identity_file:
+            return None
+        for written in target.identity_files:
+            path = os.path.expanduser(written)
+            try:
+                asyncssh.read_private_key(path)
+                continue
+            except (OSError, asyncssh.KeyImportError) as exc:
+                if "passphrase" not in str(exc).lower():
+                    continue
+            public = public_key_of(path)
+            if public is None or not await agent_holds(public, target.identity_agent):
+                return locked_key_message(written)
+        return None
+
+    async def _tunnel(self, jump: str) -> Any:
+        if self._jump_resolver is not None:
+            try:
+                other = self._jump_resolver(jump)
+            except KeyError:
+                other = None
+            if other is not None:
+                try:
+                    return await other.connect()
+                except HostUnreachable as exc:
+                    raise HostUnreachable(self.name, f"jump host {jump}: {exc.message}") from None
+        return jump  # user@host:port: asyncssh opens it itself
+
+    async def _host_key_message(
+        self, exc: Exception, options: dict[str, Any], target: Target
+    ) -> str:
+        address, port = target.hostname, target.port
+        shown = address if port == 22 else f"[{address}]:{port}"
+        known = options.get("known_hosts") or (
+            target.known_hosts_files[0] if target.known_hosts_files else "~/.ssh/known_hosts"
+        )
+        fingerprint = await self._fingerprint(options, target)
+        seen = f" (it presents {fingerprint})" if fingerprint else ""
+        if known_hosts_has(known, address, port):
+            return (
+                f"host key of {shown} CHANGED{seen} and does not match {known}: refusing to "
+                "connect. If the host was reinstalled, verify the new key out of band, then: "
+                f"ssh-keygen -R '{shown}' -f {known}"
+            )
+        return (
+            f"host key of {shown} is unknown{seen}: not in {known}. Verify the fingerprint out "
+            f"of band, then add it: ssh-keyscan -p {port} {address} >> {known}"
+        )
+
+    async def _fingerprint(self, options: dict[str, Any], target: Target) -> str | None:
+        tunnel = options.get("tunnel", target.proxy_jump or ())
+        try:
+            key = await asyncio.wait_for(
+                asyncssh.get_server_host_key(
+                    target.hostname, target.port, tunnel=tunnel, config=target.config_files
+                ),
+                timeout=target.connect_timeout,
+            )
+        except (TimeoutError, OSError, asyncssh.Error):
+            return None
+        return f"{key.get_algorithm()} {key.get_fingerprint()}" if key else None
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        self._drop_forwards()
+        if conn is not None:
+            conn.close()
+            try:
+                await asyncio.wait_for(conn.wait_closed(), 2.0)
+            except (TimeoutError, asyncssh.Error, OSError):
+                pass
+
+    # -------------------------------------------------------------- commands
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float = 30,
+        input: str | None = None,
+        check: bool = False,
+    ) -> RunResult:
+        conn = await self.connect()
+        try:
+            result = await conn.run(self.wire(argv), input=input, timeout=timeout, errors="replace")
+            out = RunResult(
+                tuple(argv), result.exit_status, _text(result.stdout), _text(result.stderr)
+            )
+        except asyncssh.TimeoutError as exc:
+            out = RunResult(
+                tuple(argv),
+                None,
+                _text(exc.stdout),
+                _text(exc.stderr) or f"timed out after {timeout:g}s",
+            )
+        except (asyncssh.Error, OSError) as exc:
+            raise HostUnreachable(self.name, f"command channel failed: {reason_of(exc)}") from None
+        if check and not out.ok:
+            raise RemoteCommandFailed(self.name, list(argv), out.exit_status, out.stderr)
+        return out
+
+    async def stream(self, argv: Sequence[str]) -> RemoteStream:
+        conn = await self.connect()
+        try:
+            process = await conn.create_process(self.wire(argv), errors="replace")
+        except (asyncssh.Error, OSError) as exc:
+            raise HostUnreachable(self.name, f"cannot open a channel: {reason_of(exc)}") from None
+        return RemoteStream(self.name, argv, process)
+
+    async def forward(self, remote_port: int, remote_host: str = "127.0.0.1") -> Endpoint:
+        """The endpoint of remote_host:remote_port as the host reaches it, through a private local
+        UNIX socket (one per remote address and port, kept while the connection lives)."""
+        conn = await self.connect()
+        key = (remote_host, remote_port)
+        async with self._forward_lock:
+            known = self._forwards.get(key)
+            if known is not None and known.conn is conn:
+                return known.endpoint
+            if known is not None:  # of a connection that is gone
+                forward_sockets.close_forward(known.listener, known.endpoint.socket)
+            try:
+                listener, path = await forward_sockets.open_forward(conn, remote_host, remote_port)
+            except (asyncssh.Error, OSError) as exc:
+                raise HostUnreachable(
+                    self.name,
+                    f"port forward to {remote_host}:{remote_port} failed: {reason_of(exc)}",
+                ) from None
+            endpoint = Endpoint.forwarded(remote_host, remote_port, path)
+            self._forwards[key] = _Forward(conn, listener, endpoint)
+            return endpoint
+
+    def _drop_forwards(self, conn: Any = None) -> None:
+        """Close the forwards of CONN (of every connection when None) and remove their sockets."""
+        for key, forward in list(self._forwards.items()):
+            if conn is None or forward.conn is conn:
+                del self._forwards[key]
+                forward_sockets.close_forward(forward.listener, forward.endpoint.socket)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+class SshFleet:
+    """The SSH side of every host in a config; jump hosts resolve to each other."""
+
+    def __init__(self, hosts: dict[str, Host]):
+        self.hosts = {name: SshHost(name, host, self._resolve) for name, host in hosts.items()}
+
+    def _resolve(self, name: str) -> SshHost:
+        return self.hosts[name]
+
+    def __getitem__(self, name: str) -> SshHost:
+        return self.hosts[name]
+
+    async def close(self) -> None:
+        await asyncio.gather(*(h.close() for h in self.hosts.values()), return_exceptions=True)

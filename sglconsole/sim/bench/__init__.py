@@ -1,0 +1,1 @@
+"""`python -m sglang.bench_serving`, simulated (serving.py), with its arithmetic (metrics.py)."""
