@@ -37,9 +37,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
         if server.absent is not None:
             return server.absent
         stop = server.stopped
-        if stop is not None and not crashed_since(server, stop.at):
+        if stop is not None and not crashed_since(server, stop.ended_at):
             # its log's last error is the stop's own SIGTERM traceback, not a crash
-            when = time.strftime("%H:%M:%S", time.localtime(stop.at))
+            when = time.strftime("%H:%M:%S", time.localtime(stop.ended_at))
             return Status.DOWN, f"stopped by {stop.user} ({stop.action}) at {when}"
         return Status.DOWN, "configured but not running" + last_error(server, now)
     if not server.managed:
