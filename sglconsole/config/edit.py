@@ -179,10 +179,8 @@ class _Document:
         """Refuse an alias, a node whose anchor is used again, and (for the mapping an entry is
         saved into) a flow mapping or something that is no mapping at all."""
         if node.kind == "alias":
-            anchor = next(
-                (n for n in self.root.walk() if n.kind != "alias" and n.anchor == node.anchor),
-                None,
-            )
+            anchored = (other for other in self.root.walk() if other.kind != "alias")
+            anchor = next((other for other in anchored if other.anchor == node.anchor), None)
             source = f" (line {anchor.line + 1})" if anchor else ""
             raise self.refuse(
                 node.start,
