@@ -157,10 +157,9 @@ def main() -> int:
         "machine_before": before,
         "machine_after": load(),
     }
-    results = results_file.load(args.out)
-    results["exporter_cost"] = detail
-    results["exporter_cpu_per_host_minute"] = per_host
-    results_file.save(args.out, results)
+    results_file.merge(
+        args.out, {"exporter_cost": detail, "exporter_cpu_per_host_minute": per_host}
+    )
     print(json.dumps(detail, indent=2))
     print(
         f"exporter {per_host:.3f} CPU-s per host-minute (monitor {monitor_per_host:.3f}, "

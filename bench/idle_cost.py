@@ -75,14 +75,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args()
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-"))
-    results = results_file.load(args.out)
+    measured = {}
     for name, idle in (("idle", True), ("loaded", False)):
         found = measure(idle, args.seconds)
-        results[f"{name}_cost"] = found
+        measured[f"{name}_cost"] = found
         print(f"{name}: {json.dumps(found)}", flush=True)
-    results["idle_tui_cpu_pct"] = results["idle_cost"]["tui"]["cpu_pct"]
-    results["idle_record_mb_per_hour"] = results["idle_cost"]["tui"]["record_mb_per_hour"]
-    results_file.save(args.out, results)
+    measured["idle_tui_cpu_pct"] = measured["idle_cost"]["tui"]["cpu_pct"]
+    measured["idle_record_mb_per_hour"] = measured["idle_cost"]["tui"]["record_mb_per_hour"]
+    results_file.merge(args.out, measured)
     return 0
 
 

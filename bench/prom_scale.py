@@ -259,17 +259,21 @@ def main() -> int:
     before = load()
     print(f"{args.hosts} hosts x {args.servers} servers, scraped every {args.scrape:g}s ...")
     detail = {**measure(args, workdir), "machine_before": before, "machine_after": load()}
-    results = results_file.load(args.out)
-    ssh = results.get("phases", {}).get("monitor", {}).get("cpu_s_per_host_minute")
+    phases = results_file.load(args.out).get("phases", {})
+    ssh = phases.get("monitor", {}).get("cpu_s_per_host_minute")
     if ssh is not None:  # the SSH console measured by bench/run.py, scaled to as many hosts
         detail["ssh_console_cores_same_hosts_extrapolated"] = ssh * args.hosts / 60
     if args.only_detail:
-        results[args.only_detail] = detail
+        results_file.merge(args.out, {args.only_detail: detail})
     else:
-        results["prom_scale"] = detail
-        results["prom_console_cpu_cores_1000"] = detail["console_cores"]
-        results["prom_freshness_p95_s"] = detail["freshness"]["p95_s"]
-    results_file.save(args.out, results)
+        results_file.merge(
+            args.out,
+            {
+                "prom_scale": detail,
+                "prom_console_cpu_cores_1000": detail["console_cores"],
+                "prom_freshness_p95_s": detail["freshness"]["p95_s"],
+            },
+        )
     print(json.dumps(detail, indent=2))
     bound = FRESH_BOUND_SCRAPES * args.scrape
     print(

@@ -462,10 +462,9 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-perf-"))
     if args.only_restore:
         exit_on_signals()
-        results = results_file.load(args.out)
-        record_restore(results, restore_overhead(workdir))
-        results_file.save(args.out, results)
-        print_table(results)
+        measured: dict = {}
+        record_restore(measured, restore_overhead(workdir))
+        print_table(results_file.merge(args.out, measured))
         return 0
     results: dict = {
         "hosts": args.hosts,
