@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -115,6 +115,23 @@ def helper_named(arg: str) -> str:
     lines = arg.strip().splitlines()
     first = lines[0].strip().strip('"').strip() or "python helper"
     return f"<{first} ({len(lines)} lines of Python; -v prints them)>"
+
+
+@asynccontextmanager
+async def started_early(*coroutines: Awaitable | None):
+    """Each coroutine started now as a task, for a later stage to await: read-only asks of a
+    host that need not wait for the ones before them. On leaving, those never awaited are
+    cancelled (and every outcome is collected: none is left unretrieved)."""
+    tasks = [
+        None if coroutine is None else asyncio.ensure_future(coroutine) for coroutine in coroutines
+    ]
+    try:
+        yield tasks
+    finally:
+        running = [task for task in tasks if task is not None]
+        for task in running:
+            task.cancel()  # nothing to a finished one
+        await asyncio.gather(*running, return_exceptions=True)
 
 
 class Interrupted(asyncio.CancelledError):

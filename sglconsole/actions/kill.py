@@ -327,7 +327,12 @@ async def verify_stopped(
                 ]
                 problems += [f"pid {proc.pid} ({proc.title}) still alive" for proc in lingering]
                 raise StageFailed("; ".join(problems))
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(VERIFY_POLL_S)
+
+
+VERIFY_POLL_S = 0.2
+"""Between two looks at a stopping server (a look is a snapshot, ~0.1 s on the host): a GPU's
+memory is often released a moment after the process exits."""
 
 
 def kept_by_design(snap: Snapshot, process: ServerProcess) -> list[str]:

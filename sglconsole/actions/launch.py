@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+from collections.abc import Awaitable
+from contextlib import nullcontext
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import (
@@ -23,10 +25,11 @@ from sglconsole.actions.base import (
     Plan,
     StageFailed,
     left_unprobed,
+    started_early,
 )
 from sglconsole.actions.kill import remote, save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
-from sglconsole.actions.preflight import run_preflight
+from sglconsole.actions.preflight import HostAnswers, ask_host, run_preflight
 from sglconsole.actions.startup import LOG_TAIL, Started, wait_ready
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.secrets import mask_argv
@@ -84,11 +87,19 @@ async def replace(
     preflight: bool = True,
     snap: Snapshot | None = None,
     keep_open: bool = False,
+    asked: Awaitable[HostAnswers] | None = None,
+    locked: bool = False,
 ) -> Started:
     """preflight -> stop what runs -> launch -> ready, all of the one SPEC.
     The shared body of relaunch, restore, rollback and bench compare. KEEP_OPEN: on success the
-    audit record is left for the caller to end (`started.audit_record`) with its own verdict."""
-    async with host_lock(ctx, spec.host, spec.port, action):
+    audit record is left for the caller to end (`started.audit_record`) with its own verdict.
+    ASKED: preflight's questions to the host (`ask_host`), when the caller started them already;
+    else they start here, beside the lock and the snapshot (read-only, nothing waits on them).
+    LOCKED: the caller holds the server's host lock (`host_lock`) already."""
+    wanted = preflight and spec.profile is not None and asked is None
+    question = ask_host(ctx.ssh[spec.host], spec) if wanted else None
+    lock = nullcontext() if locked else host_lock(ctx, spec.host, spec.port, action)
+    async with started_early(question) as [asking], lock:
         return await _replace(
             ctx,
             spec,
@@ -98,6 +109,7 @@ async def replace(
             preflight=preflight,
             snap=snap,
             keep_open=keep_open,
+            asked=asked if asked is not None else asking,
         )
 
 
@@ -111,6 +123,7 @@ async def _replace(
     preflight: bool,
     snap: Snapshot | None,
     keep_open: bool = False,
+    asked: Awaitable[HostAnswers] | None = None,
 ) -> Started:
     host, port = spec.host, spec.port
     ssh = ctx.ssh[host]
@@ -120,7 +133,7 @@ async def _replace(
         process = snap.server(port)
         stage.detail = f"pid {process.main.pid}" if process else "nothing running"
     if preflight and spec.profile is not None:  # a rollback's saved command is not re-judged
-        await _preflight(ctx, ssh, spec, snap)
+        await _preflight(ctx, ssh, spec, snap, asked)
     saved = {}
     if process is not None:
         server = ctx.config.find_server(host, port)
@@ -171,9 +184,15 @@ async def _replace(
     return started
 
 
-async def _preflight(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> None:
+async def _preflight(
+    ctx: ActionContext,
+    ssh: SshHost,
+    spec: LaunchSpec,
+    snap: Snapshot,
+    asked: Awaitable[HostAnswers] | None,
+) -> None:
     async with ctx.stage("preflight", f"check the profile against {spec.host}'s SGLang") as stage:
-        checked = await run_preflight(ssh, spec, snap)
+        checked = await run_preflight(ssh, spec, snap, asked)
         if not checked.ok:
             raise StageFailed(
                 "; ".join(check.detail for check in checked.failures()) + " (nothing was touched)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from sglconsole.config.flag_history import explain
@@ -70,7 +71,29 @@ class Preflight:
         ]
 
 
-async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Preflight:
+@dataclass(frozen=True)
+class HostAnswers:
+    """What preflight asks the host itself (read-only; the snapshot is not needed for it)."""
+
+    verdict: Verdict
+    """The host's SGLang on the very argv that will launch."""
+    paths: list[Check]
+    """The model path, the workdir and the log folder, as the host sees them."""
+
+
+async def ask_host(ssh: SshHost, spec: LaunchSpec) -> HostAnswers:
+    # the host parser imports SGLang and torch (~12 s on a real host): asked once per version
+    verdict = await canonicalize_cached(ParserCache(), ssh, spec.python, {"profile": spec.args})
+    if not verdict.ok:
+        return HostAnswers(verdict, [])
+    model = verdict.results["profile"].values.get("model_path")
+    return HostAnswers(verdict, await _paths(ssh, spec, model))
+
+
+async def run_preflight(
+    ssh: SshHost, spec: LaunchSpec, snap: Snapshot, asked: Awaitable[HostAnswers] | None = None
+) -> Preflight:
+    """ASKED: `ask_host(ssh, spec)` already under way (started beside the snapshot)."""
     result = Preflight(spec=spec)
     missing = spec.unresolved
     if missing:
@@ -84,8 +107,8 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
             )
         )
     argv = spec.args
-    # the host parser imports SGLang and torch (~12 s on a real host): asked once per version
-    verdict = await canonicalize_cached(ParserCache(), ssh, spec.python, {"profile": argv})
+    answers = await (asked if asked is not None else ask_host(ssh, spec))
+    verdict = answers.verdict
     result.verdict = verdict
     if not verdict.ok:
         result.checks.append(Check("sglang", False, verdict.error or "SGLang could not be asked"))
@@ -104,7 +127,7 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
         result.checks.append(
             Check("version", version_ok, f"SGLang {verdict.version} {verb} {spec.requires_sglang}")
         )
-    result.checks += await _paths(ssh, spec, canonical.values.get("model_path"))
+    result.checks += answers.paths
     result.checks += _port(spec.port, snap)
     result.checks += _gpus(spec, snap)
     return result

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
@@ -20,14 +21,17 @@ from sglconsole.actions.base import (
     Interrupted,
     StageFailed,
     left_unprobed,
+    started_early,
 )
 from sglconsole.actions.launch import replace
+from sglconsole.actions.lock import host_lock
+from sglconsole.actions.preflight import HostAnswers, ask_host
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.decode_lines import DECODE_CURRENT_MIN_S, counted, decode_speed
 from sglconsole.core.log_owner import process_decode_records
 from sglconsole.core.text import fmt_duration
-from sglconsole.remote.inspect import snapshot
+from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 from sglconsole.state.status import per_request_baseline
 
@@ -51,17 +55,28 @@ class DecodeStats:
 
 
 async def decode_stats(
-    ssh: SshHost, log: str, pid: int, started: float, since_offset: int | None = None
+    ssh: SshHost,
+    log: str,
+    pid: int,
+    started: float,
+    since_offset: int | None = None,
+    read: Awaitable[list[str]] | None = None,
 ) -> DecodeStats:
     """Medians over process `pid`'s busy decode lines (core.log_owner decides which are its: a
-    relaunch appends to the same log, and the previous process's numbers are not this one's)."""
+    relaunch appends to the same log, and the previous process's numbers are not this one's).
+    READ: `log_end(ssh, log)` already under way."""
     if since_offset is not None:
         result = await ssh.run(["tail", "-c", f"+{since_offset + 1}", log], timeout=15)
         lines = result.stdout.splitlines()
     else:
-        result = await ssh.run(["tail", "-c", "131072", log], timeout=15)
-        lines = result.stdout.splitlines()[1:]  # the first may be cut
+        lines = await (read if read is not None else log_end(ssh, log))
     return stats_of(lines, pid, started)
+
+
+async def log_end(ssh: SshHost, log: str) -> list[str]:
+    """The whole lines of the log's last 128 KiB."""
+    result = await ssh.run(["tail", "-c", "131072", log], timeout=15)
+    return result.stdout.splitlines()[1:]  # the first may be cut
 
 
 def stats_of(lines: list[str], pid: int, started: float) -> DecodeStats:
@@ -89,19 +104,45 @@ async def restore(
     spec: LaunchSpec | None = None,
 ) -> ActionResult:
     """SPEC: the one the plan showed; else the server's own profile, built here."""
+    spec = spec or launch_spec(ctx.config, host, port)
+    ssh, log = ctx.ssh[host], ctx.config.server(host, port).log
+    # the lock is taken while the host is looked at, and what needs no snapshot is asked at
+    # once (read-only): preflight's questions, the log's end
+    early = started_early(
+        snapshot(ssh, ctx.config.host(host).python),
+        ask_host(ssh, spec),
+        log_end(ssh, log) if log else None,
+    )
+    async with early as (looking, asked, log_read), host_lock(ctx, host, port, "restore"):
+        snap = await looking
+        return await _restore(ctx, host, port, spec, audit, rollbacks, snap, asked, log_read)
+
+
+async def _restore(
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    spec: LaunchSpec,
+    audit: AuditLog | None,
+    rollbacks: RollbackStore | None,
+    snap: Snapshot,
+    asked: Awaitable[HostAnswers],
+    log_read: Awaitable[list[str]] | None,
+) -> ActionResult:
     target = f"{host}:{port}"
     server = ctx.config.server(host, port)
-    spec = spec or launch_spec(ctx.config, host, port)
     profile = ctx.config.profiles[spec.profile]
     ssh = ctx.ssh[host]
     before = DecodeStats(None, None, None, None)
-    snap = await snapshot(ssh, ctx.config.host(host).python)
     running = snap.server(port)
     if running is not None:
         async with ctx.stage("measure", "tok/s of what runs now") as stage:
             log = server.log or running.main.stdout
             main = running.main
-            before = await decode_stats(ssh, log, main.pid, main.start) if log else before
+            read = log_read if server.log else None
+            before = (
+                await decode_stats(ssh, log, main.pid, main.start, read=read) if log else before
+            )
             stage.detail = (
                 f"{describe_one(before)}{aged(before)}"
                 if before.tok_s
@@ -109,7 +150,15 @@ async def restore(
             )
     audit = audit or AuditLog()
     started = await replace(
-        ctx, spec, audit=audit, rollbacks=rollbacks, action="restore", snap=snap, keep_open=True
+        ctx,
+        spec,
+        audit=audit,
+        rollbacks=rollbacks,
+        action="restore",
+        snap=snap,
+        keep_open=True,
+        asked=asked,
+        locked=True,  # until the verdict: no other action comes between the launch and the probe
     )
     if ctx.dry_run:
         return ctx.result("restore", target, True, "dry run: nothing was changed")

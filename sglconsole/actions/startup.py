@@ -39,7 +39,8 @@ async def wait_ready(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, started
     args = {"interval": 0.5, "log_poll": 0.05, "apps_interval": 3600, "follow": follow}
     stream = await ssh.stream([python, "-c", source("watcher_agent"), json.dumps(args)])
     lines: list[str] = started.lines
-    state = {"alive": True, "ready_line": False}
+    # the reader wakes the health loop at once on the ready line or a death (`changed`)
+    state = {"alive": True, "ready_line": False, "changed": asyncio.Event()}
     async with ctx.stage("startup", f"following {started.log}") as stage:
         reader = asyncio.create_task(_follow(ctx, stream, started.pid, lines, state, stage))
         try:
@@ -82,6 +83,8 @@ async def _follow(ctx, stream, pid: int, lines: list[str], state: dict, stage) -
         if kind in ("procs", "hb"):
             # a process that died before the first scan is never seen: give it a few seconds
             state["alive"] = present or (not seen and time.monotonic() - stage.started < 3)
+            if not state["alive"]:
+                state["changed"].set()
 
 
 def _startup_line(ctx, text: str, state: dict, stage) -> None:
@@ -93,6 +96,7 @@ def _startup_line(ctx, text: str, state: dict, stage) -> None:
         ctx.progress(stage)
     elif record.kind == "ready":
         state["ready_line"] = True
+        state["changed"].set()
     elif record.kind == "error":
         stage.evidence.append(text)
 
@@ -132,4 +136,17 @@ async def _until_healthy(
                 raise StageFailed(
                     f"not ready after {timeout:g}s; last log lines below", lines[-LOG_TAIL:]
                 )
-            await asyncio.sleep(0.2)
+            await _changed_or(state["changed"], HEALTH_POLL_S)
+
+
+HEALTH_POLL_S = 0.2
+"""/ready (or /health) is asked this often; the ready line or the process's death, read from
+the log and the process scans, ends the wait at once (the reader sets the event)."""
+
+
+async def _changed_or(changed: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(changed.wait(), seconds)
+    except TimeoutError:
+        pass
+    changed.clear()
