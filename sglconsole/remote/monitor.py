@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from sglconsole.config import Config
 from sglconsole.remote.feeds.host_monitor import HostMonitor
@@ -99,7 +100,9 @@ class FleetMonitor:
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # the connections close meanwhile: a feed's remote command then ends with its channel,
+        # where alone it would be waited for (nvidia-smi -lms ends at its next write, 1 s later)
+        await asyncio.gather(asyncio.gather(*self._tasks, return_exceptions=True), self.ssh.close())
         if self.on_demand is not None:
             await self.on_demand.stop()
         await asyncio.gather(
@@ -119,39 +122,56 @@ class FleetMonitor:
     async def wait_settled(self, timeout: float) -> bool:
         """Until every host has answered (or failed) once and every running server has a health
         answer."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while loop.time() < deadline:
+
+        def settled() -> bool:
             hosts = all(self._settled(name) for name in self.state.hosts)
             routers = self.routers is None or all(
                 router.reachable is not None for router in self.state.routers.values()
             )
-            if hosts and routers:
-                return True
-            await asyncio.sleep(0.1)
-        return False
+            return hosts and routers
+
+        return await self._until(settled, timeout)
 
     async def wait_drift(self, timeout: float) -> list[str]:
         """Until the host's SGLang has judged every managed server that answers (drift or its
         error), at most `timeout` s; the servers still waiting (\"host:port\")."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            waiting = [server.key for server in self.state.all_servers() if drift_pending(server)]
-            if not waiting or loop.time() >= deadline:
-                return waiting
-            await asyncio.sleep(0.1)
+
+        def waiting() -> list[str]:
+            return [server.key for server in self.state.all_servers() if drift_pending(server)]
+
+        await self._until(lambda: not waiting(), timeout)
+        return waiting()
 
     async def wait_liveness(self, timeout: float) -> None:
         """Until no generating health check is waiting within its bound (state.liveness): a
         one-shot status says STALLED or UP only once the scheduler has answered or not."""
+
+        def answered() -> bool:
+            now = time.time()
+            return not any(generate_pending(server, now) for server in self.state.all_servers())
+
+        await self._until(answered, timeout)
+
+    async def _until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Until DONE() holds (True) or TIMEOUT s pass (False): looked at again whenever the fleet
+        state publishes a change, and every 0.1 s."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while loop.time() < deadline:
-            now = time.time()
-            if not any(generate_pending(server, now) for server in self.state.all_servers()):
-                return
-            await asyncio.sleep(0.1)
+        changed = asyncio.Event()
+        unsubscribe = self.state.subscribe(lambda _host, _port: changed.set())
+        try:
+            while not done():
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                changed.clear()
+                try:
+                    await asyncio.wait_for(changed.wait(), min(0.1, left))
+                except TimeoutError:
+                    pass
+            return True
+        finally:
+            unsubscribe()
 
     def _settled(self, name: str) -> bool:
         if self.prometheus is not None:
