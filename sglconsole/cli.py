@@ -67,7 +67,7 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     # warnings from the library (e.g. a host with known_hosts: none) reach the operator on every run
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s", stream=sys.stderr)
-    _load_commands()
+    _load_commands(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     if argv is None and "_ARGCOMPLETE" in os.environ:  # the shell asks for completions
         import argcomplete
@@ -111,6 +111,8 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
-def _load_commands() -> None:
-    # each module registers its subcommands with @command on import
-    import sglconsole.commands  # noqa: F401
+def _load_commands(argv: list[str]) -> None:
+    # each module registers its subcommands with @command on import: those the line names
+    from sglconsole.commands import load
+
+    load(argv)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import sglconsole.commands  # noqa: F401 - every subcommand registers itself
+import sglconsole.commands
 from sglconsole.catalog import ACTIONS
 from sglconsole.commands.registry import COMMANDS
 from sglconsole.tui import gating
 from sglconsole.tui.keys import KEYS, action_name
 from sglconsole.tui.screens.main import GATED, MainScreen
+
+sglconsole.commands.load()  # every subcommand registers itself
 
 
 def test_the_cli_and_the_console_offer_the_same_actions():
