@@ -1,7 +1,7 @@
 """sglconsole's cost and latency at fleet scale, against the naive way, in one run on this machine.
 
     python bench/run.py [--hosts 16] [--servers 4] [--seconds 60] [--rss-minutes 10]
-                        [--out bench/results.json]
+                        [--out bench/results.json] [--only-cold-start | --only-restore]
 
 Starts a simulated fleet (hosts x servers, each server under load, logging a decode line about
 once a second), then watches it for --seconds each with (a) sglconsole's monitor, headless,
@@ -22,6 +22,7 @@ import os
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -220,34 +221,21 @@ def hanging_host(config: Path, out: Path) -> tuple[Path, socket.socket]:
     return out, sock
 
 
-def cold_start(config: Path) -> tuple[float, float, float, float]:
+def cold_start(config: Path, runs: int = 3) -> tuple[float, float, float, float]:
     """(status: table printed, status: process exited, the same one host after another,
-    connect timeout)."""
+    connect timeout). `status` runs RUNS times: the median of each (a 2-core machine is noisy);
+    its bytecode compiled first, as `pip install` leaves it (where PYTHONDONTWRITEBYTECODE is set,
+    a work tree's changed modules would otherwise be compiled again by every run, ~0.3 s)."""
     data = yaml.safe_load(config.read_text())
     timeout = float(next(iter(data["hosts"].values())).get("connect_timeout", 10))
-    started = time.monotonic()
-    status = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sglconsole",
-            "status",
-            "-c",
-            str(config),
-            "--timeout",
-            str(timeout + 5),
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "sglconsole")],
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
-    printed = started
-    while os.read(
-        status.stdout.fileno(), 65536
-    ):  # the table is printed in one go, then connections close
-        printed = time.monotonic()
-    status.wait(timeout=300)
-    ours, ours_exit = printed - started, time.monotonic() - started
+    times = [status_once(config, timeout) for _ in range(runs)]
+    ours = statistics.median(printed for printed, _ in times)
+    ours_exit = statistics.median(exited for _, exited in times)
     started = time.monotonic()
     for host in data["hosts"].values():  # one after another, as a for-loop over ssh does
         base = [
@@ -271,6 +259,33 @@ def cold_start(config: Path) -> tuple[float, float, float, float]:
             timeout=timeout + 30,
         )
     return ours, ours_exit, time.monotonic() - started, timeout
+
+
+def status_once(config: Path, timeout: float) -> tuple[float, float]:
+    """(the table printed, the process exited), seconds after `sglconsole status` started."""
+    started = time.monotonic()
+    status = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sglconsole",
+            "status",
+            "-c",
+            str(config),
+            "--timeout",
+            str(timeout + 5),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    printed = started
+    while os.read(
+        status.stdout.fileno(), 65536
+    ):  # the table is printed in one go, then connections close
+        printed = time.monotonic()
+    status.wait(timeout=300)
+    return printed - started, time.monotonic() - started
 
 
 def parser_ratio(line_format: str = "0.5.23") -> dict:
@@ -387,10 +402,11 @@ def restore_via_cli(config_path: Path, log: Path, state: Path) -> dict:
     return {"total_s": total, "overhead_s": total - server_seconds(startup, stages)}
 
 
-def restore_overhead(workdir: Path) -> dict:
+def restore_overhead(workdir: Path, runs: int = 3) -> dict:
     """Wall time of `restore` minus the server's own time (its startup from exec to the ready
     line, watched from outside the host; its shutdown; /health_generate's poll; the probe's
-    generations)."""
+    generations). In the console and via the CLI, RUNS times each: the run of median overhead,
+    with every run's overhead beside it."""
     hosts = [h for h in demo_hosts(startup_s=3.0) if h.name == "ct129"]
     fleet = SimFleet(
         workdir / "restore", hosts, demo_profiles(), ssh="sshd" if os.geteuid() == 0 else "asyncssh"
@@ -400,12 +416,24 @@ def restore_overhead(workdir: Path) -> dict:
         fleet.wait_ready()
         time.sleep(5)
         log = fleet.hosts["ct129"].root / "logs" / "sglang-30000.log"
-        console = asyncio.run(restore_in_console(fleet.config_path, log, workdir / "state"))
-        cli = restore_via_cli(fleet.config_path, log, workdir / "state")
+        state = workdir / "state"
+        console = median_run(
+            [asyncio.run(restore_in_console(fleet.config_path, log, state)) for _ in range(runs)]
+        )
+        cli = median_run([restore_via_cli(fleet.config_path, log, state) for _ in range(runs)])
         real_parser = with_real_parser_cost(fleet, log, workdir / "state-real-parser")
     finally:
         fleet.stop()
     return {**console, "cli": cli, "real_parser": real_parser}
+
+
+def median_run(runs: list[dict]) -> dict:
+    ranked = sorted(runs, key=lambda run: run["overhead_s"])
+    return {
+        **ranked[(len(ranked) - 1) // 2],
+        "runs_overhead_s": [run["overhead_s"] for run in runs],
+        "runs_ok": [run.get("ok") for run in runs],
+    }
 
 
 REAL_PARSER_S = 11.8
@@ -458,8 +486,19 @@ def main() -> int:
         action="store_true",
         help="measure only restore's overhead and update those keys of --out",
     )
+    parser.add_argument(
+        "--only-cold-start",
+        action="store_true",
+        help="measure only the cold start (--hosts x --servers and one that hangs) and update "
+        "those keys of --out",
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-perf-"))
+    if args.only_cold_start:
+        exit_on_signals()
+        measured = only_cold_start(workdir, args.hosts, args.servers)
+        print_table(results_file.merge(args.out, measured))
+        return 0
     if args.only_restore:
         exit_on_signals()
         measured: dict = {}
@@ -533,15 +572,7 @@ def main() -> int:
         results["freshness_p95_ms"] = many.get("p95_ms")
         results["freshness_tui_p95_ms"] = screen_many.get("p95_ms")
         print("cold start ...", flush=True)
-        with_hang, sock = hanging_host(config, workdir / "hang.yaml")
-        ours, ours_exit, serial, timeout = cold_start(with_hang)
-        sock.close()
-        results.update(
-            cold_start_s=ours,
-            cold_start_exit_s=ours_exit,
-            cold_start_serial_s=serial,
-            connect_timeout_s=timeout,
-        )
+        results.update(cold_start_figures(config, workdir))
         if args.rss_minutes > 0:
             print(f"memory over {args.rss_minutes:g} minutes ...", flush=True)
             run = run_worker("monitor", config, args.rss_minutes * 60, rss_at=(60.0,))
@@ -568,6 +599,35 @@ def main() -> int:
     results = results_file.merge(args.out, results)
     print_table(results)
     return 0
+
+
+def cold_start_figures(config: Path, workdir: Path) -> dict:
+    with_hang, sock = hanging_host(config, workdir / "hang.yaml")
+    try:
+        ours, ours_exit, serial, timeout = cold_start(with_hang)
+    finally:
+        sock.close()
+    return {
+        "cold_start_s": ours,
+        "cold_start_exit_s": ours_exit,
+        "cold_start_serial_s": serial,
+        "connect_timeout_s": timeout,
+    }
+
+
+def only_cold_start(workdir: Path, hosts: int, servers: int) -> dict:
+    """The cold start alone, on the fleet the whole run starts (its hosts under load)."""
+    ssh = "sshd" if os.geteuid() == 0 else "asyncssh"
+    fleet = SimFleet(workdir / "fleet", bench_hosts(hosts, servers), demo_profiles(), ssh=ssh)
+    print(f"starting {hosts} simulated hosts x {servers} servers ({ssh}) ...", flush=True)
+    try:
+        fleet.start(timeout=120)
+        fleet.wait_ready(timeout=300)
+        time.sleep(10)  # as the whole run: the load settles into steady decode lines
+        print("cold start ...", flush=True)
+        return cold_start_figures(fleet.config_path, workdir)
+    finally:
+        fleet.stop()
 
 
 def record_restore(results: dict, restore: dict) -> None:
@@ -600,13 +660,13 @@ def print_table(results: dict) -> None:
         ("cpu_host_vs_naive", "{:.3f}", "<= 0.2"),
         ("freshness_p95_ms", "{:.0f} ms", "<= 250 ms"),
         ("freshness_tui_p95_ms", "{:.0f} ms", "(on screen)"),
-        ("cold_start_s", "{:.2f} s", "<= connect timeout + 1 s"),
+        ("cold_start_s", "{:.2f} s", "<= connect timeout + 0.5 s"),
         ("cold_start_exit_s", "{:.2f} s", ""),
         ("cold_start_serial_s", "{:.2f} s", ""),
         ("connect_timeout_s", "{:.0f} s", ""),
         ("parser_vs_sglang_regex", "{:.2f}x", ">= 1.0"),
         ("parser_vs_sglang_regex_legacy", "{:.2f}x", "(lines the regex matches)"),
-        ("restore_overhead_s", "{:.2f} s", "<= 1 s"),
+        ("restore_overhead_s", "{:.2f} s", "<= 0.5 s"),
         ("restore_overhead_cli_s", "{:.2f} s", ""),
         ("restore_overhead_real_parser_cold_s", "{:.2f} s", "~ the parser's 11.8 s, once"),
         ("restore_overhead_real_parser_warm_s", "{:.2f} s", "<= 1 s"),
