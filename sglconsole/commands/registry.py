@@ -8,8 +8,10 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
@@ -30,10 +32,14 @@ def config_path(args: argparse.Namespace) -> str | None:
 
 
 def stdout() -> Console:
+    from rich.console import Console  # on output, not before a command's work starts
+
     return Console(highlight=False, width=_piped_width(sys.stdout))
 
 
 def stderr() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, width=_piped_width(sys.stderr))
 
 

@@ -7,19 +7,13 @@ import asyncio
 import json
 import sys
 
-from rich.live import Live
-from rich.markup import escape
-
 from sglconsole import config
-from sglconsole.actions.audit import AuditStops
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
-from sglconsole.commands.tables import fleet_view
 from sglconsole.remote.monitor import FleetMonitor, drift_pending
 from sglconsole.remote.ssh.target import connect_timeout
 from sglconsole.state.fleet import FleetState
-from sglconsole.state.json_view import fleet_json
-from sglconsole.state.model import GENERATE_BOUND_S
+from sglconsole.state.model import GENERATE_BOUND_S, OperatorStop, StopLookup
 from sglconsole.state.statuses import INFO
 
 
@@ -63,10 +57,31 @@ def _status(parser: argparse.ArgumentParser):
     return handle
 
 
+def operator_stops() -> StopLookup:
+    """The audit log's stops (actions.audit), read at the first lookup: the action modules are
+    imported once the hosts answer, not before the connections start."""
+    found: list[StopLookup] = []
+
+    def lookup(host: str, port: int) -> OperatorStop | None:
+        if not found:
+            from sglconsole.actions.audit import AuditStops
+
+            found.append(AuditStops())
+        return found[0](host, port)
+
+    return lookup
+
+
 async def _run(
     cfg: config.Config, as_json: bool, watch: bool, timeout: float, drift_timeout: float
 ) -> int:
-    async with FleetMonitor(cfg, stops=AuditStops()) as monitor:
+    async with FleetMonitor(cfg, stops=operator_stops()) as monitor:
+        await asyncio.sleep(0)  # every connection starts before what only prints is imported
+        from rich.live import Live
+        from rich.markup import escape
+
+        from sglconsole.commands.tables import fleet_view
+
         await monitor.wait_settled(timeout)
         unjudged = await monitor.wait_drift(
             drift_timeout
@@ -104,6 +119,8 @@ async def _run(
 
 
 def _status_json(fleet: FleetState, unjudged: list[str]) -> dict:
+    from sglconsole.state.json_view import fleet_json
+
     return {**fleet_json(fleet), "drift_not_known": unjudged}
 
 
