@@ -6,15 +6,17 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from sglconsole import config
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
-from sglconsole.remote.monitor import FleetMonitor, drift_pending
+from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.remote.ssh.target import connect_timeout
-from sglconsole.state.fleet import FleetState
-from sglconsole.state.model import GENERATE_BOUND_S, OperatorStop, StopLookup
-from sglconsole.state.statuses import INFO
+
+if TYPE_CHECKING:
+    from sglconsole.state.fleet import FleetState
+    from sglconsole.state.model import OperatorStop, StopLookup
 
 
 @command(
@@ -75,13 +77,22 @@ def operator_stops() -> StopLookup:
 async def _run(
     cfg: config.Config, as_json: bool, watch: bool, timeout: float, drift_timeout: float
 ) -> int:
-    async with FleetMonitor(cfg, stops=operator_stops()) as monitor:
-        await asyncio.sleep(0)  # every connection starts before what only prints is imported
-        from rich.live import Live
-        from rich.markup import escape
+    ssh = SshFleet(cfg.hosts)
+    if cfg.model.source is None:  # over SSH: every host (a jump host's tunnel opens with it)
+        for host in ssh.hosts.values():
+            if not host.host.jump:
+                host.connect_soon()
+    # the connections are under way before what reads the hosts, and what prints, is imported:
+    # a host that never answers is waited for its connect timeout from here, not from later
+    await asyncio.sleep(0)
+    from rich.live import Live
+    from rich.markup import escape
 
-        from sglconsole.commands.tables import fleet_view
+    from sglconsole.commands.tables import fleet_view
+    from sglconsole.remote.monitor import FleetMonitor, drift_pending
+    from sglconsole.state.model import GENERATE_BOUND_S
 
+    async with FleetMonitor(cfg, ssh=ssh, stops=operator_stops()) as monitor:
         await monitor.wait_settled(timeout)
         unjudged = await monitor.wait_drift(
             drift_timeout
@@ -125,6 +136,8 @@ def _status_json(fleet: FleetState, unjudged: list[str]) -> dict:
 
 
 def exit_code(fleet: FleetState) -> int:
+    from sglconsole.state.statuses import INFO
+
     configured = [server for server in fleet.all_servers() if server.managed]
     return 0 if configured and all(INFO[server.status].healthy for server in configured) else 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import asyncssh
 
@@ -59,3 +60,39 @@ def known_hosts_has(path: str, address: str, port: int) -> bool:
     except (ValueError, TypeError):
         return False
     return bool(host_keys or ca_keys)
+
+
+async def host_key_message(options: dict[str, Any], target: Target) -> str:
+    """Why the host key was refused: CHANGED (known_hosts names the host) or unknown, with the
+    fingerprint it presents and the command that fixes it once verified out of band."""
+    address, port = target.hostname, target.port
+    shown = address if port == 22 else f"[{address}]:{port}"
+    known = options.get("known_hosts") or (
+        target.known_hosts_files[0] if target.known_hosts_files else "~/.ssh/known_hosts"
+    )
+    fingerprint = await _fingerprint(options, target)
+    seen = f" (it presents {fingerprint})" if fingerprint else ""
+    if known_hosts_has(known, address, port):
+        return (
+            f"host key of {shown} CHANGED{seen} and does not match {known}: refusing to "
+            "connect. If the host was reinstalled, verify the new key out of band, then: "
+            f"ssh-keygen -R '{shown}' -f {known}"
+        )
+    return (
+        f"host key of {shown} is unknown{seen}: not in {known}. Verify the fingerprint out "
+        f"of band, then add it: ssh-keyscan -p {port} {address} >> {known}"
+    )
+
+
+async def _fingerprint(options: dict[str, Any], target: Target) -> str | None:
+    tunnel = options.get("tunnel", target.proxy_jump or ())
+    try:
+        key = await asyncio.wait_for(
+            asyncssh.get_server_host_key(
+                target.hostname, target.port, tunnel=tunnel, config=target.config_files
+            ),
+            timeout=target.connect_timeout,
+        )
+    except (TimeoutError, OSError, asyncssh.Error):
+        return None
+    return f"{key.get_algorithm()} {key.get_fingerprint()}" if key else None

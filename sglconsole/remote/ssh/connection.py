@@ -21,17 +21,16 @@ import os
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
 from sglconsole.config import Host
 from sglconsole.errors import AuthError, HostKeyError, HostUnreachable, RemoteCommandFailed
-from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.ssh import forward_sockets
 from sglconsole.remote.ssh.auth import (
     agent_holds,
-    known_hosts_has,
+    host_key_message,
     locked_key_message,
     no_known_hosts_message,
     public_key_of,
@@ -43,6 +42,9 @@ from sglconsole.remote.ssh.target import (
     resolve,
 )
 from sglconsole.remote.ssh.transport import RunResult, command_line, quote
+
+if TYPE_CHECKING:
+    from sglconsole.remote.endpoint import Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,7 @@ class SshHost:
         self._lock = asyncio.Lock()
         self._forwards: dict[tuple[str, int], _Forward] = {}
         self._forward_lock = asyncio.Lock()
+        self._early: asyncio.Future | None = None
         self.last_error: str | None = None
 
     # ------------------------------------------------------------ connection
@@ -109,7 +112,20 @@ class SshHost:
         """The remote command exactly as sent: any login shell (sh, bash, tcsh, fish) splits it."""
         return command_line(argv, self.host.exec_prefix)
 
+    def connect_soon(self) -> None:
+        """Start connecting now, in the background: the next `connect()` gets this attempt's
+        outcome, its failure included (a one-shot status connects before it imports what reads
+        the hosts, so a host that never answers is not waited for longer)."""
+        if self._early is None and self._conn is None:
+            self._early = asyncio.ensure_future(self._connect())
+
     async def connect(self) -> asyncssh.SSHClientConnection:
+        early, self._early = self._early, None
+        if early is not None:
+            return await early
+        return await self._connect()
+
+    async def _connect(self) -> asyncssh.SSHClientConnection:
         async with self._lock:
             if self._conn is None:
                 self._conn = await self._open()
@@ -129,15 +145,17 @@ class SshHost:
         where = target.where
         options = await self._options(target)
         try:
+            # the connect timeout counts from here: asyncssh's own starts only once a thread has
+            # built its options, which a busy loop (a command still importing) hears of later
             conn, _client = await asyncio.wait_for(
                 asyncssh.create_connection(
                     lambda: _ClientEvents(self), self.host.address, **options
                 ),
-                timeout=target.connect_timeout + 1,
+                timeout=target.connect_timeout,
             )
             return conn
-        except asyncssh.HostKeyNotVerifiable as exc:
-            message = await self._host_key_message(exc, options, target)
+        except asyncssh.HostKeyNotVerifiable:
+            message = await host_key_message(options, target)
             raise HostKeyError(self.name, message) from None
         except asyncssh.PermissionDenied as exc:
             hint = await self._locked_config_key(target)
@@ -261,41 +279,11 @@ class SshHost:
                     raise HostUnreachable(self.name, f"jump host {jump}: {exc.message}") from None
         return jump  # user@host:port: asyncssh opens it itself
 
-    async def _host_key_message(
-        self, exc: Exception, options: dict[str, Any], target: Target
-    ) -> str:
-        address, port = target.hostname, target.port
-        shown = address if port == 22 else f"[{address}]:{port}"
-        known = options.get("known_hosts") or (
-            target.known_hosts_files[0] if target.known_hosts_files else "~/.ssh/known_hosts"
-        )
-        fingerprint = await self._fingerprint(options, target)
-        seen = f" (it presents {fingerprint})" if fingerprint else ""
-        if known_hosts_has(known, address, port):
-            return (
-                f"host key of {shown} CHANGED{seen} and does not match {known}: refusing to "
-                "connect. If the host was reinstalled, verify the new key out of band, then: "
-                f"ssh-keygen -R '{shown}' -f {known}"
-            )
-        return (
-            f"host key of {shown} is unknown{seen}: not in {known}. Verify the fingerprint out "
-            f"of band, then add it: ssh-keyscan -p {port} {address} >> {known}"
-        )
-
-    async def _fingerprint(self, options: dict[str, Any], target: Target) -> str | None:
-        tunnel = options.get("tunnel", target.proxy_jump or ())
-        try:
-            key = await asyncio.wait_for(
-                asyncssh.get_server_host_key(
-                    target.hostname, target.port, tunnel=tunnel, config=target.config_files
-                ),
-                timeout=target.connect_timeout,
-            )
-        except (TimeoutError, OSError, asyncssh.Error):
-            return None
-        return f"{key.get_algorithm()} {key.get_fingerprint()}" if key else None
-
     async def close(self) -> None:
+        early, self._early = self._early, None
+        if early is not None:  # started and never asked for
+            early.cancel()
+            await asyncio.gather(early, return_exceptions=True)
         conn, self._conn = self._conn, None
         self._drop_forwards()
         if conn is not None:
@@ -360,6 +348,8 @@ class SshHost:
                     self.name,
                     f"port forward to {remote_host}:{remote_port} failed: {reason_of(exc)}",
                 ) from None
+            from sglconsole.remote.endpoint import Endpoint  # httpx: once a host is reached
+
             endpoint = Endpoint.forwarded(remote_host, remote_port, path)
             self._forwards[key] = _Forward(conn, listener, endpoint)
             return endpoint
