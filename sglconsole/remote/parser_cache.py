@@ -79,7 +79,10 @@ async def canonicalize_cached(
     (`version`: the installed one, when the caller already asked)."""
     version = version or await installed_version(ssh, python)
     key = cache.key(ssh.name, python, version, argvs)
-    verdict = cache.get(key) or await canonicalize_remote(ssh, python, argvs)
+    cached = cache.get(key)
+    if cached is not None:  # written when it was asked: not again (~20 ms a verdict)
+        return cached
+    verdict = await canonicalize_remote(ssh, python, argvs)
     cache.put(key, verdict)
     return verdict
 

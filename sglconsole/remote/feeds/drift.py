@@ -31,8 +31,10 @@ class DriftFeed:
             return
         cache = self.parser_cache
         key = cache.key(self.link.name, python, server.version, argvs)
-        verdict = cache.get(key) or await canonicalize_remote(self.link.ssh, python, argvs)
-        cache.put(key, verdict)
+        verdict = cache.get(key)
+        if verdict is None:  # a cached verdict was written when it was asked: not again
+            verdict = await canonicalize_remote(self.link.ssh, python, argvs)
+            cache.put(key, verdict)
         if verdict.ok:
             server.drift = report_from(verdict, spec, process, server.server_info, notes)
             server.drift_error = None
