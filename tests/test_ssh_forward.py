@@ -149,7 +149,7 @@ async def test_a_lost_connection_takes_its_sockets_and_the_next_forward_works(ss
 def _socket_dir_of_a_process(env: dict[str, str]) -> tuple[Path, bool]:
     """(the directory a console process used, whether it existed while the process ran)."""
     code = (
-        "import os; from sglconsole.remote import forward_sockets as f; "
+        "import os; from sglconsole.remote.ssh import forward_sockets as f; "
         "p = os.path.dirname(f.SOCKETS.new_socket(30000)); print(p, os.path.isdir(p))"
     )
     done = subprocess.run(
