@@ -117,7 +117,7 @@ def benches(request, tmp_path_factory) -> Benches:
     selected = {
         getattr(item.function, "bench", None)
         for item in request.session.items
-        if item.module.__name__ == here
+        if getattr(getattr(item, "module", None), "__name__", None) == here
     }
     wanted = {script for script in selected if script and CAN_RUN.get(script, True)}
     return Benches(wanted, tmp_path_factory.mktemp("bench-smoke"))
