@@ -83,6 +83,9 @@ SHORT_NAMES_KEPT = {
     "at": "ServerView.at: when a view was read, a field the recording format names",
     "UP": "Status.UP: the status users read, in JSON and in Prometheus",
     "of": "Distribution.of(values): a word, read as `Distribution.of(gaps)`",
+    "ok": "a result's `ok`: the JSON key of action, bench and audit records and of the agents",
+    "OK": "StageState.OK: a stage's state as the activity pane shows it",
+    "up": "Scraped.up: Prometheus's own `up` series, by its name",
 }
 SHORT_NAMES_AT_MOST = 0.01  # of all bound names; was 5.9% before the second pass (#25)
 

@@ -29,21 +29,21 @@ LAUNCH_OR_STOP = ("kill", "relaunch", "restore", "rollback")
 
 def _append_private(path: Path, line: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, (line + "\n").encode())
+        os.write(descriptor, (line + "\n").encode())
     finally:
-        os.close(fd)
+        os.close(descriptor)
 
 
 def _write_private(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, text.encode())
+        os.write(descriptor, text.encode())
     finally:
-        os.close(fd)
+        os.close(descriptor)
     os.replace(tmp, path)
 
 
@@ -67,12 +67,12 @@ class AuditLog:
         _append_private(self.path, json.dumps(record, default=str))
         return record
 
-    def end(self, record: dict, ok: bool, outcome: str, **details) -> None:
+    def end(self, record: dict, passed: bool, outcome: str, **details) -> None:
         final = {
             **record,
             **_masked(details),
             "phase": "end",
-            "ok": ok,
+            "ok": passed,
             "outcome": outcome,
             "end_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }

@@ -92,14 +92,18 @@ def masked_argv(argv: list[str]) -> list[str]:
 def _mask_json(value):
     if isinstance(value, dict):
         return {
-            k: (mask_env(v) if k.endswith("env") and isinstance(v, dict) else _mask_json(v))
-            for k, v in value.items()
+            key: (
+                mask_env(item)
+                if key.endswith("env") and isinstance(item, dict)
+                else _mask_json(item)
+            )
+            for key, item in value.items()
         }
     if isinstance(value, list):
         return (
-            mask_argv([str(v) for v in value])
-            if all(isinstance(v, str) for v in value)
-            else [_mask_json(v) for v in value]
+            mask_argv([str(item) for item in value])
+            if all(isinstance(item, str) for item in value)
+            else [_mask_json(item) for item in value]
         )
     return value
 
@@ -194,6 +198,6 @@ class ActionContext:
             stage.evidence = evidence
         self.progress(stage)
 
-    def result(self, action: str, target: str, ok: bool, summary: str, **data) -> ActionResult:
-        evidence = [line for s in self.stages for line in s.evidence]
-        return ActionResult(action, target, ok, summary, list(self.stages), evidence, data)
+    def result(self, action: str, target: str, passed: bool, summary: str, **data) -> ActionResult:
+        evidence = [line for stage in self.stages for line in stage.evidence]
+        return ActionResult(action, target, passed, summary, list(self.stages), evidence, data)

@@ -53,9 +53,9 @@ def _check_name(ctx: ActionContext, name: str, force: bool) -> Path:
 
 def _without_secrets_env(env: dict[str, str]) -> dict[str, str]:
     return {
-        k: (f"${{{k}}}" if is_secret_env(k) else v)
-        for k, v in env.items()
-        if k not in SERVER_OWNED_ENV
+        name: (f"${{{name}}}" if is_secret_env(name) else value)
+        for name, value in env.items()
+        if name not in SERVER_OWNED_ENV
     }
 
 
@@ -161,8 +161,8 @@ async def capture(
     if speed:
         gpu = snap.gpus[0].name if snap.gpus else None
         profile["baseline"] = {
-            k: v
-            for k, v in {
+            key: value
+            for key, value in {
                 "gen_throughput": round(speed, 1),
                 # a figure means nothing without the load it was measured under
                 "concurrency": running,
@@ -172,7 +172,7 @@ async def capture(
                 "gpu_model": gpu,
                 "gpu_count": len(process.gpus) or None,
             }.items()
-            if v is not None
+            if value is not None
         }
     async with ctx.stage("write", f"profiles.{name} in {path}"):
         if not ctx.dry_run:

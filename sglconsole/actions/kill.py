@@ -52,7 +52,7 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
             f"host {host}, port {port}, pid {process.main.pid} "
             f"({started_text(process.main.start)})",
             f"running: {shlex.join(mask_argv(list(process.main.argv)))}",
-            f"children: {', '.join(c.title for c in process.children) or 'none'}",
+            f"children: {', '.join(child.title for child in process.children) or 'none'}",
             f"how: {how}",
             *weight_cache_lines(process, snap),
             "what ran is saved first: `sglconsole rollback " + target + "` brings it back",
@@ -68,7 +68,7 @@ def weight_cache_lines(process: ServerProcess, snap: Snapshot) -> list[str]:
         return ["weight cache: its own daemons are children of it and stop with it"]
     if mode != "client":
         return []
-    keeping = [c for c in snap.view.weight_caches if set(c.gpus) & set(process.gpus)]
+    keeping = [cache for cache in snap.view.weight_caches if set(cache.gpus) & set(process.gpus)]
     return [
         f"weight cache: it loads from weight-cache daemon pid {cache.main.pid}, which keeps "
         f"{cache.gpu_mem_mib} MiB on GPU {','.join(map(str, cache.gpus))} and stays running"
@@ -157,19 +157,22 @@ async def sweep_orphans(
     """
     saved = (rollbacks or RollbackStore()).latest(host, port) or {}
     server = ctx.config.find_server(host, port)
-    uuid_of = {g.index: g.uuid for g in snap.gpus}
-    mine = {uuid_of.get(i) for i in (server.gpus if server else [])} - {None}
-    holders = {a.pid for a in snap.apps if a.gpu_uuid in mine}
+    uuid_of = {gpu.index: gpu.uuid for gpu in snap.gpus}
+    mine = {uuid_of.get(index) for index in (server.gpus if server else [])} - {None}
+    holders = {app.pid for app in snap.apps if app.gpu_uuid in mine}
     orphans = [
-        p
-        for p in snap.view.orphans
-        if p.pgid == saved.get("pid") or p.sid == saved.get("pid") or p.pid in holders
+        orphan
+        for orphan in snap.view.orphans
+        if orphan.pgid == saved.get("pid")
+        or orphan.sid == saved.get("pid")
+        or orphan.pid in holders
     ]
     if not orphans:
         return None
     python = ctx.config.host(host).python
     async with ctx.stage(
-        "sweep", f"orphans of {host}:{port}: {', '.join(f'{p.pid} {p.title}' for p in orphans)}"
+        "sweep",
+        f"orphans of {host}:{port}: {', '.join(f'{proc.pid} {proc.title}' for proc in orphans)}",
     ) as stage:
         for orphan in orphans:
             args = {
@@ -260,7 +263,7 @@ async def signal_tree(
         first = events[0] if events else {}
         if first.get("stage") == "identity" and not first.get("ok"):
             raise StageFailed(first.get("detail", "the process changed"))
-        done = next((e for e in events if e.get("stage") == "done"), None)
+        done = next((event for event in events if event.get("stage") == "done"), None)
         if done is None:
             raise StageFailed(
                 f"the kill did not finish (exit {result.exit_status}):"
@@ -270,14 +273,15 @@ async def signal_tree(
         stage.detail = f"{len(first.get('members', []))} processes stopped{escalated}"
         if done.get("zombies"):
             stage.evidence = [
-                f"zombie pid {z['pid']} held by pid {z['ppid']} ({' '.join(z.get('parent') or [])})"
-                for z in done["zombies"]
+                f"zombie pid {zombie['pid']} held by pid {zombie['ppid']}"
+                f" ({' '.join(zombie.get('parent') or [])})"
+                for zombie in done["zombies"]
             ]
         if done.get("orphans"):  # not provably the server's: shown, never signalled
             stage.evidence += [
-                f"left running, check: pid {o['pid']} {o['args']} (a build tool orphaned "
+                f"left running, check: pid {orphan['pid']} {orphan['args']} (a build tool orphaned "
                 "after the server started; not signalled: it may not be this server's)"
-                for o in done["orphans"]
+                for orphan in done["orphans"]
             ]
         if done.get("survivors"):
             raise StageFailed(f"still alive after SIGKILL: {done['survivors']}")
@@ -292,16 +296,16 @@ async def verify_stopped(
     before: Snapshot,
     timeout: float = 30,
 ) -> str:
-    members = {process.main.pid, *(c.pid for c in process.children)}
+    members = {process.main.pid, *(child.pid for child in process.children)}
     async with ctx.stage(
         "verify", f"port {port} free, GPUs {list(process.gpus)} released"
     ) as stage:
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             snap = await snapshot(ssh, ctx.config.host(host).python)
-            holders = [a for a in snap.apps if a.pid in members]
+            holders = [app for app in snap.apps if app.pid in members]
             busy_port = port in snap.ports
-            lingering = [p for p in snap.procs if p.pid in members and not p.zombie]
+            lingering = [proc for proc in snap.procs if proc.pid in members and not proc.zombie]
             if not busy_port and not holders and not lingering:
                 stage.detail = f"port {port} free; no process of the server holds GPU memory"
                 gpus = list(process.gpus)
@@ -318,9 +322,10 @@ async def verify_stopped(
                 if busy_port:
                     problems.append(f"port {port} still in use")
                 problems += [
-                    f"pid {a.pid} still holds {a.used_mib} MiB on GPU {a.gpu_uuid}" for a in holders
+                    f"pid {app.pid} still holds {app.used_mib} MiB on GPU {app.gpu_uuid}"
+                    for app in holders
                 ]
-                problems += [f"pid {p.pid} ({p.title}) still alive" for p in lingering]
+                problems += [f"pid {proc.pid} ({proc.title}) still alive" for proc in lingering]
                 raise StageFailed("; ".join(problems))
             await asyncio.sleep(0.5)
 
@@ -328,7 +333,7 @@ async def verify_stopped(
 def kept_by_design(snap: Snapshot, process: ServerProcess) -> list[str]:
     """What weight-cache daemons keep on the stopped server's GPUs: held by design (a
     `--weight-cache-mode client` server loads from them), neither the server's nor an orphan's."""
-    uuid_of = {g.index: g.uuid for g in snap.gpus}
+    uuid_of = {gpu.index: gpu.uuid for gpu in snap.gpus}
     kept = []
     for cache in snap.view.weight_caches:
         for index in sorted(set(cache.gpus) & set(process.gpus)):

@@ -176,7 +176,7 @@ async def _preflight(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, snap: S
         checked = await run_preflight(ssh, spec, snap)
         if not checked.ok:
             raise StageFailed(
-                "; ".join(c.detail for c in checked.failures()) + " (nothing was touched)",
+                "; ".join(check.detail for check in checked.failures()) + " (nothing was touched)",
                 checked.lines(),
             )
         stage.detail = f"SGLang {checked.verdict.version}: all {len(checked.checks)} checks passed"
@@ -199,7 +199,7 @@ async def launch(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec) -> Started:
                 "--collect",
                 "--quiet",
                 "--property=KillMode=control-group",
-                *[f"--setenv={k}={v}" for k, v in spec.env.items()],
+                *[f"--setenv={name}={value}" for name, value in spec.env.items()],
                 *([f"--working-directory={spec.cwd}"] if spec.cwd else []),
                 "--",
                 *spec.argv,

@@ -45,7 +45,7 @@ print(json.dumps(out))
 @dataclass
 class Check:
     name: str
-    ok: bool
+    passed: bool
     detail: str
 
 
@@ -58,13 +58,16 @@ class Preflight:
 
     @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
+        return all(check.passed for check in self.checks)
 
     def failures(self) -> list[Check]:
-        return [c for c in self.checks if not c.ok]
+        return [check for check in self.checks if not check.passed]
 
     def lines(self) -> list[str]:
-        return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
+        return [
+            f"{'ok  ' if check.passed else 'FAIL'} {check.name}: {check.detail}"
+            for check in self.checks
+        ]
 
 
 async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Preflight:
@@ -76,7 +79,7 @@ async def run_preflight(ssh: SshHost, spec: LaunchSpec, snap: Snapshot) -> Prefl
                 "environment",
                 False,
                 "the profile uses "
-                + ", ".join(f"${{{n}}}" for n in missing)
+                + ", ".join(f"${{{name}}}" for name in missing)
                 + " but your environment does not set it",
             )
         )
@@ -174,8 +177,8 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
     if not spec.gpus:
         return []
     mine = snap.server(spec.port)
-    members = {mine.main.pid, *(c.pid for c in mine.children)} if mine else set()
-    by_index = {g.index: g for g in snap.gpus}
+    members = {mine.main.pid, *(child.pid for child in mine.children)} if mine else set()
+    by_index = {gpu.index: gpu for gpu in snap.gpus}
     by_design = {app.pid for cache in snap.view.weight_caches for app in cache.held}
     checks = []
     for index in spec.gpus:
@@ -189,7 +192,7 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                 )
             )
             continue
-        others = [a for a in snap.apps if a.gpu_uuid == gpu.uuid and a.pid not in members]
+        others = [app for app in snap.apps if app.gpu_uuid == gpu.uuid and app.pid not in members]
         if snap.view.foreign_pids:
             others = []
             held_by_mine = mine is not None and index in mine.gpus
@@ -203,10 +206,12 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                     )
                 )
                 continue
-        kept = [a for a in others if a.pid in by_design]  # weight-cache daemons: on purpose
-        others = [a for a in others if a.pid not in by_design]
+        kept = [app for app in others if app.pid in by_design]  # weight-cache daemons: on purpose
+        others = [app for app in others if app.pid not in by_design]
         if others:
-            holders = ", ".join(f"pid {a.pid} ({a.process_name}, {a.used_mib} MiB)" for a in others)
+            holders = ", ".join(
+                f"pid {app.pid} ({app.process_name}, {app.used_mib} MiB)" for app in others
+            )
             checks.append(Check(f"gpu {index}", False, f"GPU {index} is held by {holders}"))
         else:
             checks.append(
@@ -216,8 +221,9 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                     f"GPU {index} is free"
                     + (" or held only by the server being replaced" if mine else "")
                     + "".join(
-                        f"; weight-cache daemon pid {a.pid} keeps {a.used_mib} MiB on it by design"
-                        for a in kept
+                        f"; weight-cache daemon pid {app.pid} keeps {app.used_mib} MiB"
+                        " on it by design"
+                        for app in kept
                     ),
                 )
             )

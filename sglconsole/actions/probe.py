@@ -53,14 +53,17 @@ class ProbeError(Exception):
 def steady(marks: list[tuple[float, int]]) -> bool:
     """Whether a decode rate measured from (time, tokens so far) marks has settled: enough tokens
     and time, and the rate of the second half of the span within 5% of the first half's."""
-    (t0, n0), (t1, n1) = marks[0], marks[-1]
-    if n1 - n0 < STEADY_MIN_TOKENS or t1 - t0 < STEADY_MIN_S:
+    (start, start_tokens), (end, end_tokens) = marks[0], marks[-1]
+    if end_tokens - start_tokens < STEADY_MIN_TOKENS or end - start < STEADY_MIN_S:
         return False
-    middle = t0 + (t1 - t0) / 2
-    tm, nm = next((t, n) for t, n in marks if t >= middle)
-    if tm <= t0 or t1 <= tm:
+    middle = start + (end - start) / 2
+    halfway, halfway_tokens = next((when, tokens) for when, tokens in marks if when >= middle)
+    if halfway <= start or end <= halfway:
         return False
-    first, second = (nm - n0) / (tm - t0), (n1 - nm) / (t1 - tm)
+    first, second = (
+        (halfway_tokens - start_tokens) / (halfway - start),
+        (end_tokens - halfway_tokens) / (end - halfway),
+    )
     return abs(second - first) <= STEADY_TOLERANCE * max(first, second)
 
 
@@ -253,6 +256,6 @@ async def probe(
         result = ProbeResult("ERROR", str(exc), time=time.time())
         return ctx.result("probe", target, False, f"ERROR: {exc}", probe=result)
     result = judge(answer, long, judged, expect, running)
-    ok = result.verdict == "OK"
+    passed = result.verdict == "OK"
     summary = f"{result.verdict}: {result.reason}"
-    return ctx.result("probe", target, ok, summary, probe=result)
+    return ctx.result("probe", target, passed, summary, probe=result)

@@ -103,10 +103,10 @@ async def rollback(
         raise
     verdict = dataclasses.replace(checked.data["probe"], pid=started.pid)
     # what ran before may have been slow (a drifted config): only a wrong answer fails it
-    ok = verdict.verdict in ("OK", "SLOW")
+    passed = verdict.verdict in ("OK", "SLOW")
     said = {"OK": "probe OK", "SLOW": f"probe SLOW: {verdict.reason}"}.get(
         verdict.verdict, f"FAILED: probe: {verdict.verdict}: {verdict.reason}"
     )
     if record:
-        audit.end(record, ok, f"{runs}; {said}", pid=started.pid, probe=verdict.verdict)
-    return ctx.result("rollback", target, ok, f"{runs}; {said}", pid=started.pid, probe=verdict)
+        audit.end(record, passed, f"{runs}; {said}", pid=started.pid, probe=verdict.verdict)
+    return ctx.result("rollback", target, passed, f"{runs}; {said}", pid=started.pid, probe=verdict)

@@ -93,7 +93,7 @@ def plan_lines(
     if action == "kill":
         lines.append(f"then {target} stays out of every router (it is stopped)")
     elif fronting:
-        names = ", ".join(r.router for r in fronting)
+        names = ", ".join(route.router for route in fronting)
         lines.append(
             f"after the {action}: probe {target}; put it back in router {names} only if the"
             " probe passes (else it stays out, and the message says how to add it back)"
@@ -149,11 +149,11 @@ async def through_routers(
         if await take_out(ctx, audit, action, host, port, route, client, keep)
     ]
     if taken:
-        await drain(ctx, audit, host, port, max(r.spec.drain_timeout for r, _ in taken))
+        await drain(ctx, audit, host, port, max(route.spec.drain_timeout for route, _ in taken))
     try:
         result = await act()
     except ConsoleError as exc:
-        hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
+        hints = "; ".join(stays_out(ctx, target, route) for route, _ in taken)
         for route, _ in taken:
             ctx.skip("router in", stays_out(ctx, target, route))
         raise StageFailed(
@@ -161,8 +161,12 @@ async def through_routers(
         ) from exc
     if ctx.dry_run:
         return result
-    absent = [route for route, _ in clients if all(route is not r for r, _ in taken)]
-    notes = [] if action == "kill" else [not_added(ctx, action, target, r, result) for r in absent]
+    absent = [route for route, _ in clients if all(route is not moved for moved, _ in taken)]
+    notes = (
+        []
+        if action == "kill"
+        else [not_added(ctx, action, target, route, result) for route in absent]
+    )
 
     def said(summary: str) -> str:  # after the verdict: what was not put in, and what to do
         return "; ".join([summary, *notes])
@@ -170,17 +174,17 @@ async def through_routers(
     if not taken:
         return ctx.result(action, target, result.ok, said(result.summary), **result.data)
     if action == "kill":
-        hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
+        hints = "; ".join(stays_out(ctx, target, route) for route, _ in taken)
         return ctx.result(action, target, result.ok, f"{result.summary}; {hints}", **result.data)
     passed, why = await probe_passed(ctx, action, host, port, result)
     if not passed:
         for _route in taken:
             ctx.skip("router in", f"not put back: {why}")
-        hints = "; ".join(stays_out(ctx, target, r) for r, _ in taken)
+        hints = "; ".join(stays_out(ctx, target, route) for route, _ in taken)
         return ctx.result(action, target, False, said(f"{why}; {hints}"), **result.data)
     for route, client in taken:
         await put_back(ctx, audit, action, host, port, route, client)
-    names = ", ".join(r.router for r, _ in taken)
+    names = ", ".join(route.router for route, _ in taken)
     summary = f"{result.summary}; back in router {names}"
     return ctx.result(action, target, result.ok, said(summary), **result.data)
 
@@ -214,9 +218,13 @@ async def take_out(
     target, url = f"{host}:{port}", route.worker_url
     async with ctx.stage("router out", f"take {target} out of router {route.router}") as stage:
         workers = await client.workers()
-        mine = next((w for w in workers if same(w, url)), None)
+        mine = next((worker for worker in workers if same(worker, url)), None)
         if keep is not None:
-            others = [w for w in workers if not same(w, url) and w.get("is_healthy", True)]
+            others = [
+                worker
+                for worker in workers
+                if not same(worker, url) and worker.get("is_healthy", True)
+            ]
             if len(others) < keep:
                 raise StageFailed(
                     f"router {route.router} would keep {len(others)} healthy "

@@ -75,7 +75,8 @@ async def _follow(ctx, stream, pid: int, lines: list[str], state: dict, stage) -
                 _startup_line(ctx, text, state, stage)
         elif kind == "procs":
             present = any(
-                p.get("pid") == pid and p.get("state") != "Z" for p in message.get("procs") or []
+                proc.get("pid") == pid and proc.get("state") != "Z"
+                for proc in message.get("procs") or []
             )
             seen = seen or present
         if kind in ("procs", "hb"):

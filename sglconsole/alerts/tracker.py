@@ -134,8 +134,8 @@ class AlertTracker:
 
 def back_again(host: HostState) -> str:
     """A host's recovery, with what its servers are now: reachable is not the same as fine."""
-    problems = [s for s in host.servers.values() if s.status in PROBLEMS]
-    said = "; ".join(f"{s.host}:{s.port} is {s.status.value}" for s in problems)
+    problems = [server for server in host.servers.values() if server.status in PROBLEMS]
+    said = "; ".join(f"{server.host}:{server.port} is {server.status.value}" for server in problems)
     return f"reachable again; {said}" if said else "reachable again"
 
 
@@ -153,9 +153,9 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
             # while an action works on a server, its passing states are not news: the alert
             # ("recovered", "DOWN") waits for the state the action ends in, after its checks
             found += [
-                tracker.observe(host.name, s.port, s.status, s.reason, now)
-                for s in host.servers.values()
-                if not s.action
+                tracker.observe(host.name, server.port, server.status, server.reason, now)
+                for server in host.servers.values()
+                if not server.action
             ]
     found += route_news(
         fleet,

@@ -71,7 +71,7 @@ class Alertmanager:
         timeout: float = TIMEOUT_S,
         clock: Callable[[], float] = time.time,
     ):
-        self.urls = [alert_url(u) for u in urls]
+        self.urls = [alert_url(url) for url in urls]
         self.resend_s = resend_s
         self.clock = clock
         self.client = httpx.AsyncClient(timeout=timeout)
@@ -122,25 +122,27 @@ class Alertmanager:
             await asyncio.sleep(self.resend_s)
             async with self._order:  # what fires as of now, never a stale copy after its end
                 batch, self._unsent = self._unsent, []
-                batch += [self._fire(a) for a in self.firing.values()]
+                batch += [self._fire(alert) for alert in self.firing.values()]
                 if batch:
                     await self.post(batch)
 
     async def post(self, batch: list[dict]) -> bool:
-        ok = True
+        delivered = True
         for url in self.urls:
             try:
                 reply = await self.client.post(url, json=batch)
                 reply.raise_for_status()
             except httpx.HTTPError as exc:
-                ok = False
+                delivered = False
                 log.warning("webhook %s: %s", url, exc or type(exc).__name__)
-        if not ok:  # what fires is sent again anyway; a resolution only if kept
-            firing = [a["labels"] for a in self.firing.values()]
+        if not delivered:  # what fires is sent again anyway; a resolution only if kept
+            firing = [alert["labels"] for alert in self.firing.values()]
             self._unsent += [
-                a for a in batch if a["labels"] not in firing and a not in self._unsent
+                alert
+                for alert in batch
+                if alert["labels"] not in firing and alert not in self._unsent
             ]
-        return ok
+        return delivered
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

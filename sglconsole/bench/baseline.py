@@ -33,18 +33,22 @@ def level_tok_s(level: LevelResult) -> float | None:
 
 def unmeasured(result: SweepResult) -> list[int]:
     """The concurrencies that completed requests but have no server-side speed to store."""
-    return [lv.concurrency for lv in result.levels if lv.completed and level_tok_s(lv) is None]
+    return [
+        level.concurrency
+        for level in result.levels
+        if level.completed and level_tok_s(level) is None
+    ]
 
 
 def baseline_value(result: SweepResult, previous: Baseline | None = None) -> dict:
     """The mapping to store: the lowest level also fills the single-number fields probe and
     restore use. Levels without the server's own speed are left out (`unmeasured`)."""
     levels = sorted(
-        (lv for lv in result.levels if lv.completed and level_tok_s(lv) is not None),
-        key=lambda lv: lv.concurrency,
+        (level for level in result.levels if level.completed and level_tok_s(level) is not None),
+        key=lambda level: level.concurrency,
     )
     if not levels:
-        done = any(lv.completed for lv in result.levels)
+        done = any(level.completed for level in result.levels)
         raise ValueError(
             "the server's decode lines could not be read during any level (its log): a baseline "
             "is SGLang's own decode gen throughput, nothing to save"
@@ -61,7 +65,7 @@ def baseline_value(result: SweepResult, previous: Baseline | None = None) -> dic
         "slow_fraction": previous.slow_fraction
         if previous and "slow_fraction" in previous.model_fields_set
         else None,
-        "levels": [_level(lv) for lv in levels],
+        "levels": [_level(level) for level in levels],
         "measured_at": where.measured_at,
         "sglang_version": where.sglang_version,
         "gpu_model": where.gpu_model,
@@ -69,7 +73,7 @@ def baseline_value(result: SweepResult, previous: Baseline | None = None) -> dic
         "input_len": where.input_len,
         "output_len": where.output_len,
     }
-    return {k: v for k, v in value.items() if v is not None}
+    return {key: item for key, item in value.items() if item is not None}
 
 
 def _level(level: LevelResult) -> dict:
@@ -79,7 +83,7 @@ def _level(level: LevelResult) -> dict:
         "accept_len": _round(level.accept_len, 2),
         "ttft_p50_ms": _round(level.ttft_p50_ms),
     }
-    return {k: v for k, v in out.items() if v is not None}
+    return {key: item for key, item in out.items() if item is not None}
 
 
 def save(path: Path, profile: str, result: SweepResult, previous: Baseline | None = None) -> dict:

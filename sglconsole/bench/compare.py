@@ -50,7 +50,7 @@ class CompareResult:
 
     @property
     def ok(self) -> bool:
-        return self.restored_ok and all(r.sweep is not None and r.sweep.ok for r in self.runs)
+        return self.restored_ok and all(run.sweep is not None and run.sweep.ok for run in self.runs)
 
     def to_dict(self) -> dict:
         return {
@@ -59,9 +59,10 @@ class CompareResult:
             "ok": self.ok,
             "restored": self.restored,
             "restored_ok": self.restored_ok,
-            "runs": [r.to_dict() for r in self.runs],
+            "runs": [run.to_dict() for run in self.runs],
             "differences": {
-                k: [row.to_dict() for row in v.differences] for k, v in self.differences.items()
+                name: [row.to_dict() for row in report.differences]
+                for name, report in self.differences.items()
             },
         }
 
@@ -91,7 +92,7 @@ async def run_compare(
 
 
 def check_profiles(ctx: ActionContext, profiles: list[str]) -> None:
-    unknown = [p for p in profiles if p not in ctx.config.profiles]
+    unknown = [profile for profile in profiles if profile not in ctx.config.profiles]
     if unknown:
         known = ", ".join(ctx.config.profiles) or "none"
         raise UsageError(f"unknown profile(s) {', '.join(unknown)} (profiles: {known})")
@@ -156,7 +157,9 @@ async def profile_differences(
                 env_judge=judge,
             )
         stage.detail = (
-            "; ".join(f"{n}: {len(r.differences)} differences" for n, r in reports.items())
+            "; ".join(
+                f"{name}: {len(report.differences)} differences" for name, report in reports.items()
+            )
             or "one profile"
         )
     return reports

@@ -40,10 +40,14 @@ class DecodeWindow:
 
 
 def summarise(lines: list[str]) -> DecodeWindow:
-    records = counted(r for r in map(parse_line, lines) if r is not None and r.kind == "decode")
-    records = [r for r in records if r.gen_throughput is not None]
-    peak = max((r.running_req or 0 for r in records), default=None)
-    steady = [r for r in records if r.running_req == peak][1:]
+    records = counted(
+        record
+        for record in map(parse_line, lines)
+        if record is not None and record.kind == "decode"
+    )
+    records = [record for record in records if record.gen_throughput is not None]
+    peak = max((record.running_req or 0 for record in records), default=None)
+    steady = [record for record in records if record.running_req == peak][1:]
     speed = decode_speed(steady)
     return DecodeWindow(
         tok_s=speed.tok_s,

@@ -89,9 +89,9 @@ class ConsoleEngine:
         if not bodies:
             return
         outputs = await asyncio.gather(
-            *(loadgen.stream_one(self.http, self.url, b) for b in bodies)
+            *(loadgen.stream_one(self.http, self.url, body) for body in bodies)
         )
-        if not any(o.ok for o in outputs):
+        if not any(output.ok for output in outputs):
             raise StageFailed(f"the warm-up request failed: {outputs[0].error}")
 
     async def close(self) -> None:

@@ -102,7 +102,7 @@ async def run_level(
     url: str,
     bodies: Sequence[dict],
     concurrency: int,
-    on_done: Callable[[RequestRecord], None] = lambda r: None,
+    on_done: Callable[[RequestRecord], None] = lambda record: None,
 ) -> tuple[list[RequestRecord], float, float]:
     """Keep `concurrency` requests in flight until every body was sent; (records, started,
     ended)."""
@@ -117,4 +117,4 @@ async def run_level(
 
     started = time.monotonic()
     await asyncio.gather(*(slot() for _ in range(min(concurrency, len(bodies)))))
-    return [r for r in records if r is not None], started, time.monotonic()
+    return [record for record in records if record is not None], started, time.monotonic()

@@ -137,16 +137,18 @@ class SweepResult:
 
     @property
     def ok(self) -> bool:
-        return bool(self.levels) and all(lv.failed == 0 and lv.completed > 0 for lv in self.levels)
+        return bool(self.levels) and all(
+            level.failed == 0 and level.completed > 0 for level in self.levels
+        )
 
     def level(self, concurrency: int) -> LevelResult | None:
-        return next((lv for lv in self.levels if lv.concurrency == concurrency), None)
+        return next((level for level in self.levels if level.concurrency == concurrency), None)
 
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,
             "provenance": self.provenance.to_dict(),
-            "levels": [lv.to_dict() for lv in self.levels],
+            "levels": [level.to_dict() for level in self.levels],
             "warnings": list(self.warnings),
             "gpu_mem_mib": list(self.gpu_mem_mib),
         }

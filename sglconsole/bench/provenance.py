@@ -43,9 +43,9 @@ def local_address(address: str) -> str:
 
 
 def gpu_facts(samples: list[GpuSample], gpus: list[int]) -> tuple[str | None, list[int]]:
-    used = [s for s in samples if s.index in gpus] or samples[: len(gpus)]
+    used = [sample for sample in samples if sample.index in gpus] or samples[: len(gpus)]
     model = used[0].name if used else None
-    return model, [s.mem_used_mib for s in used if s.mem_used_mib is not None]
+    return model, [sample.mem_used_mib for sample in used if sample.mem_used_mib is not None]
 
 
 async def inspect_server(ctx: ActionContext, host: str, port: int) -> ServerFacts:

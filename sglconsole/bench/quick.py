@@ -22,8 +22,8 @@ QUICK = SweepSettings(levels=BENCH_LEVELS, output_len=128)
 async def plan_bench(ctx: ActionContext, host: str, port: int) -> Plan:
     """What the sweep sends, and about how long the server's users share it with the sweep."""
     target = f"{host}:{port}"
-    levels = ", ".join(str(c) for c in BENCH_LEVELS)
-    requests = ", ".join(str(QUICK.prompts_for(c)) for c in BENCH_LEVELS)
+    levels = ", ".join(str(concurrency) for concurrency in BENCH_LEVELS)
+    requests = ", ".join(str(QUICK.prompts_for(concurrency)) for concurrency in BENCH_LEVELS)
     return Plan(
         "bench",
         target,
@@ -40,7 +40,8 @@ async def plan_bench(ctx: ActionContext, host: str, port: int) -> Plan:
 async def _duration(ctx: ActionContext, host: str, port: int) -> str:
     """An estimate from the server's own decode lines (per request tok/s), when it has some."""
     rounds = sum(
-        math.ceil(QUICK.prompts_for(c) / c) + QUICK.warmup for c in BENCH_LEVELS
+        math.ceil(QUICK.prompts_for(concurrency) / concurrency) + QUICK.warmup
+        for concurrency in BENCH_LEVELS
     )  # each round: every slot generates output_len tokens
     try:
         speed = await _per_request_tok_s(ctx, host, port)

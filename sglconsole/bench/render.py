@@ -26,11 +26,12 @@ def bar(value: float, top: float, width: int = BAR_WIDTH) -> str:
 
 
 def title(result: SweepResult) -> str:
-    p = result.provenance
-    gpus = f"{p.gpu_count}x {p.gpu_model}" if p.gpu_model else "GPUs unknown"
+    where = result.provenance
+    gpus = f"{where.gpu_count}x {where.gpu_model}" if where.gpu_model else "GPUs unknown"
     return (
-        f"{p.host}:{p.port}  profile {p.profile or '?'}  SGLang {p.sglang_version or '?'}  {gpus}  "
-        f"{p.input_len} in / {p.output_len} out  engine {p.engine}  {p.measured_at}"
+        f"{where.host}:{where.port}  profile {where.profile or '?'}  "
+        f"SGLang {where.sglang_version or '?'}  {gpus}  "
+        f"{where.input_len} in / {where.output_len} out  engine {where.engine}  {where.measured_at}"
     )
 
 
@@ -51,21 +52,21 @@ def sweep_table(result: SweepResult) -> Table:
     ):
         table.add_column(name, justify="right")
     table.add_column("tok/s by concurrency", min_width=BAR_WIDTH + 1, no_wrap=True)
-    top = max((lv.output_tok_s for lv in result.levels), default=0)
-    for lv in result.levels:
+    top = max((level.output_tok_s for level in result.levels), default=0)
+    for level in result.levels:
         table.add_row(
-            str(lv.concurrency),
-            _num(lv.output_tok_s),
-            _num(lv.per_request_tok_s),
-            _ms(lv.ttft_p50_ms),
-            _ms(lv.ttft_p99_ms),
-            _ms(lv.itl_p50_ms),
-            _ms(lv.itl_p99_ms),
-            _num(lv.accept_len, 2),
-            str(lv.completed),
-            Text(str(lv.failed), style="bold red" if lv.failed else ""),
-            _num(lv.server_tok_s),
-            Text(bar(lv.output_tok_s, top), style="cyan"),
+            str(level.concurrency),
+            _num(level.output_tok_s),
+            _num(level.per_request_tok_s),
+            _ms(level.ttft_p50_ms),
+            _ms(level.ttft_p99_ms),
+            _ms(level.itl_p50_ms),
+            _ms(level.itl_p99_ms),
+            _num(level.accept_len, 2),
+            str(level.completed),
+            Text(str(level.failed), style="bold red" if level.failed else ""),
+            _num(level.server_tok_s),
+            Text(bar(level.output_tok_s, top), style="cyan"),
         )
     return table
 
@@ -125,7 +126,9 @@ def numbers_table(result: CompareResult) -> Table:
         table.add_column(f"vs {runs[0].profile}", justify="right")
     for label, pick in _metrics(result):
         values = [pick(run) for run in runs]
-        cells = [_num(v, 2 if "accept" in label else 0 if "ms" in label else 1) for v in values]
+        cells = [
+            _num(value, 2 if "accept" in label else 0 if "ms" in label else 1) for value in values
+        ]
         if len(runs) > 1:
             cells.append(_ratios(values))
         table.add_row(label, *cells)
@@ -141,18 +144,20 @@ def numbers_table(result: CompareResult) -> Table:
 
 
 def _metrics(result: CompareResult):
-    levels = sorted({lv.concurrency for run in result.runs if run.sweep for lv in run.sweep.levels})
+    levels = sorted(
+        {level.concurrency for run in result.runs if run.sweep for level in run.sweep.levels}
+    )
 
-    def at(concurrency: int, attribute: str):
+    def metric_at(concurrency: int, attribute: str):
         def pick(run) -> float | None:
             level: LevelResult | None = run.sweep.level(concurrency) if run.sweep else None
             return getattr(level, attribute) if level else None
 
         return pick
 
-    rows = [(f"tok/s @{c}", at(c, "output_tok_s")) for c in levels]
-    rows += [(f"accept length @{c}", at(c, "accept_len")) for c in levels[:1]]
-    rows += [(f"TTFT p50 ms @{c}", at(c, "ttft_p50_ms")) for c in levels]
+    rows = [(f"tok/s @{level}", metric_at(level, "output_tok_s")) for level in levels]
+    rows += [(f"accept length @{level}", metric_at(level, "accept_len")) for level in levels[:1]]
+    rows += [(f"TTFT p50 ms @{level}", metric_at(level, "ttft_p50_ms")) for level in levels]
     return rows
 
 
@@ -160,9 +165,9 @@ def _ratios(values: list[float | None]) -> str:
     first = values[0]
     if not first:
         return ""
-    return " ".join("-" if v is None else f"{v / first:.2f}x" for v in values[1:])
+    return " ".join("-" if value is None else f"{value / first:.2f}x" for value in values[1:])
 
 
 def _memory(run) -> str:
     memory = run.sweep.gpu_mem_mib if run.sweep else []
-    return " / ".join(f"{m:,}" for m in memory) or "-"
+    return " / ".join(f"{mib:,}" for mib in memory) or "-"

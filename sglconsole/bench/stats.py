@@ -11,13 +11,13 @@ from sglconsole.bench.model import LevelResult, RequestRecord
 MAX_ERRORS = 5
 
 
-def percentile(values: Sequence[float], q: float) -> float | None:
+def percentile(values: Sequence[float], percent: float) -> float | None:
     """Linear interpolation between closest ranks (numpy's default), so numbers match
     bench_serving's."""
     if not values:
         return None
     ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
+    rank = (len(ordered) - 1) * percent / 100
     low, high = math.floor(rank), math.ceil(rank)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
@@ -29,29 +29,31 @@ def _ms(value: float | None) -> float | None:
 def accept_length(records: Sequence[RequestRecord]) -> float | None:
     """Tokens per verification over all requests (SGLang's definition), else the mean per
     request."""
-    verified = [r for r in records if r.verify_ct]
+    verified = [record for record in records if record.verify_ct]
     if verified:
-        return sum(r.completion_tokens for r in verified) / sum(r.verify_ct for r in verified)
-    lengths = [r.accept_len for r in records if r.accept_len]
+        return sum(record.completion_tokens for record in verified) / sum(
+            record.verify_ct for record in verified
+        )
+    lengths = [record.accept_len for record in records if record.accept_len]
     return statistics.fmean(lengths) if lengths else None
 
 
 def summarise(
     concurrency: int, engine: str, records: Sequence[RequestRecord], started: float, ended: float
 ) -> LevelResult:
-    ok = [r for r in records if r.ok]
+    succeeded = [record for record in records if record.ok]
     duration = max(ended - started, 1e-9)
-    output = sum(r.completion_tokens for r in ok)
-    ttfts = [r.ttft_s for r in ok if r.ttft_s is not None]
-    itls = [gap for r in ok for gap in r.itl_s]
-    speeds = [s for s in (r.decode_tok_s for r in ok) if s is not None]
-    accept = accept_length(ok)
+    output = sum(record.completion_tokens for record in succeeded)
+    ttfts = [record.ttft_s for record in succeeded if record.ttft_s is not None]
+    itls = [gap for record in succeeded for gap in record.itl_s]
+    speeds = [speed for speed in (record.decode_tok_s for record in succeeded) if speed is not None]
+    accept = accept_length(succeeded)
     return LevelResult(
         concurrency=concurrency,
         engine=engine,
         num_prompts=len(records),
-        completed=len(ok),
-        failed=len(records) - len(ok),
+        completed=len(succeeded),
+        failed=len(records) - len(succeeded),
         duration_s=duration,
         output_tok_s=output / duration,
         per_request_tok_s=statistics.median(speeds) if speeds else None,
@@ -61,7 +63,11 @@ def summarise(
         itl_p99_ms=_ms(percentile(itls, 99)),
         accept_len=accept,
         accept_source="meta_info" if accept is not None else None,
-        input_tokens=statistics.fmean(r.prompt_tokens for r in ok) if ok else None,
+        input_tokens=statistics.fmean(record.prompt_tokens for record in succeeded)
+        if succeeded
+        else None,
         output_tokens=output,
-        errors=list(dict.fromkeys(r.error for r in records if not r.ok))[:MAX_ERRORS],
+        errors=list(dict.fromkeys(record.error for record in records if not record.ok))[
+            :MAX_ERRORS
+        ],
     )

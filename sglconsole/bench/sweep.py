@@ -106,7 +106,7 @@ async def run_sweep(
 
 
 def check_levels(levels: tuple[int, ...]) -> None:
-    if not levels or any(not isinstance(c, int) or c < 1 for c in levels):
+    if not levels or any(not isinstance(level, int) or level < 1 for level in levels):
         raise UsageError(f"concurrency levels must be positive integers, got {list(levels)}")
 
 
@@ -201,18 +201,18 @@ def describe(row: LevelResult) -> str:
 
 
 def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
-    at = f"concurrency {row.concurrency}"
+    label = f"concurrency {row.concurrency}"
     out = []
     if row.failed:
         errors = "; ".join(row.errors[:2])
         out.append(
-            f"{at}: {row.failed} of {row.num_prompts} requests failed: {errors}".rstrip(": ")
+            f"{label}: {row.failed} of {row.num_prompts} requests failed: {errors}".rstrip(": ")
         )
     # no CLI flag is named: the console's `b` shows these notes too
     if row.other_requests:
         said = f" say {row.server_tok_s:.1f} tok/s and" if row.server_tok_s else ""
         out.append(
-            f"{at}: the server was also serving {row.other_requests} other request(s) of its "
+            f"{label}: the server was also serving {row.other_requests} other request(s) of its "
             f"users; its decode lines{said} count them, so they differ from the "
             f"{row.output_tok_s:.1f} tok/s measured here, and its load slowed these requests"
         )
@@ -220,14 +220,14 @@ def level_warnings(row: LevelResult, max_running: int | None) -> list[str]:
         row.server_tok_s and abs(row.output_tok_s - row.server_tok_s) > AGREEMENT * row.server_tok_s
     ):
         out.append(
-            f"{at}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say "
+            f"{label}: measured {row.output_tok_s:.1f} tok/s but the server's decode lines say "
             f"{row.server_tok_s:.1f} ({abs(row.output_tok_s / row.server_tok_s - 1):.0%} apart): "
             "time to first token weighs on short runs (longer outputs or more requests lower its "
             "share); if it stays, the load generator could not keep up"
         )
     if max_running and row.concurrency > max_running:
         out.append(
-            f"{at} is above the server's max_running_requests {max_running}: "
+            f"{label} is above the server's max_running_requests {max_running}: "
             "the rest wait in its queue"
         )
     return out

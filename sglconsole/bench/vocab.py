@@ -84,6 +84,10 @@ async def read_vocabulary(
     """The served model's vocabulary, asked of the host (never guessed)."""
     if not model:
         return Vocabulary(None, "the server's model path is not known")
-    request = {"model": model, "cwd": cwd, "env": {k: v for k, v in env.items() if k in HF_ENV}}
+    request = {
+        "model": model,
+        "cwd": cwd,
+        "env": {name: value for name, value in env.items() if name in HF_ENV},
+    }
     result = await ssh.run([python, "-c", CONFIG_SNIPPET, json.dumps(request)], timeout=15)
     return from_answer(result.stdout, result.exit_status, result.stderr)

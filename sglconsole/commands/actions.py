@@ -97,14 +97,14 @@ async def _run(
     cfg: config.Config, args: argparse.Namespace, action: Action, host: str, port: int
 ) -> int:
     name = action.name
-    options = {k: v(args) for k, v in OPTIONS.get(name, {}).items()}
+    options = {option: read(args) for option, read in OPTIONS.get(name, {}).items()}
     if name in ROUTED:
         options.update(_keep(args))
     fleet = SshFleet(cfg.hosts)
     ctx = ActionContext(
         cfg,
         fleet,
-        progress=print_stage if not args.json else (lambda s: None),
+        progress=print_stage if not args.json else (lambda stage: None),
         dry_run=getattr(args, "dry_run", False) or getattr(args, "global_dry_run", False),
     )
     try:
@@ -156,7 +156,7 @@ def _report_failure(ctx: ActionContext, name: str, args: argparse.Namespace, mes
                 "action": name,
                 "ok": False,
                 "error": message,
-                "stages": [_stage_json(s) for s in ctx.stages],
+                "stages": [_stage_json(stage) for stage in ctx.stages],
             }
         )
     else:
@@ -177,13 +177,16 @@ def _stage_json(stage: Stage) -> dict:
 
 
 def _result_json(result) -> dict:
-    data = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in result.data.items()}
+    data = {
+        key: (value.to_dict() if hasattr(value, "to_dict") else value)
+        for key, value in result.data.items()
+    }
     return {
         "action": result.action,
         "target": result.target,
         "ok": result.ok,
         "summary": result.summary,
-        "stages": [_stage_json(s) for s in result.stages],
+        "stages": [_stage_json(stage) for stage in result.stages],
         "evidence": result.evidence,
         **data,
     }
@@ -239,11 +242,11 @@ FLAGS = {
     "probe": _probe_flags,
 }
 OPTIONS = {
-    "relaunch": {"profile_name": lambda a: a.profile},
+    "relaunch": {"profile_name": lambda args: args.profile},
     "probe": {
-        "prompt": lambda a: a.prompt,
-        "max_tokens": lambda a: a.max_tokens,
-        "throughput": lambda a: not a.no_throughput,
+        "prompt": lambda args: args.prompt,
+        "max_tokens": lambda args: args.max_tokens,
+        "throughput": lambda args: not args.no_throughput,
     },
 }
 
@@ -278,7 +281,7 @@ def _restore_all(args: argparse.Namespace, action: Action) -> int:
         stdout().print(Text(f"== {args.target}", style="bold"))
         code = run_async(_run(cfg, args, action, host, server.port))
         worst = max(worst, code)
-        rest = [f"{host}:{s.port}" for s in servers[index + 1 :]]
+        rest = [f"{host}:{later.port}" for later in servers[index + 1 :]]
         if code != 0 and routes_of(cfg, host, server.port) and rest:
             # a rolling restore behind a router: taking out more would only shrink the service
             stderr().print(

@@ -38,7 +38,7 @@ def _check(parser: argparse.ArgumentParser):
             problems += _ssh_config_problems(cfg)
         if problems or cfg is None:
             raise ConfigError(problems)
-        servers = sum(len(h.servers) for h in cfg.hosts.values())
+        servers = sum(len(host.servers) for host in cfg.hosts.values())
         stdout().print(
             f"{escape(str(cfg.path))}: ok ({len(cfg.hosts)} hosts, {servers} servers,"
             f" {len(cfg.profiles)} profiles)"
@@ -67,10 +67,13 @@ def _ssh_config_problems(cfg: config.Config) -> list[str]:
         files = config_files(host) or []
         source = f"ssh_config {files[0]}" if files else "ssh_config"
         named = [
-            *(("IdentityFile", p) for p in ([] if host.identity_file else target.identity_files)),
             *(
-                ("UserKnownHostsFile", p)
-                for p in ([] if host.known_hosts else target.known_hosts_files)
+                ("IdentityFile", path)
+                for path in ([] if host.identity_file else target.identity_files)
+            ),
+            *(
+                ("UserKnownHostsFile", path)
+                for path in ([] if host.known_hosts else target.known_hosts_files)
             ),
         ]
         for option, path in named:

@@ -195,7 +195,7 @@ async def _profile_it_runs(ctx: ActionContext, host: str, port: int) -> str:
     async with ctx.stage("drift", f"does {host}:{port} run profile {name}?") as stage:
         report, _, _ = await diff_server(ctx.config, host, port, ctx.ssh[host])
         if report.differs:
-            flags = ", ".join(r.flag for r in report.differences[:5])
+            flags = ", ".join(difference.flag for difference in report.differences[:5])
             raise UsageError(
                 f"{host}:{port} differs from profile {name} ({flags}): "
                 "its numbers are not that profile's; "
@@ -244,7 +244,8 @@ def _save(cfg: config.Config, profile: str, result: SweepResult, quiet: bool) ->
         )
     if not quiet:
         levels = ", ".join(
-            f"{lv['gen_throughput']:g} tok/s @{lv['concurrency']}" for lv in written["levels"]
+            f"{level['gen_throughput']:g} tok/s @{level['concurrency']}"
+            for level in written["levels"]
         )
         stdout().print(
             safe(f"saved baseline of profile {profile} in {cfg.path}: {levels}", "bold green")

@@ -76,7 +76,7 @@ def _diff(parser: argparse.ArgumentParser):
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
         host, port = parse_target(args.target)
-        ports = [port] if port is not None else [s.port for s in cfg.host(host).servers]
+        ports = [port] if port is not None else [server.port for server in cfg.host(host).servers]
         if port is not None:
             cfg.server(host, port)
         return run_async(_run_diff(cfg, host, ports, args.json))
@@ -118,7 +118,7 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
     finally:
         await fleet.close()
     if as_json:
-        print_json({k: v.to_dict() for k, v in results.items()})
+        print_json({key: result.to_dict() for key, result in results.items()})
     return worst
 
 
@@ -132,8 +132,8 @@ def split_command(text: str) -> tuple[list[str], dict[str, str]]:
     """A pasted command line -> (launch_server flags, env assignments before the command)."""
     if text.startswith("@"):
         try:
-            with open(text[1:], encoding="utf-8") as fh:
-                text = fh.read()
+            with open(text[1:], encoding="utf-8") as file:
+                text = file.read()
         except OSError as exc:
             raise UsageError(f"{text[1:]}: {exc.strerror or exc}") from None
     text = text.replace("\\\n", " ")
@@ -183,17 +183,17 @@ def _argdiff(parser: argparse.ArgumentParser):
         argv_a, env_a = split_command(args.a)
         argv_b, env_b = split_command(args.b)
         verdict = _judge(args, {"a": argv_a, "b": argv_b})
-        errors = {k: v.error for k, v in verdict.results.items() if v.error}
-        hints = {k: did_you_mean(e, verdict.all_flags()) for k, e in errors.items()}
+        errors = {side: result.error for side, result in verdict.results.items() if result.error}
+        hints = {side: did_you_mean(error, verdict.all_flags()) for side, error in errors.items()}
         if errors:
             return _print_invalid(errors, hints, verdict.version, args.json, _source(verdict))
-        a, b = verdict.results["a"], verdict.results["b"]
+        result_a, result_b = verdict.results["a"], verdict.results["b"]
         registry, env_judge = env_registry(verdict, verdict.version)
         report = drift.build(
-            profile_values=a.values,
-            profile_given=a.given,
-            running_values=b.values,
-            running_given=b.given,
+            profile_values=result_a.values,
+            profile_given=result_a.given,
+            running_values=result_b.values,
+            running_given=result_b.given,
             flag_of=verdict.flag_of,
             profile_env=env_a,
             running_env=env_b,
@@ -204,13 +204,13 @@ def _argdiff(parser: argparse.ArgumentParser):
         if args.json:
             rows = [
                 {
-                    "dest": r.name,
-                    "flag": r.flag,
-                    "a": r.shown(r.profile),
-                    "b": r.shown(r.running),
-                    "state": r.state.value,
+                    "dest": row.name,
+                    "flag": row.flag,
+                    "a": row.shown(row.profile),
+                    "b": row.shown(row.running),
+                    "state": row.state.value,
                 }
-                for r in report.rows
+                for row in report.rows
             ]
             print_json(
                 {"version": verdict.version, "source": _source(verdict), "rows": rows, "errors": {}}
@@ -287,7 +287,7 @@ def _print_invalid(
                 "source": source,
                 "rows": [],
                 "errors": errors,
-                "hints": {k: v for k, v in hints.items() if v},
+                "hints": {side: hint for side, hint in hints.items() if hint},
             }
         )
     else:

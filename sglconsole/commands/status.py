@@ -56,7 +56,7 @@ def _status(parser: argparse.ArgumentParser):
         cfg = config.load(config_path(args))
         if args.hosts:
             cfg = cfg.only(args.hosts)
-        slowest = max([connect_timeout(h) for h in cfg.hosts.values()] + [1])
+        slowest = max([connect_timeout(host) for host in cfg.hosts.values()] + [1])
         timeout = args.timeout or slowest + 5
         return run_async(_run(cfg, args.json, args.watch, timeout, args.drift_timeout))
 
@@ -81,7 +81,9 @@ async def _run(
                 await asyncio.sleep(1)
                 for host in monitor.state.hosts:
                     monitor.state.publish(host)
-                unjudged = [s.key for s in monitor.state.all_servers() if drift_pending(s)]
+                unjudged = [
+                    server.key for server in monitor.state.all_servers() if drift_pending(server)
+                ]
         elif watch:
             with Live(fleet_view(monitor.state), console=stdout(), refresh_per_second=2) as live:
                 while True:  # until Ctrl-C, as above
@@ -106,8 +108,8 @@ def _status_json(fleet: FleetState, unjudged: list[str]) -> dict:
 
 
 def exit_code(fleet: FleetState) -> int:
-    configured = [s for s in fleet.all_servers() if s.managed]
-    return 0 if configured and all(INFO[s.status].healthy for s in configured) else 1
+    configured = [server for server in fleet.all_servers() if server.managed]
+    return 0 if configured and all(INFO[server.status].healthy for server in configured) else 1
 
 
 @command(
@@ -120,8 +122,8 @@ def _log_stats(parser: argparse.ArgumentParser):
     def handle(args: argparse.Namespace) -> int:
         from sglconsole.core.log_stats import summarize
 
-        with _open(args.file) as fh:
-            stats = summarize(fh)
+        with _open(args.file) as file:
+            stats = summarize(file)
         if stats.records == 0:
             print(
                 f"{args.file}: not an SGLang log (in {stats.lines} lines, not one that SGLang "
@@ -155,7 +157,7 @@ def _print_stats(data: dict) -> None:
             out.print(
                 f"\n[bold]run {number}[/]: lines {part['first_line']}-{part['last_line']}{pid}"
             )
-        counts = ", ".join(f"{k}: {v}" for k, v in (part.get("counts") or {}).items())
+        counts = ", ".join(f"{kind}: {count}" for kind, count in (part.get("counts") or {}).items())
         out.print(f"lines by kind: {counts}")
         table = Table("metric", "median", "p5", "p95", "n")
         for key in ("gen_throughput", "accept_len"):
@@ -163,8 +165,8 @@ def _print_stats(data: dict) -> None:
             table.add_row(
                 key,
                 *(
-                    f"{stat.get(k):.2f}" if stat.get(k) is not None else "-"
-                    for k in ("median", "p5", "p95")
+                    f"{stat.get(column):.2f}" if stat.get(column) is not None else "-"
+                    for column in ("median", "p5", "p95")
                 ),
                 str(stat.get("n", 0)),
             )
@@ -187,8 +189,8 @@ def _parse_log(parser: argparse.ArgumentParser):
     def handle(args: argparse.Namespace) -> int:
         from sglconsole.core.sglang_log import iter_records
 
-        with _open(args.file) as fh:
-            for lineno, record in iter_records(fh):
+        with _open(args.file) as file:
+            for lineno, record in iter_records(file):
                 print(json.dumps({**record.to_dict(), "lineno": lineno}))
         return 0
 

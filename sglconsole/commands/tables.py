@@ -68,7 +68,7 @@ def server_table(host: HostState, now: float | None = None) -> Table:
         table.add_column(
             column, justify=justify, overflow="fold" if column == "why" else "ellipsis"
         )
-    for server in sorted(host.servers.values(), key=lambda s: s.port):
+    for server in sorted(host.servers.values(), key=lambda server: server.port):
         table.add_row(*server_row(server, now))
     return table
 
@@ -147,14 +147,18 @@ def router_lines(fleet: FleetState) -> list[Text]:
             title.append("  UNREACHABLE ", style=STATUS_STYLE[Status.UNREACHABLE])
             title.append(" " + clean(router.error or ""), style="red")
         elif router.reachable:
-            healthy = sum(1 for w in router.workers if w.healthy)
+            healthy = sum(1 for worker in router.workers if worker.healthy)
             title.append(f"  {healthy}/{len(router.workers)} workers healthy", style="dim")
         lines.append(title)
         for key in router.worker_urls:
             host, _, port = key.rpartition(":")
             server = fleet.server(host, int(port))
             route = next(
-                (r for r in (server.view.routes if server else ()) if r.router == router.name),
+                (
+                    candidate
+                    for candidate in (server.view.routes if server else ())
+                    if candidate.router == router.name
+                ),
                 None,
             )
             if route is not None:

@@ -51,6 +51,6 @@ def load_settings() -> ConsoleSettings:
     theme, keys = data.get("theme"), data.get("keys", {})
     if theme is not None and not isinstance(theme, str):
         raise ConfigError(f'{path}: theme: expected a name such as "light", got {theme!r}')
-    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+    if not isinstance(keys, dict) or not all(isinstance(binding, str) for binding in keys.values()):
         raise ConfigError(f'{path}: [keys]: expected binding id = "keys" pairs, got {keys!r}')
     return ConsoleSettings(theme, dict(keys), path)

@@ -165,7 +165,7 @@ class _Document:
         """An alias elsewhere in the file naming the anchor of `node` (or, `inside`, of any node
         in it: a replaced entry takes its anchors with it)."""
         nodes = node.walk() if inside else [node]
-        names = {n.anchor for n in nodes if n.kind != "alias" and n.anchor}
+        names = {inner.anchor for inner in nodes if inner.kind != "alias" and inner.anchor}
         return next(
             (
                 alias
@@ -179,10 +179,8 @@ class _Document:
         """Refuse an alias, a node whose anchor is used again, and (for the mapping an entry is
         saved into) a flow mapping or something that is no mapping at all."""
         if node.kind == "alias":
-            anchor = next(
-                (n for n in self.root.walk() if n.kind != "alias" and n.anchor == node.anchor),
-                None,
-            )
+            anchored = (other for other in self.root.walk() if other.kind != "alias")
+            anchor = next((other for other in anchored if other.anchor == node.anchor), None)
             source = f" (line {anchor.line + 1})" if anchor else ""
             raise self.refuse(
                 node.start,
@@ -304,14 +302,16 @@ def _plan(doc: _Document, parent: tuple[str, ...], key: str, value: Any) -> tupl
             start = doc.entry_start(owner_key, here)
             new = _block(owner_name, {part: rest}, doc.column(owner_key), first_padded=False)
             return start, doc.after(node.end, here), new
-        match = [(k, v) for k, v in node.pairs() if k.kind == "scalar" and k.value == part]
+        match = [
+            pair for pair in node.pairs() if pair[0].kind == "scalar" and pair[0].value == part
+        ]
         if not match:  # insert the new entry after the mapping's last one
             first_key = node.items[0]
-            at = doc.after(node.items[-1].end, here)
-            lead = "\n" if at and text[at - 1] not in _BREAKS else ""
+            spot = doc.after(node.items[-1].end, here)
+            lead = "\n" if spot and text[spot - 1] not in _BREAKS else ""
             if lead:
                 doc.check_unbroken_end(node.items[-1], here)
-            return at, at, lead + _block(part, rest, doc.column(first_key), first_padded=True)
+            return spot, spot, lead + _block(part, rest, doc.column(first_key), first_padded=True)
         owner = match[-1][0], part  # a duplicated key: the last one is the one that counts
         node = match[-1][1]
     where = ".".join(full)
@@ -322,14 +322,14 @@ def _plan(doc: _Document, parent: tuple[str, ...], key: str, value: Any) -> tupl
     return start, doc.after(node.end, where), new
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+def _same(got: Any, want: Any) -> bool:
+    if isinstance(got, dict) and isinstance(want, dict):
+        return list(got) == list(want) and all(_same(got[key], want[key]) for key in got)
+    if isinstance(got, list) and isinstance(want, list):
+        return len(got) == len(want) and all(_same(*pair) for pair in zip(got, want, strict=True))
+    if isinstance(got, float) and isinstance(want, float) and math.isnan(got) and math.isnan(want):
         return True
-    return type(a) is type(b) and a == b
+    return type(got) is type(want) and got == want
 
 
 def _expected(text: str, parent: tuple[str, ...], key: str, value: Any) -> Any:
@@ -383,12 +383,12 @@ def update_file(path: Path, parent: tuple[str, ...], key: str, value: Any, valid
         raise ConfigError(
             [f"{path}: the edit would make the file invalid; nothing was written:", *exc.problems]
         ) from None
-    fd, tmp = tempfile.mkstemp(prefix=".hosts-", suffix=".yaml", dir=target.parent)
+    descriptor, tmp = tempfile.mkstemp(prefix=".hosts-", suffix=".yaml", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(updated.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(updated.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(tmp, target.stat().st_mode & 0o7777)
         os.replace(tmp, target)
     except BaseException:

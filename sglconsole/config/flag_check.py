@@ -32,7 +32,7 @@ def version_flags(version: str) -> frozenset[str]:
 @cache
 def known_flags() -> frozenset[str]:
     """Every option string of every shipped table."""
-    return frozenset().union(*(version_flags(v) for v in available_versions()))
+    return frozenset().union(*(version_flags(version) for version in available_versions()))
 
 
 def _flag_of(arg: str) -> str | None:

@@ -48,27 +48,31 @@ class Removal:
 
 @cache
 def _actions_by_option(version: str) -> dict[str, dict]:
-    return {o: a for a in load_table(version)["actions"] for o in a["option_strings"]}
+    return {
+        option: action
+        for action in load_table(version)["actions"]
+        for option in action["option_strings"]
+    }
 
 
 def _tables_up_to(version: str | None) -> list[str]:
     versions = available_versions()
     if version is None:
         return versions
-    return [v for v in versions if version_key(v) <= version_key(version)]
+    return [release for release in versions if version_key(release) <= version_key(version)]
 
 
 def _between(last_in: str, gone: str) -> str:
     """The releases that may have removed it: 0.5.18-0.5.23 after 0.5.17."""
-    a, b = version_key(last_in), version_key(gone)
-    if len(a) >= 3 and a[:2] == b[:2]:
-        return f"{a[0]}.{a[1]}.{a[2] + 1}-{gone}"
+    last_key, gone_key = version_key(last_in), version_key(gone)
+    if len(last_key) >= 3 and last_key[:2] == gone_key[:2]:
+        return f"{last_key[0]}.{last_key[1]}.{last_key[2] + 1}-{gone}"
     return f"{gone} or earlier"
 
 
 def _consecutive(older: str, newer: str) -> bool:
-    a, b = version_key(older), version_key(newer)
-    return len(a) >= 3 and len(b) >= 3 and a[:2] == b[:2] and b[2] == a[2] + 1
+    old, new = version_key(older), version_key(newer)
+    return len(old) >= 3 and len(new) >= 3 and old[:2] == new[:2] and new[2] == old[2] + 1
 
 
 def _last_and_next(has, host_version: str | None) -> tuple[str, str, bool] | None:
@@ -122,14 +126,14 @@ def _names_flags(text: str) -> bool:
     words = text.split()
     return (
         bool(words)
-        and all(_SPELLING.match(w) for w in words)
+        and all(_SPELLING.match(word) for word in words)
         and words[0][0] in "-ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     )
 
 
 def removed_flag(flag: str, host_version: str | None) -> Removal | None:
     """When and how `flag` went (None: no table up to the host's version ever had it)."""
-    span = _last_and_next(lambda v: flag in _actions_by_option(v), host_version)
+    span = _last_and_next(lambda version: flag in _actions_by_option(version), host_version)
     if span is None:
         return None
     last_in, gone, exact = span
@@ -181,9 +185,9 @@ def explain(error: str, host_version: str | None) -> list[str]:
         if found:
             removal = removed_flag(found.group(1), host_version)
             if removal:
-                on = host_version or removal.removed_in  # the host's release is the one refusing
+                where = host_version or removal.removed_in  # the host's release is the one refusing
                 notes.append(
-                    removal.sentence() + f"; on {on} it only abbreviates "
+                    removal.sentence() + f"; on {where} it only abbreviates "
                     f"{found.group(2).strip()}, which argparse refuses"
                 )
         found = _ARGUMENT.search(line)

@@ -32,8 +32,8 @@ def _folder():
 
 
 def available_versions() -> list[str]:
-    names = [p.name for p in _folder().iterdir() if p.name.startswith("sglang-")]
-    versions = [n.removeprefix("sglang-").removesuffix(".json") for n in names]
+    names = [path.name for path in _folder().iterdir() if path.name.startswith("sglang-")]
+    versions = [name.removeprefix("sglang-").removesuffix(".json") for name in names]
     return sorted(versions, key=version_key)
 
 
@@ -58,7 +58,7 @@ def pick(version: str | None) -> TablePick:
     if key > version_key(newest):
         note = f"SGLang {version} is newer than the newest table ({newest}): judged with {newest}'s"
         return TablePick(version, newest, note)
-    older = [v for v in versions if version_key(v) <= key]
+    older = [release for release in versions if version_key(release) <= key]
     if not older:
         raise UsageError(
             f"no SGLang flag table for {version} or older: SGLang {version} is older than"

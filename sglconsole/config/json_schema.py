@@ -29,5 +29,5 @@ def hosts_schema() -> dict[str, Any]:
         "title": "sglconsole hosts.yaml",
         "description": "The fleet definition of sglconsole: hosts, their SGLang servers, and the"
         " profiles (proven launch configurations) they run.",
-        **{k: v for k, v in schema.items() if k != "title"},
+        **{key: value for key, value in schema.items() if key != "title"},
     }

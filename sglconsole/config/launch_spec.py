@@ -72,7 +72,9 @@ class LaunchSpec:
 
     def shown(self) -> str:
         """The command as a shell would read it, secrets masked."""
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in mask_env(dict(self.env)).items())
+        env = " ".join(
+            f"{name}={shlex.quote(value)}" for name, value in mask_env(dict(self.env)).items()
+        )
         return f"{env} {shlex.join(mask_argv(list(self.argv)))}".strip()
 
 
@@ -101,10 +103,16 @@ def spec_for_profile(
     (secrets stay out of hosts.yaml)."""
     environ = dict(os.environ if environ is None else environ)  # read once: one answer
     # an unset ${VAR} stays visible in an argument (the parser names it) and is empty in env
-    args = [_VAR.sub(lambda m: environ.get(m.group(1), m.group(0)), a) for a in profile.args]
-    if "--port" not in args and not any(a.startswith("--port=") for a in args):
+    args = [
+        _VAR.sub(lambda found: environ.get(found.group(1), found.group(0)), arg)
+        for arg in profile.args
+    ]
+    if "--port" not in args and not any(arg.startswith("--port=") for arg in args):
         args += ["--port", str(server.port)]
-    env = {k: _VAR.sub(lambda m: environ.get(m.group(1), ""), v) for k, v in profile.env.items()}
+    env = {
+        name: _VAR.sub(lambda found: environ.get(found.group(1), ""), value)
+        for name, value in profile.env.items()
+    }
     if server.gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, server.gpus))
     return LaunchSpec(
@@ -142,6 +150,8 @@ def spec_from_rollback(host: str, saved: dict, server: Server | None) -> LaunchS
 
 def _unresolved(profile: Profile, environ: Mapping[str, str]) -> tuple[str, ...]:
     names = {
-        m.group(1) for text in [*profile.args, *profile.env.values()] for m in _VAR.finditer(text)
+        found.group(1)
+        for text in [*profile.args, *profile.env.values()]
+        for found in _VAR.finditer(text)
     }
-    return tuple(sorted(n for n in names if n not in environ))
+    return tuple(sorted(name for name in names if name not in environ))

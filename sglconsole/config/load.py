@@ -50,7 +50,7 @@ def discover(cli_path: str | os.PathLike | None = None) -> Path:
     for candidate in tried:
         if candidate.is_file():
             return candidate
-    looked = ", ".join(str(c) for c in tried)
+    looked = ", ".join(str(candidate) for candidate in tried)
     raise ConfigError(
         f"no hosts.yaml found (give -c PATH or set ${CONFIG_ENV}; looked in {looked})"
     )

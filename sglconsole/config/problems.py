@@ -143,23 +143,23 @@ def _model_at(loc: Path_) -> type[BaseModel] | None:
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
-def _unwrap(tp: Any) -> Any:
+def _unwrap(annotation: Any) -> Any:
     while True:
-        origin = typing.get_origin(tp)
+        origin = typing.get_origin(annotation)
         if origin is Annotated:
-            tp = typing.get_args(tp)[0]
+            annotation = typing.get_args(annotation)[0]
         elif origin in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(tp) if a is not type(None)]
-            tp = args[0] if len(args) == 1 else tp
+            args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+            annotation = args[0] if len(args) == 1 else annotation
             if len(args) != 1:
-                return tp
+                return annotation
         else:
-            return tp
+            return annotation
 
 
-def _element_type(tp: Any) -> Any:
-    args = typing.get_args(tp)
-    origin = typing.get_origin(tp)
+def _element_type(annotation: Any) -> Any:
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
     if origin is list and args:
         return args[0]
     if origin is dict and len(args) == 2:

@@ -37,7 +37,7 @@ def worker_url(model: HostsFile, name: str, router: Router, host: str, port: int
     written = router.worker_urls.get(f"{host}:{port}")
     if written:
         return written.rstrip("/")
-    server = next((s for s in model.hosts[host].servers if s.port == port), None)
+    server = next((server for server in model.hosts[host].servers if server.port == port), None)
     if router.host == host:
         return f"http://{server.http_address if server else '127.0.0.1'}:{port}"
     return f"http://{model.hosts[host].address}:{port}"
@@ -48,7 +48,7 @@ def routes_of(cfg: Config, host: str, port: int) -> list[Route]:
     return [
         Route(name, router, worker_url(cfg.model, name, router, host, port))
         for name, router in cfg.routers.items()
-        if f"{host}:{port}" in (s.strip() for s in router.servers)
+        if f"{host}:{port}" in (listed.strip() for listed in router.servers)
     ]
 
 
@@ -78,8 +78,10 @@ def check_routers(model: HostsFile, add: Callable[[tuple, str], None]) -> None:
             host, port = parsed
             if host not in model.hosts:
                 add(where, f"unknown host {host!r} (hosts: {', '.join(model.hosts) or 'none'})")
-            elif not any(s.port == port for s in model.hosts[host].servers):
-                ports = ", ".join(str(s.port) for s in model.hosts[host].servers) or "none"
+            elif not any(server.port == port for server in model.hosts[host].servers):
+                ports = (
+                    ", ".join(str(server.port) for server in model.hosts[host].servers) or "none"
+                )
                 add(where, f"{host} has no server on port {port} (configured: {ports})")
             if target in seen:
                 add(where, f"{target} is already listed as servers[{seen[target]}]")

@@ -19,10 +19,10 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _port(value: Any) -> int:
-    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
-    if not ok and isinstance(value, str) and value.strip().isdigit():
-        value, ok = int(value), 1 <= int(value) <= 65535
-    if not ok:
+    valid = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+    if not valid and isinstance(value, str) and value.strip().isdigit():
+        value, valid = int(value), 1 <= int(value) <= 65535
+    if not valid:
         raise ValueError(f"expected an integer 1-65535, got {value!r}")
     return value
 
@@ -35,9 +35,9 @@ def _argv(value: Any) -> list[str]:
         except ValueError as exc:
             raise ValueError(f"cannot split {value!r} like a shell: {exc}") from None
     if isinstance(value, list) and all(
-        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+        isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in value
     ):
-        return [str(v) for v in value]
+        return [str(item) for item in value]
     raise ValueError(f"expected a list of strings or one command-line string, got {value!r}")
 
 
@@ -341,16 +341,16 @@ class Config:
             jump = self.model.hosts[name].jump
             if jump in self.model.hosts:
                 keep.add(jump)
-        hosts = {k: v for k, v in self.model.hosts.items() if k in keep}
+        hosts = {name: host for name, host in self.model.hosts.items() if name in keep}
         return Config(self.model.model_copy(update={"hosts": hosts}), self.path, self.lines)
 
     def find_server(self, host: str, port: int) -> Server | None:
         """The server entry on HOST:PORT, or None where hosts.yaml configures none."""
-        return next((s for s in self.host(host).servers if s.port == port), None)
+        return next((server for server in self.host(host).servers if server.port == port), None)
 
     def server(self, host: str, port: int) -> Server:
         server = self.find_server(host, port)
         if server is not None:
             return server
-        ports = ", ".join(str(s.port) for s in self.host(host).servers) or "none"
+        ports = ", ".join(str(server.port) for server in self.host(host).servers) or "none"
         raise ConfigError(f"{host} has no server on port {port} (configured: {ports})")

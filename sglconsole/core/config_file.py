@@ -49,7 +49,8 @@ class FlagKinds:
 def _numbers(version: str | None) -> tuple[int, ...]:
     try:
         return tuple(
-            int("".join(c for c in p if c.isdigit())) for p in (version or "").split(".")[:3]
+            int("".join(char for char in part if char.isdigit()))
+            for part in (version or "").split(".")[:3]
         )
     except ValueError:
         return ()
@@ -60,13 +61,15 @@ def kinds_from_table(actions: Iterable[dict], version: str | None) -> FlagKinds:
     nargs); `version` None is treated as the newest rule."""
     numbers = _numbers(version)
     newest = not numbers or numbers >= ALL_SPELLINGS_SINCE
-    actions = [a for a in actions if a.get("option_strings")]
+    actions = [action for action in actions if action.get("option_strings")]
 
     def keys(action: dict) -> set[str]:
         found = {action["dest"]}
         if newest:
             found |= {
-                o[2:].replace("-", "_") for o in action["option_strings"] if o.startswith("--")
+                option[2:].replace("-", "_")
+                for option in action["option_strings"]
+                if option.startswith("--")
             }
         return found
 
@@ -76,8 +79,10 @@ def kinds_from_table(actions: Iterable[dict], version: str | None) -> FlagKinds:
             return True
         return newest and action.get("nargs") is None and not kind.startswith(("count", "help"))
 
-    store_true = frozenset(k for a in actions if a.get("kind") == "store_true" for k in keys(a))
-    supported_keys = {k for a in actions if supported(a) for k in keys(a)}
+    store_true = frozenset(
+        key for action in actions if action.get("kind") == "store_true" for key in keys(action)
+    )
+    supported_keys = {key for action in actions if supported(action) for key in keys(action)}
     unsupported = {
         key: _class_name(str(action.get("kind")))
         for action in actions
@@ -107,7 +112,7 @@ def _class_name(kind: str) -> str:
 def config_path(args: Iterable[str]) -> str | None:
     """The FILE of `--config FILE` (None: no merge happens); ConfigFileError as SGLang's."""
     args = list(args)
-    found = [i for i, arg in enumerate(args) if arg == CONFIG_FLAG]
+    found = [index for index, arg in enumerate(args) if arg == CONFIG_FLAG]
     if len(found) > 1:
         raise ConfigFileError("Multiple config files specified! Only one allowed.")
     if not found:

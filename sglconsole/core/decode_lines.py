@@ -128,7 +128,7 @@ class DecodeSpeed:
 
 
 def _median(values: Iterable[float | int | None]) -> float | None:
-    present = [v for v in values if v is not None]
+    present = [value for value in values if value is not None]
     return statistics.median(present) if present else None
 
 

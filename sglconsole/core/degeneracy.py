@@ -54,19 +54,19 @@ def _longest_run(words: list[str]) -> tuple[str, int]:
 
 def _periodic_tail(text: str, max_period: int = 80) -> tuple[str, float] | None:
     compact = re.sub(r"\s+", " ", text)
-    n = len(compact)
-    for period in range(2, min(max_period, n // 2) + 1):
+    length = len(compact)
+    for period in range(2, min(max_period, length // 2) + 1):
         span = _periodic_span(compact, period)
         repeats = span / period
-        if repeats >= 2.5 and span >= 0.6 * n and span >= 12:
-            return compact[n - period :], repeats
+        if repeats >= 2.5 and span >= 0.6 * length and span >= 12:
+            return compact[length - period :], repeats
     return None
 
 
 def _periodic_span(text: str, period: int) -> int:
     """How many characters at the end of `text` follow a cycle of length `period`."""
-    n = len(text)
+    length = len(text)
     span = period
-    while span < n and text[n - span - 1] == text[n - span - 1 + period]:
+    while span < length and text[length - span - 1] == text[length - span - 1 + period]:
         span += 1
     return span

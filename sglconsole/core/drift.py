@@ -123,7 +123,7 @@ class Report:
 
     @property
     def differences(self) -> list[Row]:
-        return [r for r in self.rows if r.state not in QUIET]
+        return [row for row in self.rows if row.state not in QUIET]
 
     @property
     def differs(self) -> bool:
@@ -150,7 +150,7 @@ class Report:
             "requires_sglang": self.requires,
             "version_ok": self.version_ok,
             "differs": self.differs,
-            "rows": [r.to_dict() for r in self.rows],
+            "rows": [row.to_dict() for row in self.rows],
             "errors": self.errors,
             "ambient_env": elide_env(mask_env(self.ambient)),
             "build_env": elide_env(mask_env(self.build)),
@@ -182,7 +182,9 @@ class Report:
 def _env_line(title: str, env: dict[str, str]) -> str | None:
     if not env:
         return None
-    return f"{title}: " + ", ".join(f"{k}={v}" for k, v in elide_env(mask_env(env)).items())
+    return f"{title}: " + ", ".join(
+        f"{name}={value}" for name, value in elide_env(mask_env(env)).items()
+    )
 
 
 def _compared_value(row: Row) -> object:
@@ -195,13 +197,13 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def same(a: object, b: object) -> bool:
-    if a == b:
+def same(left: object, right: object) -> bool:
+    if left == right:
         return True
     try:
-        return float(a) == float(b)  # "0.88" and 0.88, 16 and 16.0
+        return float(left) == float(right)  # "0.88" and 0.88, 16 and 16.0
     except (TypeError, ValueError):
-        return str(a) == str(b) if a is not None and b is not None else False
+        return str(left) == str(right) if left is not None and right is not None else False
 
 
 def compare_flags(
@@ -264,7 +266,9 @@ def compare_env(
     expected = dict(profile_env)
     if expected_gpus:
         expected["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, expected_gpus))
-    names = {n for n in set(expected) | set(running_env) if n in expected or is_tuning(n)}
+    names = {
+        name for name in set(expected) | set(running_env) if name in expected or is_tuning(name)
+    }
     rows = []
     for name in sorted(names):
         p_value, r_value = expected.get(name), running_env.get(name)
@@ -324,12 +328,12 @@ def sort_rows(rows: list[Row]) -> list[Row]:
     """Differences first, performance-relevant ones first among them; env after flags."""
     return sorted(
         rows,
-        key=lambda r: (
-            r.state in QUIET,
-            not r.performance,
-            r.state != State.DIFFERENT,
-            r.kind != "flag",
-            r.name,
+        key=lambda row: (
+            row.state in QUIET,
+            not row.performance,
+            row.state != State.DIFFERENT,
+            row.kind != "flag",
+            row.name,
         ),
     )
 
@@ -363,7 +367,9 @@ def build(
     view = resolved_view(resolved, meaning)
     flags = compare_flags(p_values, p_given, r_values, r_given, view, flag_of, server_port)
     flags = judge(flags, notes, view, same, (profile_values, running_values))
-    shown = [r for r in flags if r.state != State.SAME or r.name in was_given | p_given | r_given]
+    shown = [
+        row for row in flags if row.state != State.SAME or row.name in was_given | p_given | r_given
+    ]
     env = (
         compare_env(profile_env or {}, running_env or {}, gpus, env_registry)
         if running_env is not None

@@ -44,7 +44,7 @@ class Meaning:
 def _expand(text: str) -> list[str]:
     """`--a-{x,y}=v` -> [`--a-x=v`, `--a-y=v`]."""
     parts = re.split(r"\{([^}]*)\}", text)
-    options = [p.split(",") if i % 2 else [p] for i, p in enumerate(parts)]
+    options = [part.split(",") if index % 2 else [part] for index, part in enumerate(parts)]
     return ["".join(choice) for choice in itertools.product(*options)]
 
 
@@ -84,7 +84,7 @@ def meaning_of(table: dict | None) -> Meaning:
     if not table:
         return Meaning()
     actions = table.get("actions") or []
-    by_option = {option: a for a in actions for option in a["option_strings"]}
+    by_option = {option: action for action in actions for option in action["option_strings"]}
     deprecations = {}
     for action in actions:
         new_flag = ((action.get("action_info") or {}).get("attributes") or {}).get("new_flag")

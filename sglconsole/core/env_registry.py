@@ -54,14 +54,20 @@ class EnvRegistry:
         return cls(
             version=version,
             source=source,
-            variables={k: pair(v, "kind", "default") for k, v in data["vars"].items()},
+            variables={
+                name: pair(entry, "kind", "default") for name, entry in data["vars"].items()
+            },
             aliases=dict(data.get("aliases") or {}),
             deprecated={
-                k: pair(v, "replacement", "note") for k, v in (data.get("deprecated") or {}).items()
+                name: pair(entry, "replacement", "note")
+                for name, entry in (data.get("deprecated") or {}).items()
             },
-            read_elsewhere={k: tuple(v) for k, v in (data.get("read_elsewhere") or {}).items()},
+            read_elsewhere={
+                name: tuple(readers) for name, readers in (data.get("read_elsewhere") or {}).items()
+            },
             read_only_to_warn={
-                k: tuple(v) for k, v in (data.get("read_only_to_warn") or {}).items()
+                name: tuple(readers)
+                for name, readers in (data.get("read_only_to_warn") or {}).items()
             },
             sgl_rewrite=bool(data.get("sgl_prefix_rewrite")),
         )
@@ -141,7 +147,7 @@ def parsed(kind: str | None, value: str) -> tuple[bool, object]:
         if kind == "EnvStr":
             return True, value
         if kind == "EnvTuple":
-            return True, tuple(s.strip() for s in value.split(",") if s.strip())
+            return True, tuple(item.strip() for item in value.split(",") if item.strip())
     except ValueError:
         return False, None
     return False, None
@@ -153,8 +159,8 @@ def same_as_default(registry: EnvRegistry, name: str, value: str) -> object | No
     if target is None or target not in registry.variables:
         return None
     known, default = default_of(registry, target)
-    ok, read = parsed(registry.variables[target][0], value)
-    if known and ok and default is not None and read == default:
+    valid, read = parsed(registry.variables[target][0], value)
+    if known and valid and default is not None and read == default:
         return default
     return None
 

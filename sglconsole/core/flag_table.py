@@ -61,7 +61,7 @@ def _add(parser: argparse.ArgumentParser, action: dict) -> None:
     kwargs: dict = {"dest": action["dest"]}
     default = _default(action.get("default"))
     if kind == "boolean_optional":
-        positive = [o for o in options if not o.startswith("--no-")]
+        positive = [option for option in options if not option.startswith("--no-")]
         parser.add_argument(
             *positive, action=argparse.BooleanOptionalAction, default=default, **kwargs
         )
@@ -125,13 +125,13 @@ def _jsonable(value: Any) -> Any:
 def parse(table: dict, argvs: dict[str, list[str]]) -> dict:
     """What remote.sglang_args.SNIPPET prints (without its marker), judged by the table."""
     actions = {
-        a.dest: {
-            "flags": list(a.option_strings),
-            "default": _jsonable(a.default),
-            "takes_value": a.nargs != 0,
+        action.dest: {
+            "flags": list(action.option_strings),
+            "default": _jsonable(action.default),
+            "takes_value": action.nargs != 0,
         }
-        for a in build_parser(table)._actions
-        if a.option_strings and a.dest != "help"
+        for action in build_parser(table)._actions
+        if action.option_strings and action.dest != "help"
     }
     results = {}
     for key, argv in argvs.items():
@@ -144,7 +144,7 @@ def parse(table: dict, argvs: dict[str, list[str]]) -> dict:
                     action.default = argparse.SUPPRESS
                 given = sorted(vars(quiet.parse_args(argv)))
             results[key] = {
-                "values": {k: _jsonable(v) for k, v in values.items()},
+                "values": {dest: _jsonable(value) for dest, value in values.items()},
                 "given": given,
                 "error": None,
             }

@@ -46,7 +46,7 @@ def _version(text: str | None) -> tuple[int, ...] | None:
         return None
     parts = []
     for part in text.split(".")[:3]:
-        digits = "".join(ch for ch in part if ch.isdigit())
+        digits = "".join(char for char in part if char.isdigit())
         if not digits:
             return None
         parts.append(int(digits))

@@ -28,14 +28,14 @@ __all__ = ["Distribution", "ErrorEntry", "LogStats", "quantile", "summarize"]
 _EPOCH = datetime(1970, 1, 1)
 
 
-def quantile(sorted_values: list[float], q: float) -> float:
+def quantile(sorted_values: list[float], fraction: float) -> float:
     """Linear-interpolation quantile (numpy's default) of an ascending, non-empty list."""
-    n = len(sorted_values)
-    pos = (n - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, n - 1)
-    frac = pos - lo
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+    count = len(sorted_values)
+    pos = (count - 1) * fraction
+    lower = math.floor(pos)
+    upper = min(lower + 1, count - 1)
+    frac = pos - lower
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * frac
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ class Distribution:
 
     @classmethod
     def of(cls, values: list[float]) -> Distribution | None:
-        vals = sorted(v for v in values if v is not None and math.isfinite(v))
+        vals = sorted(value for value in values if value is not None and math.isfinite(value))
         if not vals:
             return None
         return cls(
@@ -115,8 +115,8 @@ class LogStats:
     """One summary per server lifetime in the file (the whole file's is this one)."""
 
     def to_dict(self) -> dict[str, Any]:
-        def iso(t: datetime | None) -> str | None:
-            return t.isoformat() if t else None
+        def iso(stamp: datetime | None) -> str | None:
+            return stamp.isoformat() if stamp else None
 
         data = self._own_dict(iso)
         data["runs"] = [
@@ -136,10 +136,11 @@ class LogStats:
             "decode_used": self.decode_used,
             "decode_idle_skipped": self.decode_idle_skipped,
             "decode_not_running": self.decode_not_running,
-            "errors": [e.to_dict() for e in self.errors],
+            "errors": [entry.to_dict() for entry in self.errors],
             "error_counts": dict(self.error_counts),
             "milestones": {
-                name: {"line": line, "time": iso(t)} for name, (line, t) in self.milestones.items()
+                name: {"line": line, "time": iso(stamp)}
+                for name, (line, stamp) in self.milestones.items()
             },
             "first_time": iso(self.first_time),
             "last_time": iso(self.last_time),
@@ -192,12 +193,12 @@ class _Summary:
             pass
 
     def finish(self) -> LogStats:
-        st = self.stats
-        st.gen_throughput = Distribution.of(self.throughput)
-        st.accept_len = Distribution.of(self.accept)
-        if st.first_time is not None and st.ready_time is not None:
-            st.time_to_ready_s = max(0.0, (st.ready_time - st.first_time).total_seconds())
-        return st
+        stats = self.stats
+        stats.gen_throughput = Distribution.of(self.throughput)
+        stats.accept_len = Distribution.of(self.accept)
+        if stats.first_time is not None and stats.ready_time is not None:
+            stats.time_to_ready_s = max(0.0, (stats.ready_time - stats.first_time).total_seconds())
+        return stats
 
 
 def _opens_a_run(run: _Summary, line: str) -> bool:
@@ -226,14 +227,14 @@ def summarize(lines: Iterable[str]) -> LogStats:
             run.stats.pid = started_pid(line)
         whole.feed(lineno, line)
         run.feed(lineno, line)
-    st = whole.finish()
-    st.runs = [run.finish() for run in runs if run.stats.lines >= run.stats.first_line]
-    st.pid = st.runs[-1].pid if len(st.runs) == 1 else None
-    return st
+    stats = whole.finish()
+    stats.runs = [run.finish() for run in runs if run.stats.lines >= run.stats.first_line]
+    stats.pid = stats.runs[-1].pid if len(stats.runs) == 1 else None
+    return stats
 
 
 def _feed(
-    st: LogStats,
+    stats: LogStats,
     lineno: int,
     line: str,
     throughput: list[float],
@@ -243,38 +244,38 @@ def _feed(
     if isinstance(line, str):
         line = line.rstrip("\r\n")
     rec = parse_line(line)
-    t = rec.time if rec is not None else None
-    if t is None and (st.first_time is None or rec is None):
-        t = parse_time_prefix(line) if isinstance(line, str) else None
-    if t is not None:
-        if st.first_time is None:
-            st.first_time = t
-        st.last_time = t
+    stamp = rec.time if rec is not None else None
+    if stamp is None and (stats.first_time is None or rec is None):
+        stamp = parse_time_prefix(line) if isinstance(line, str) else None
+    if stamp is not None:
+        if stats.first_time is None:
+            stats.first_time = stamp
+        stats.last_time = stamp
     if rec is None:
         return
-    st.records += 1
-    st.counts[rec.kind] = st.counts.get(rec.kind, 0) + 1
+    stats.records += 1
+    stats.counts[rec.kind] = stats.counts.get(rec.kind, 0) + 1
     kind = rec.kind
     if kind == "decode":
         follows_idle = idle.feed(rec, _seconds(rec))
         if not rec.running_req or rec.running_req <= 0:
-            st.decode_not_running += 1
+            stats.decode_not_running += 1
             return
         if follows_idle:
-            st.decode_idle_skipped += 1
+            stats.decode_idle_skipped += 1
             return
-        st.decode_used += 1
+        stats.decode_used += 1
         if rec.gen_throughput is not None:
             throughput.append(rec.gen_throughput)
         if rec.accept_len is not None:
             accept.append(rec.accept_len)
     elif kind == "error":
         err = rec.error or "error"
-        st.errors.append(ErrorEntry(lineno, err, rec.message or "", rec.time))
-        st.error_counts[err] = st.error_counts.get(err, 0) + 1
+        stats.errors.append(ErrorEntry(lineno, err, rec.message or "", rec.time))
+        stats.error_counts[err] = stats.error_counts.get(err, 0) + 1
     elif kind == "ready":
-        if st.ready_line is None:
-            st.ready_line = lineno
-            st.ready_time = rec.time
-    elif kind == "milestone" and rec.milestone and rec.milestone not in st.milestones:
-        st.milestones[rec.milestone] = (lineno, rec.time)
+        if stats.ready_line is None:
+            stats.ready_line = lineno
+            stats.ready_time = rec.time
+    elif kind == "milestone" and rec.milestone and rec.milestone not in stats.milestones:
+        stats.milestones[rec.milestone] = (lineno, rec.time)

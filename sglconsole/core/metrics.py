@@ -61,7 +61,11 @@ class ServerMetrics:
     `irate` of `generation_tokens_total`); None: the console takes the rate of two pages."""
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v is not None and v != {}}
+        return {
+            name: value
+            for name, value in self.__dict__.items()
+            if value is not None and value != {}
+        }
 
 
 def parse_metrics(text: str) -> ServerMetrics | None:

@@ -64,11 +64,11 @@ class ProcInfo:
                 sid=int(data.get("sid", 0)),
                 state=str(data.get("state", "?"))[:1],
                 comm=str(data.get("comm", "")),
-                argv=tuple(str(a) for a in data.get("argv") or ()),
+                argv=tuple(str(arg) for arg in data.get("argv") or ()),
                 start=float(data.get("start", 0.0)),
                 start_ticks=int(data.get("start_ticks", 0)),
                 main=bool(data.get("main")),
-                env={str(k): str(v) for k, v in (data.get("env") or {}).items()}
+                env={str(name): str(value) for name, value in (data.get("env") or {}).items()}
                 if data.get("env") is not None
                 else None,
                 cwd=_opt_str(data.get("cwd")),
@@ -142,7 +142,7 @@ class ServerProcess:
 
     @property
     def zombies(self) -> tuple[ProcInfo, ...]:
-        return tuple(c for c in self.children if c.zombie)
+        return tuple(child for child in self.children if child.zombie)
 
     @property
     def args(self) -> tuple[str, ...]:
@@ -209,18 +209,20 @@ class ProcessView:
 
 
 def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]) -> ProcessView:
-    by_pid = {p.pid: p for p in procs}
-    mains = [p for p in procs if p.main and not p.zombie]
-    uuid_to_index = {g.uuid: g.index for g in gpus if g.uuid}
-    foreign = bool(apps) and not any(a.pid in by_pid for a in apps)
+    by_pid = {proc.pid: proc for proc in procs}
+    mains = [proc for proc in procs if proc.main and not proc.zombie]
+    uuid_to_index = {gpu.uuid: gpu.index for gpu in gpus if gpu.uuid}
+    foreign = bool(apps) and not any(app.pid in by_pid for app in apps)
     servers = []
     claimed: set[int] = set()
     for main in mains:
         children = _descendants(main, procs)
-        members = {main.pid, *(c.pid for c in children)}
+        members = {main.pid, *(child.pid for child in children)}
         claimed |= members
-        held = [a for a in apps if a.pid in members]
-        gpu_ids = sorted({uuid_to_index[a.gpu_uuid] for a in held if a.gpu_uuid in uuid_to_index})
+        held = [app for app in apps if app.pid in members]
+        gpu_ids = sorted(
+            {uuid_to_index[app.gpu_uuid] for app in held if app.gpu_uuid in uuid_to_index}
+        )
         if not gpu_ids:
             gpu_ids = _visible_gpus(main)
         servers.append(
@@ -229,7 +231,7 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
                 port_of(launch_args(main.argv)),
                 tuple(children),
                 tuple(gpu_ids),
-                sum(a.used_mib or 0 for a in held),
+                sum(app.used_mib or 0 for app in held),
             )
         )
     caches = []
@@ -239,22 +241,26 @@ def analyse(procs: list[ProcInfo], apps: list[ComputeApp], gpus: list[GpuSample]
         members = (proc, *_descendants(proc, procs))
         pids = {member.pid for member in members}
         claimed |= pids
-        held = tuple(a for a in apps if a.pid in pids)
-        indices = sorted({uuid_to_index[a.gpu_uuid] for a in held if a.gpu_uuid in uuid_to_index})
+        held = tuple(app for app in apps if app.pid in pids)
+        indices = sorted(
+            {uuid_to_index[app.gpu_uuid] for app in held if app.gpu_uuid in uuid_to_index}
+        )
         if (not indices or foreign) and proc.env is not None:  # no GPU table yet, or host PIDs
             indices = list(_visible_gpus(proc, proc.argv))  # its CUDA_VISIBLE_DEVICES
         caches.append(WeightCacheDaemon(proc, members[1:], tuple(indices), held))
-    orphans = tuple(p for p in procs if p.sglang_child and p.pid not in claimed and not p.zombie)
-    unaccounted = tuple(a for a in apps if a.pid not in claimed) if not foreign else ()
+    orphans = tuple(
+        proc for proc in procs if proc.sglang_child and proc.pid not in claimed and not proc.zombie
+    )
+    unaccounted = tuple(app for app in apps if app.pid not in claimed) if not foreign else ()
     notes = ()
     if foreign:
         notes = (
             "nvidia-smi reports PIDs that this host's /proc does not have"
             " (a container sees host PIDs): GPUs are attributed by CUDA_VISIBLE_DEVICES instead",
         )
-        servers = [_with_visible(s) for s in servers]
+        servers = [_with_visible(server) for server in servers]
     return ProcessView(
-        tuple(sorted(servers, key=lambda s: s.port)),
+        tuple(sorted(servers, key=lambda server: server.port)),
         orphans,
         unaccounted,
         foreign,
@@ -273,15 +279,15 @@ def _descendants(main: ProcInfo, procs: list[ProcInfo]) -> list[ProcInfo]:
             if proc.ppid == parent and proc.pid not in found and proc.pid != main.pid:
                 found[proc.pid] = proc
                 frontier.append(proc.pid)
-    return sorted(found.values(), key=lambda p: p.pid)
+    return sorted(found.values(), key=lambda proc: proc.pid)
 
 
 def _visible_gpus(main: ProcInfo, args: tuple[str, ...] | None = None) -> tuple[int, ...]:
     visible = (main.env or {}).get("CUDA_VISIBLE_DEVICES", "")
-    ids = [int(x) for x in visible.split(",") if x.strip().isdigit()]
+    ids = [int(device) for device in visible.split(",") if device.strip().isdigit()]
     args = launch_args(main.argv) if args is None else args
-    tp = _int(flag(args, "--tp-size") or flag(args, "--tp") or "1", 1)
-    return tuple(ids[:tp] if ids else range(tp))
+    tp_size = _int(flag(args, "--tp-size") or flag(args, "--tp") or "1", 1)
+    return tuple(ids[:tp_size] if ids else range(tp_size))
 
 
 def _with_visible(server: ServerProcess) -> ServerProcess:

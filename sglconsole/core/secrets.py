@@ -42,7 +42,7 @@ def mask_argv(argv: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def mask_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: (MASK if is_secret_env(k) and v else v) for k, v in env.items()}
+    return {name: (MASK if is_secret_env(name) and value else value) for name, value in env.items()}
 
 
 def mask_value(name: str, value: object, env: bool = False) -> object:
@@ -60,17 +60,17 @@ def mask_tree(value: object) -> object:
     `env`/`*_env` mapping by variable name, every list of strings as an argv."""
     if isinstance(value, dict):
         return {
-            k: (
-                mask_env(v)
-                if isinstance(k, str) and k.endswith("env") and isinstance(v, dict)
-                else mask_tree(v)
+            key: (
+                mask_env(item)
+                if isinstance(key, str) and key.endswith("env") and isinstance(item, dict)
+                else mask_tree(item)
             )
-            for k, v in value.items()
+            for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        if value and all(isinstance(v, str) for v in value):
+        if value and all(isinstance(item, str) for item in value):
             return mask_argv(list(value))
-        return [mask_tree(v) for v in value]
+        return [mask_tree(item) for item in value]
     return value
 
 
@@ -102,22 +102,26 @@ def mask_text(line: str) -> str:
     if "=" not in line and "--" not in line and ":" not in line:
         return line
     line = _FLAG_IN_TEXT.sub(
-        lambda m: (
-            m.group(1) + m.group(2) + _masked(m.group(3))
-            if is_secret_flag(m.group(1))
-            else m.group(0)
+        lambda hit: (
+            hit.group(1) + hit.group(2) + _masked(hit.group(3))
+            if is_secret_flag(hit.group(1))
+            else hit.group(0)
         ),
         line,
     )
     line = _ASSIGN_IN_TEXT.sub(
-        lambda m: f"{m.group(1)}={_masked(m.group(2))}" if _secret_name(m.group(1)) else m.group(0),
+        lambda hit: (
+            f"{hit.group(1)}={_masked(hit.group(2))}"
+            if _secret_name(hit.group(1))
+            else hit.group(0)
+        ),
         line,
     )
     return _KEYED_IN_TEXT.sub(
-        lambda m: (
-            m.group(1) + m.group(2) + m.group(1) + m.group(3) + _masked(m.group(4))
-            if _secret_name(m.group(2))
-            else m.group(0)
+        lambda hit: (
+            hit.group(1) + hit.group(2) + hit.group(1) + hit.group(3) + _masked(hit.group(4))
+            if _secret_name(hit.group(2))
+            else hit.group(0)
         ),
         line,
     )

@@ -89,7 +89,7 @@ def split_exec(value: str, env: dict[str, str]) -> list[str]:
         if whole:  # $VAR as a whole word splits into words, like systemd does
             out.extend(env.get(whole.group(1), "").split())
             continue
-        out.append(_VAR.sub(lambda m: env.get(m.group(1), ""), word))
+        out.append(_VAR.sub(lambda hit: env.get(hit.group(1), ""), word))
     return out
 
 

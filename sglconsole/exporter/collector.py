@@ -55,7 +55,9 @@ class FleetCollector(Collector):
         hosts = list(self.fleet.hosts.values())
         yield from self._hosts(hosts)
         yield from self._gpus(hosts)
-        yield from self._servers([s for h in hosts for s in h.servers.values()], now)
+        yield from self._servers(
+            [server for host in hosts for server in host.servers.values()], now
+        )
         info = InfoMetricFamily(PREFIX + "exporter", "The sglconsole exporter's version")
         info.add_metric([], {"version": __version__})
         yield info
@@ -70,7 +72,7 @@ class FleetCollector(Collector):
     # ---------------------------------------------------------------- hosts
 
     def _hosts(self, hosts: list[HostState]) -> Iterator[Metric]:
-        up = _gauge(
+        host_up = _gauge(
             "host_up", "1 when the console's SSH session to the host is up, else 0", ["host"]
         )
         reach = _gauge(
@@ -94,14 +96,14 @@ class FleetCollector(Collector):
         )
         for host in hosts:
             state = {True: "reachable", False: "unreachable"}.get(host.reachable, "connecting")
-            up.add_metric([host.name], 1.0 if host.reachable else 0.0)
+            host_up.add_metric([host.name], 1.0 if host.reachable else 0.0)
             for option in ("reachable", "unreachable", "connecting"):
                 reach.add_metric([host.name, option], float(option == state))
             error.add_metric([host.name], float(bool(host.error)))
             gpu_error.add_metric([host.name], float(bool(host.gpu_error)))
             if host.since is not None:
                 since.add_metric([host.name], host.since)
-        yield from (up, reach, error, gpu_error, since)
+        yield from (host_up, reach, error, gpu_error, since)
 
     # ----------------------------------------------------------------- GPUs
 
@@ -145,7 +147,7 @@ class FleetCollector(Collector):
         status = _gauge(
             "server_status",
             "The server's status as a state set (1 for the current one): "
-            + ", ".join(s.value for s in Status),
+            + ", ".join(state.value for state in Status),
             [*SERVER_LABELS, "status"],
         )
         tok_s = _gauge(
@@ -230,7 +232,7 @@ def gpu_holders(host: HostState) -> dict[int, set[str]]:
             for index in server.process.gpus:
                 holders.setdefault(index, set()).add(f"{host.name}:{server.port}")
     if host.view is not None:
-        by_uuid = {g.uuid: g.index for g in host.gpus if g.uuid}
+        by_uuid = {gpu.uuid: gpu.index for gpu in host.gpus if gpu.uuid}
         for app in host.view.unaccounted:
             index = by_uuid.get(app.gpu_uuid)
             if index is not None:

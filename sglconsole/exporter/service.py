@@ -109,7 +109,7 @@ class Exporter:
 
     def status(self, request: Request) -> Response:
         """What `status --json` prints."""
-        waiting = [s.key for s in self.fleet.all_servers() if drift_pending(s)]
+        waiting = [server.key for server in self.fleet.all_servers() if drift_pending(server)]
         body = {**fleet_json(self.fleet, self.clock()), "drift_not_known": waiting}
         return Response(200, (json.dumps(body, indent=2) + "\n").encode(), "application/json")
 

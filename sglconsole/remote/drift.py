@@ -79,14 +79,14 @@ def report_from(
     info: dict | None,
     notes: list[str] | None = None,
 ) -> drift.Report:
-    p, r = verdict.results["profile"], verdict.results["running"]
+    profile, running = verdict.results["profile"], verdict.results["running"]
     version = (info or {}).get("version") or verdict.version
     registry, judge = env_registry(verdict, version)
     report = drift.build(
-        profile_values=p.values,
-        profile_given=p.given,
-        running_values=r.values,
-        running_given=r.given,
+        profile_values=profile.values,
+        profile_given=profile.given,
+        running_values=running.values,
+        running_given=running.given,
         flag_of=verdict.flag_of,
         resolved=info,
         profile_env=dict(spec.env),
@@ -96,11 +96,11 @@ def report_from(
         requires=spec.requires_sglang,
         server_port=spec.port,
         meaning=release_meaning(verdict.version),
-        defaults={dest: a.get("default") for dest, a in verdict.actions.items()},
+        defaults={dest: action.get("default") for dest, action in verdict.actions.items()},
         env_registry=registry,
         env_judge=judge,
     )
-    errors = {k: v.error for k, v in verdict.results.items() if v.error}
+    errors = {side: result.error for side, result in verdict.results.items() if result.error}
     return replace(report, errors=errors, notes=list(notes or ()))
 
 

@@ -35,10 +35,10 @@ class Snapshot:
     view: ProcessView
 
     def server(self, port: int) -> ServerProcess | None:
-        return next((s for s in self.view.servers if s.port == port), None)
+        return next((server for server in self.view.servers if server.port == port), None)
 
     def proc(self, pid: int) -> ProcInfo | None:
-        return next((p for p in self.procs if p.pid == pid), None)
+        return next((proc for proc in self.procs if proc.pid == pid), None)
 
 
 async def snapshot(
@@ -67,11 +67,11 @@ async def snapshot(
             apps = parse_compute_apps(message.get("out") or "")
         elif message.get("t") == "procs":
             procs = [
-                p
-                for p in (ProcInfo.from_json(d) for d in message.get("procs") or [])
-                if p is not None
+                proc
+                for proc in (ProcInfo.from_json(record) for record in message.get("procs") or [])
+                if proc is not None
             ]
-            ports = [int(p) for p in message.get("ports") or []]
+            ports = [int(port) for port in message.get("ports") or []]
     gpu_list = parse_gpu_csv(query.stdout) if query is not None and query.ok else []
     return Snapshot(procs, apps, gpu_list, ports, analyse(procs, apps, gpu_list))
 

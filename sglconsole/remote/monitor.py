@@ -41,7 +41,9 @@ class FleetMonitor:
         self.prometheus = PrometheusFeed(source, self.state) if source is not None else None
         self._intervals = (watch_interval, log_poll)
         self.monitors = (
-            {} if self.prometheus is not None else {n: self._host_monitor(n) for n in config.hosts}
+            {}
+            if self.prometheus is not None
+            else {name: self._host_monitor(name) for name in config.hosts}
         )
         self.on_demand = (
             SshOnDemand(
@@ -59,7 +61,9 @@ class FleetMonitor:
         # worker list is in no Prometheus series we read
         self.routers = RouterFeed(config, self.ssh, self.state) if config.routers else None
         if self.on_demand is not None and self.routers is not None:
-            self.on_demand.pinned = {r.host for r in config.routers.values() if r.host}
+            self.on_demand.pinned = {
+                router.host for router in config.routers.values() if router.host
+            }
         self._tasks: list[asyncio.Task] = []
 
     def _host_monitor(self, name: str) -> HostMonitor:
@@ -82,7 +86,8 @@ class FleetMonitor:
 
     def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(m.run(), name=f"monitor:{n}") for n, m in self.monitors.items()
+            asyncio.create_task(monitor.run(), name=f"monitor:{name}")
+            for name, monitor in self.monitors.items()
         ]
         if self.routers is not None:
             self._tasks += self.routers.tasks()
@@ -97,7 +102,9 @@ class FleetMonitor:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.on_demand is not None:
             await self.on_demand.stop()
-        await asyncio.gather(*(m.close() for m in self.monitors.values()), return_exceptions=True)
+        await asyncio.gather(
+            *(monitor.close() for monitor in self.monitors.values()), return_exceptions=True
+        )
         if self.prometheus is not None:
             await self.prometheus.close()
         await self.ssh.close()
@@ -117,7 +124,7 @@ class FleetMonitor:
         while loop.time() < deadline:
             hosts = all(self._settled(name) for name in self.state.hosts)
             routers = self.routers is None or all(
-                r.reachable is not None for r in self.state.routers.values()
+                router.reachable is not None for router in self.state.routers.values()
             )
             if hosts and routers:
                 return True
@@ -130,7 +137,7 @@ class FleetMonitor:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            waiting = [s.key for s in self.state.all_servers() if drift_pending(s)]
+            waiting = [server.key for server in self.state.all_servers() if drift_pending(server)]
             if not waiting or loop.time() >= deadline:
                 return waiting
             await asyncio.sleep(0.1)
@@ -142,7 +149,7 @@ class FleetMonitor:
         deadline = loop.time() + timeout
         while loop.time() < deadline:
             now = time.time()
-            if not any(generate_pending(s, now) for s in self.state.all_servers()):
+            if not any(generate_pending(server, now) for server in self.state.all_servers()):
                 return
             await asyncio.sleep(0.1)
 
@@ -154,7 +161,11 @@ class FleetMonitor:
             return True
         if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
             return False
-        return all(s.health is not None for s in host.servers.values() if s.process is not None)
+        return all(
+            server.health is not None
+            for server in host.servers.values()
+            if server.process is not None
+        )
 
 
 def drift_pending(server) -> bool:

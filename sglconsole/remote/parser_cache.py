@@ -115,9 +115,11 @@ class ParserCache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = self.folder / f"{key}.json"
-            fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                json.dump(_encode(verdict), fh)
+            descriptor = os.open(
+                path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+            )
+            with os.fdopen(descriptor, "w") as handle:
+                json.dump(_encode(verdict), handle)
             os.replace(path.with_suffix(".tmp"), path)
         except OSError:
             pass  # a read-only home: the memory copy still saves this run
@@ -130,15 +132,16 @@ def _encode(verdict: Verdict) -> dict:
         "actions": verdict.actions,
         "env_registry": verdict.env_registry,
         "results": {
-            k: {"values": r.values, "given": sorted(r.given), "error": r.error}
-            for k, r in verdict.results.items()
+            side: {"values": result.values, "given": sorted(result.given), "error": result.error}
+            for side, result in verdict.results.items()
         },
     }
 
 
 def _decode(data: dict) -> Verdict:
     results = {
-        k: Canonical(r["values"], set(r["given"]), r["error"]) for k, r in data["results"].items()
+        side: Canonical(result["values"], set(result["given"]), result["error"])
+        for side, result in data["results"].items()
     }
     return Verdict(
         True,

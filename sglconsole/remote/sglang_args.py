@@ -119,16 +119,18 @@ class Verdict:
 
     def flag_of(self, dest: str) -> str:
         flags = self.actions.get(dest, {}).get("flags") or [f"--{dest.replace('_', '-')}"]
-        return max(flags, key=len) if all(f.startswith("--") for f in flags) else flags[0]
+        return max(flags, key=len) if all(flag.startswith("--") for flag in flags) else flags[0]
 
     def all_flags(self) -> list[str]:
-        return [f for a in self.actions.values() for f in a.get("flags", [])]
+        return [flag for action in self.actions.values() for flag in action.get("flags", [])]
 
 
 def _verdict(data: dict) -> Verdict:
     results = {
-        key: Canonical(r.get("values") or {}, set(r.get("given") or []), r.get("error"))
-        for key, r in (data.get("results") or {}).items()
+        key: Canonical(
+            result.get("values") or {}, set(result.get("given") or []), result.get("error")
+        )
+        for key, result in (data.get("results") or {}).items()
     }
     registry = data.get("env_registry")
     return Verdict(

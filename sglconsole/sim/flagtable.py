@@ -53,7 +53,7 @@ def pick(version: str, versions: list[str], what: str = "flag table") -> tuple[s
         return newest, (
             f"SGLang {version} is newer than the newest {what} ({newest}): judged with {newest}'s"
         )
-    older = [v for v in versions if _version_key(v) <= _version_key(release)]
+    older = [known for known in versions if _version_key(known) <= _version_key(release)]
     if not older:
         raise ValueError(
             f"no SGLang {what} for {version} or older: SGLang {version} is older than the"

@@ -81,7 +81,7 @@ H200 = GpuModel(
     virtualization="Pass-Through",
     display_attached="Yes",
     # a pass-through VM as captured: the GPU sits at 00:06.0; more GPUs follow it
-    bus_ids=tuple(f"00000000:00:{6 + i:02X}.0" for i in range(16)),
+    bus_ids=tuple(f"00000000:00:{6 + slot:02X}.0" for slot in range(16)),
     supported_mem_clocks=(3201, 2201),
     supported_gr_clocks=tuple(range(1980, 344, -15)),
 )
@@ -149,7 +149,7 @@ A6000 = GpuModel(
         "00000000:CA:00.0",
         "00000000:E3:00.0",
     )
-    + tuple(f"00000000:F{i:X}:00.0" for i in range(8)),
+    + tuple(f"00000000:F{slot:X}:00.0" for slot in range(8)),
     supported_mem_clocks=(8001, 7601, 5001, 810, 405),
     supported_gr_clocks=tuple(range(2100, 209, -15)),
 )

@@ -62,8 +62,8 @@ def _atomic_write_json(path: str, data: dict) -> None:
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, sort_keys=True)
+    with open(tmp, "w", encoding="utf-8") as file:
+        json.dump(data, file, sort_keys=True)
     os.replace(tmp, path)
 
 
@@ -72,8 +72,8 @@ def load_host(root: str | os.PathLike) -> dict:
     root = os.fspath(root)
     host = dict(HOST_DEFAULTS)
     try:
-        with open(host_path(root), encoding="utf-8") as fh:
-            data = json.load(fh)
+        with open(host_path(root), encoding="utf-8") as file:
+            data = json.load(file)
         if isinstance(data, dict):
             host.update(data)
     except (OSError, ValueError):
@@ -96,8 +96,8 @@ def write_host(root: str | os.PathLike, **settings) -> dict:
     path = host_path(root)
     data: dict = {}
     try:
-        with open(path, encoding="utf-8") as fh:
-            old = json.load(fh)
+        with open(path, encoding="utf-8") as file:
+            old = json.load(file)
         if isinstance(old, dict):
             data.update(old)
     except (OSError, ValueError):
@@ -139,8 +139,8 @@ def unregister_gpu_use(root: str | os.PathLike, pid: int) -> None:
 def pid_alive(pid: int) -> bool:
     """True if ``pid`` exists and is not a zombie (reads /proc/<pid>/stat)."""
     try:
-        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
-            stat = fh.read()
+        with open(f"/proc/{int(pid)}/stat", "rb") as file:
+            stat = file.read()
     except (OSError, ValueError):
         return False
     # "pid (comm) S ..." — comm may contain spaces/parens: the state follows the last ')'
@@ -163,8 +163,8 @@ def read_gpu_uses(root: str | os.PathLike) -> list[dict]:
             continue
         path = os.path.join(directory, filename)
         try:
-            with open(path, encoding="utf-8") as fh:
-                use = json.load(fh)
+            with open(path, encoding="utf-8") as file:
+                use = json.load(file)
             pid = int(use["pid"])
             gpus = [int(gpu) for gpu in use.get("gpus", [])]
             mem = max(0, int(use.get("mem_mib", 0)))

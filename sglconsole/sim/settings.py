@@ -62,8 +62,8 @@ SGLANG_DEFAULTS: dict = {
 
 def host_settings(root: str) -> dict:
     try:
-        with open(os.path.join(root, "sim", "host.json"), encoding="utf-8") as fh:
-            data = json.load(fh)
+        with open(os.path.join(root, "sim", "host.json"), encoding="utf-8") as file:
+            data = json.load(file)
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
@@ -72,7 +72,7 @@ def host_settings(root: str) -> dict:
 def server_settings(root: str, port: int) -> dict:
     """The sglang settings for the server on `port` (host-wide, then the port's overrides)."""
     host = host_settings(root).get("sglang") or {}
-    merged = {**SGLANG_DEFAULTS, **{k: v for k, v in host.items() if k != "ports"}}
+    merged = {**SGLANG_DEFAULTS, **{key: value for key, value in host.items() if key != "ports"}}
     merged.update((host.get("ports") or {}).get(str(port), {}))
     merged["load"] = {**SGLANG_DEFAULTS["load"], **(merged.get("load") or {})}
     return merged
@@ -81,7 +81,7 @@ def server_settings(root: str, port: int) -> dict:
 def model_info(model_path: str) -> dict | None:
     """config.json of a simulated model folder, or None when the path does not exist."""
     try:
-        with open(os.path.join(model_path, "config.json"), encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(os.path.join(model_path, "config.json"), encoding="utf-8") as file:
+            return json.load(file)
     except (OSError, ValueError):
         return None

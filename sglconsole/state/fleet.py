@@ -60,7 +60,11 @@ class FleetState:
             name: RouterState(name, router.url or f"{router.host}:{router.port}", {})
             for name, router in config.routers.items()
         }
-        for host, port in ((h, s.port) for h, c in config.hosts.items() for s in c.servers):
+        for host, port in (
+            (name, server.port)
+            for name, host_config in config.hosts.items()
+            for server in host_config.servers
+        ):
             for route in routes_of(config, host, port):
                 self.routers[route.router].worker_urls[f"{host}:{port}"] = route.worker_url
 
@@ -81,10 +85,10 @@ class FleetState:
         return state.servers.get(port) if state else None
 
     def all_servers(self) -> list[ServerState]:
-        return [s for h in self.hosts.values() for s in h.servers.values()]
+        return [server for state in self.hosts.values() for server in state.servers.values()]
 
     def worst(self) -> Status:
-        return worst(s.status for s in self.all_servers())
+        return worst(server.status for server in self.all_servers())
 
     # ------------------------------------------------------------- updating
 
@@ -162,7 +166,7 @@ def gpu_holders(host: HostState) -> dict[int, str]:
             for index in server.process.gpus:
                 holders.setdefault(index, []).append(f":{server.port}")
     if host.view is not None:
-        uuid_to_index = {g.uuid: g.index for g in host.gpus}
+        uuid_to_index = {gpu.uuid: gpu.index for gpu in host.gpus}
         for app in host.view.unaccounted:
             index = uuid_to_index.get(app.gpu_uuid)
             if index is not None:
@@ -172,4 +176,4 @@ def gpu_holders(host: HostState) -> dict[int, str]:
                 holders.setdefault(index, []).append(f"weight cache {cache.main.pid}")
         for orphan in host.view.orphans:
             holders.setdefault(-1, []).append(f"orphan {orphan.pid}")
-    return {k: ", ".join(v) for k, v in holders.items()}
+    return {index: ", ".join(names) for index, names in holders.items()}

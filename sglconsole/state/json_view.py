@@ -36,7 +36,7 @@ def fleet_json(fleet: FleetState, now: float | None = None) -> dict:
         "generation": fleet.generation,
         "hosts": {name: host_json(host, now) for name, host in fleet.hosts.items()},
         "worst": fleet.worst().value,
-        "routers": {name: router_json(r) for name, r in fleet.routers.items()},
+        "routers": {name: router_json(router) for name, router in fleet.routers.items()},
     }
 
 
@@ -48,13 +48,13 @@ def router_json(router: RouterState) -> dict:
         "asked_at": router.asked_at,
         "workers": [
             {
-                "url": w.url,
-                "id": w.id,
-                "healthy": w.healthy,
-                "load": w.load,
-                "server": router.server_of(w.url),
+                "url": worker.url,
+                "id": worker.id,
+                "healthy": worker.healthy,
+                "load": worker.load,
+                "server": router.server_of(worker.url),
             }
-            for w in router.workers
+            for worker in router.workers
         ],
     }
 
@@ -79,33 +79,35 @@ def host_json(host: HostState, now: float) -> dict:
         "gpu_error": host.gpu_error,
         "gpus": [
             {
-                "index": g.index,
-                "name": g.name,
-                "uuid": g.uuid,
-                "util": g.util_gpu,
-                "mem_used_mib": g.mem_used_mib,
-                "mem_total_mib": g.mem_total_mib,
-                "temperature_c": g.temperature_c,
-                "power_w": g.power_draw_w,
+                "index": gpu.index,
+                "name": gpu.name,
+                "uuid": gpu.uuid,
+                "util": gpu.util_gpu,
+                "mem_used_mib": gpu.mem_used_mib,
+                "mem_total_mib": gpu.mem_total_mib,
+                "temperature_c": gpu.temperature_c,
+                "power_w": gpu.power_draw_w,
             }
-            for g in host.gpus
+            for gpu in host.gpus
         ],
         "servers": [
-            server_json(s, now) for s in sorted(host.servers.values(), key=lambda s: s.port)
+            server_json(server, now)
+            for server in sorted(host.servers.values(), key=lambda server: server.port)
         ],
         "orphans": [
-            {"pid": p.pid, "ppid": p.ppid, "title": p.title} for p in (view.orphans if view else ())
+            {"pid": orphan.pid, "ppid": orphan.ppid, "title": orphan.title}
+            for orphan in (view.orphans if view else ())
         ],
-        "unaccounted_gpu_pids": [a.pid for a in (view.unaccounted if view else ())],
+        "unaccounted_gpu_pids": [app.pid for app in (view.unaccounted if view else ())],
         "notes": list(view.notes) if view else [],
         "weight_cache_daemons": [
             {
-                "pid": d.main.pid,
-                "model": d.model,
-                "gpus": list(d.gpus),
-                "gpu_mem_mib": d.gpu_mem_mib,
+                "pid": cache.main.pid,
+                "model": cache.model,
+                "gpus": list(cache.gpus),
+                "gpu_mem_mib": cache.gpu_mem_mib,
             }
-            for d in (view.weight_caches if view else ())
+            for cache in (view.weight_caches if view else ())
         ],
     }
 
@@ -124,7 +126,10 @@ def server_json(server: ServerState, now: float) -> dict:
         "argv": mask_argv(list(process.main.argv)) if process else None,
         "env": elide_env(mask_env(process.main.env or {})) if process else None,
         "gpus": list(process.gpus) if process else None,
-        "children": [{"pid": c.pid, "title": c.title, "state": c.state} for c in process.children]
+        "children": [
+            {"pid": child.pid, "title": child.title, "state": child.state}
+            for child in process.children
+        ]
         if process
         else [],
         "tok_s": view.tok_s,
@@ -143,7 +148,7 @@ def server_json(server: ServerState, now: float) -> dict:
         "drift_count": view.drift_count,
         "generation": view.generation,
         "stale_s": None if view.stale_since is None else round(now - view.stale_since, 1),
-        "routers": [route_json(r) for r in view.routes],
+        "routers": [route_json(route) for route in view.routes],
     }
 
 
@@ -168,7 +173,7 @@ ROUTER_FIELDS = ("reachable", "error", "asked_at", "since")
 
 def host_record(host: HostState) -> dict[str, Any]:
     out = {name: getattr(host, name) for name in HOST_FIELDS}
-    out["gpus"] = [_compact(g) for g in host.gpus]
+    out["gpus"] = [_compact(gpu) for gpu in host.gpus]
     out["view"] = None if host.view is None else _view(host.view)
     return out
 
@@ -185,19 +190,21 @@ def server_record(server: ServerState) -> dict[str, Any]:
 def _view_fields(view: ServerView) -> dict[str, Any]:
     """What the operator saw of the server (status, reason, tok/s, load), as published."""
     fields = {
-        f.name: getattr(view, f.name)
-        for f in dataclasses.fields(view)
-        if f.name not in VIEW_SKIPPED
+        field.name: getattr(view, field.name)
+        for field in dataclasses.fields(view)
+        if field.name not in VIEW_SKIPPED
     }
     fields["status"] = view.status.value
     fields["load"] = None if view.load is None else dataclasses.asdict(view.load)
-    fields["routes"] = [{**dataclasses.asdict(r), "routing": r.routing.value} for r in view.routes]
+    fields["routes"] = [
+        {**dataclasses.asdict(route), "routing": route.routing.value} for route in view.routes
+    ]
     return fields
 
 
 def router_record(router: RouterState) -> dict[str, Any]:
     out = {name: getattr(router, name) for name in ROUTER_FIELDS}
-    out["workers"] = [dataclasses.asdict(w) for w in router.workers]
+    out["workers"] = [dataclasses.asdict(worker) for worker in router.workers]
     return out
 
 
@@ -206,7 +213,7 @@ def sample_record(sample: Sample) -> dict[str, Any]:
 
 
 def _compact(obj: Any) -> dict[str, Any]:
-    return {k: v for k, v in dataclasses.asdict(obj).items() if v is not None}
+    return {name: value for name, value in dataclasses.asdict(obj).items() if value is not None}
 
 
 def _proc(proc: ProcInfo) -> dict[str, Any]:
@@ -221,7 +228,7 @@ def _process(process: ServerProcess) -> dict[str, Any]:
     return {
         "main": _proc(process.main),
         "port": process.port,
-        "children": [_proc(c) for c in process.children],
+        "children": [_proc(child) for child in process.children],
         "gpus": list(process.gpus),
         "gpu_mem_mib": process.gpu_mem_mib,
     }
@@ -229,16 +236,16 @@ def _process(process: ServerProcess) -> dict[str, Any]:
 
 def _view(view: ProcessView) -> dict[str, Any]:
     return {
-        "orphans": [_proc(p) for p in view.orphans],
-        "unaccounted": [_compact(a) for a in view.unaccounted],
+        "orphans": [_proc(orphan) for orphan in view.orphans],
+        "unaccounted": [_compact(app) for app in view.unaccounted],
         "foreign_pids": view.foreign_pids,
         "notes": list(view.notes),
         "weight_caches": [
             {
                 "main": _proc(cache.main),
-                "members": [_proc(p) for p in cache.members],
+                "members": [_proc(member) for member in cache.members],
                 "gpus": list(cache.gpus),
-                "held": [_compact(a) for a in cache.held],
+                "held": [_compact(app) for app in cache.held],
             }
             for cache in view.weight_caches
         ],

@@ -70,7 +70,7 @@ class OperatorStop:
 
     user: str
     action: str
-    at: float
+    ended_at: float
     """Epoch seconds the stop ended."""
 
 
@@ -203,7 +203,7 @@ class ServerState:
         Samples already read stay when no process was known before (the log tail read at connect);
         the views keep only those stamped after this process started (state.server_view)."""
         if self.process is not None:  # keep only what the log already said is the new pid's
-            kept = [s for s in self.history if s.pid == process.main.pid]
+            kept = [sample for sample in self.history if sample.pid == process.main.pid]
             self.history.clear()
             self.history.extend(kept)
             self.decode_watch = IdleWatch()
@@ -218,14 +218,17 @@ class ServerState:
         self.generate_sent_at = self.generate_ok_at = None
 
 
-def reading_is_current(server: ServerState, at: float | None, limit_s: float, now: float) -> bool:
-    """Whether a reading (a /metrics page, a load answer) taken at `at` is the current process's
-    (taken after it started) and younger than `limit_s`: numbers belong to one process and age."""
+def reading_is_current(
+    server: ServerState, taken_at: float | None, limit_s: float, now: float
+) -> bool:
+    """Whether a reading (a /metrics page, a load answer) taken at `taken_at` is the current
+    process's (taken after it started) and younger than `limit_s`: numbers belong to one process
+    and age."""
     return (
-        at is not None
+        taken_at is not None
         and server.process is not None
-        and now - at < limit_s
-        and at >= server.process.main.start
+        and now - taken_at < limit_s
+        and taken_at >= server.process.main.start
     )
 
 

@@ -42,11 +42,11 @@ class RouterState:
     """When `reachable` last changed."""
 
     def worker(self, url: str) -> RouterWorker | None:
-        return next((w for w in self.workers if same_url(w.url, url)), None)
+        return next((worker for worker in self.workers if same_url(worker.url, url)), None)
 
     def server_of(self, url: str) -> str | None:
         """The configured HOST:PORT a worker URL is, or None (a worker hosts.yaml does not name)."""
-        return next((key for key, u in self.worker_urls.items() if same_url(u, url)), None)
+        return next((key for key, known in self.worker_urls.items() if same_url(known, url)), None)
 
 
 class Routing(StrEnum):
@@ -117,7 +117,7 @@ def derive_routes(
         if url is None:
             continue
         routing, worker = _routing(server, host, router, url)
-        before = next((p for p in previous if p.router == router.name), None)
+        before = next((route for route in previous if route.router == router.name), None)
         since = before.since if before is not None and before.routing == routing else now
         views.append(
             RouteView(
@@ -142,19 +142,19 @@ def _routing(
     worker = router.worker(url)
     if host.reachable is None:
         return Routing.UNKNOWN, worker
-    up = answering(server, host)
+    answers = answering(server, host)
     if worker is None:
-        if not up:
+        if not answers:
             return Routing.OUT, None
         # an action takes its worker out on purpose (router out, drain, act, probe); a list read
         # before the action ended may still show it out: not news until the next read
         if server.action or (server.action_ended or 0) > router.asked_at:
             return Routing.ACTION, None
         return Routing.SERVING_NOBODY, None
-    if not up:
+    if not answers:
         return Routing.IN_ROUTER_DOWN, worker
     return (Routing.SERVING if worker.healthy else Routing.UNHEALTHY), worker
 
 
-def same_url(a: str, b: str) -> bool:
-    return a.rstrip("/") == b.rstrip("/")
+def same_url(left: str, right: str) -> bool:
+    return left.rstrip("/") == right.rstrip("/")

@@ -54,7 +54,9 @@ def derive_view(
         tok_s_source=source,
         load=_load(server, samples, now),
         throughput=tuple(
-            s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None
+            sample.gen_throughput
+            for sample in samples
+            if not sample.after_idle and sample.gen_throughput is not None
         )[-SPARK_SAMPLES:],
         drift_differs=differs,
         drift_count=count,

@@ -37,9 +37,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
         if server.absent is not None:
             return server.absent
         stop = server.stopped
-        if stop is not None and not crashed_since(server, stop.at):
+        if stop is not None and not crashed_since(server, stop.ended_at):
             # its log's last error is the stop's own SIGTERM traceback, not a crash
-            when = time.strftime("%H:%M:%S", time.localtime(stop.at))
+            when = time.strftime("%H:%M:%S", time.localtime(stop.ended_at))
             return Status.DOWN, f"stopped by {stop.user} ({stop.action}) at {when}"
         return Status.DOWN, "configured but not running" + last_error(server, now)
     if not server.managed:
@@ -164,7 +164,11 @@ def busy_samples(server: ServerState, now: float, window: float = SLOW_WINDOW_S)
     """Decode samples of the last minute that count (core.decode_lines: busy, not the first after
     idle) — of this process only (a restore must not stay SLOW for a minute on the old server's
     numbers)."""
-    return [s for s in process_samples(server, since=now - window)[::-1] if counts(s, s.after_idle)]
+    return [
+        sample
+        for sample in process_samples(server, since=now - window)[::-1]
+        if counts(sample, sample.after_idle)
+    ]
 
 
 def slowness(server: ServerState, now: float) -> str | None:
@@ -192,7 +196,7 @@ def nearest_baseline(profile: Profile, running: float) -> tuple[float, int] | No
     if baseline is None:
         return None
     if baseline.levels:
-        level = min(baseline.levels, key=lambda lv: abs(lv.concurrency - running))
+        level = min(baseline.levels, key=lambda candidate: abs(candidate.concurrency - running))
         return level.gen_throughput, level.concurrency
     return (baseline.gen_throughput, baseline.concurrency or 1) if baseline.gen_throughput else None
 
@@ -211,7 +215,9 @@ def per_request_baseline(profile: Profile, running: float) -> float | None:
 
 def looping(server: ServerState) -> bool:
     samples = [
-        s for s in process_samples(server, limit=4 * LOOP_SAMPLES)[::-1] if (s.running_req or 0) > 0
+        sample
+        for sample in process_samples(server, limit=4 * LOOP_SAMPLES)[::-1]
+        if (sample.running_req or 0) > 0
     ][:LOOP_SAMPLES]
     if len(samples) < LOOP_SAMPLES or server.process is None:
         return False
@@ -228,4 +234,4 @@ def looping(server: ServerState) -> bool:
         )
 
     # one window diluted by a short request (a health check) must not hide the loop
-    return sum(pinned(s) for s in samples) >= LOOP_SAMPLES - 1
+    return sum(pinned(sample) for sample in samples) >= LOOP_SAMPLES - 1

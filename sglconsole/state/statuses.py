@@ -171,11 +171,11 @@ def complete(records: Iterable[StatusInfo]) -> Mapping[Status, StatusInfo]:
 INFO: Mapping[Status, StatusInfo] = complete(STATUSES)
 SEVERITY: list[Status] = [record.status for record in STATUSES]
 """Worst first."""
-PROBLEMS: frozenset[Status] = frozenset(r.status for r in STATUSES if r.problem)
-CRITICAL: frozenset[Status] = frozenset(r.status for r in STATUSES if r.critical)
-CALM: frozenset[Status] = frozenset(r.status for r in STATUSES if r.calm)
+PROBLEMS: frozenset[Status] = frozenset(record.status for record in STATUSES if record.problem)
+CRITICAL: frozenset[Status] = frozenset(record.status for record in STATUSES if record.critical)
+CALM: frozenset[Status] = frozenset(record.status for record in STATUSES if record.calm)
 
 
 def worst(statuses: Iterable[Status]) -> Status:
     present = set(statuses)
-    return next((s for s in SEVERITY if s in present), Status.UP)
+    return next((status for status in SEVERITY if status in present), Status.UP)

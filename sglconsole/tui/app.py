@@ -100,7 +100,7 @@ class ConsoleApp(App[int]):
         if self.monitor is not None:
             if self.monitor.on_demand is not None:  # an action's connection is never cut
                 self.monitor.on_demand.busy = lambda host: any(
-                    h == host for h, _ in self.session.busy
+                    busy_host == host for busy_host, _ in self.session.busy
                 )
             self.monitor.start()
         if self.replay is not None:

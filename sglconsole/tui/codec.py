@@ -23,7 +23,7 @@ from sglconsole.state.status import process_samples
 def apply_host(host: HostState, fields: dict[str, Any]) -> None:
     for name, value in fields.items():
         if name == "gpus":
-            host.gpus = [GpuSample(**g) for g in value]
+            host.gpus = [GpuSample(**gpu) for gpu in value]
         elif name == "view":
             host.view = None if value is None else _decode_view(value)
         elif name in HOST_FIELDS:
@@ -33,7 +33,7 @@ def apply_host(host: HostState, fields: dict[str, Any]) -> None:
 def apply_router(router: RouterState, fields: dict[str, Any]) -> None:
     for name, value in fields.items():
         if name == "workers":
-            router.workers = [RouterWorker(**w) for w in value]
+            router.workers = [RouterWorker(**worker) for worker in value]
         elif name in ROUTER_FIELDS:
             setattr(router, name, value)
 
@@ -54,17 +54,20 @@ def apply_server(server: ServerState, fields: dict[str, Any]) -> None:
 
 
 def _decode_view_fields(server: ServerState, data: dict[str, Any]) -> ServerView:
-    names = {f.name for f in dataclasses.fields(ServerView)} - set(VIEW_SKIPPED)
-    fields = {k: v for k, v in data.items() if k in names}
+    names = {field.name for field in dataclasses.fields(ServerView)} - set(VIEW_SKIPPED)
+    fields = {name: value for name, value in data.items() if name in names}
     fields["status"] = Status(fields.get("status", Status.UNKNOWN))
     fields["load"] = None if not fields.get("load") else Load(**fields["load"])
     fields["routes"] = tuple(
-        RouteView(**{**r, "routing": Routing(r["routing"])}) for r in fields.get("routes") or ()
+        RouteView(**{**route, "routing": Routing(route["routing"])})
+        for route in fields.get("routes") or ()
     )
     view = ServerView(**fields)
     samples = process_samples(server) if view.pid is not None else []
     spark = tuple(
-        s.gen_throughput for s in samples if not s.after_idle and s.gen_throughput is not None
+        sample.gen_throughput
+        for sample in samples
+        if not sample.after_idle and sample.gen_throughput is not None
     )
     return dataclasses.replace(view, throughput=spark)
 
@@ -75,7 +78,7 @@ class LegacyView(ServerView):
 
 
 def _as_fields(view: ServerView) -> dict[str, Any]:
-    return {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
+    return {field.name: getattr(view, field.name) for field in dataclasses.fields(view)}
 
 
 def legacy_numbers(server: ServerState, host: HostState, now: float) -> None:
@@ -100,7 +103,7 @@ def _decode_process(data: dict[str, Any]) -> ServerProcess:
     return ServerProcess(
         _decode_proc(data["main"]),
         data["port"],
-        tuple(_decode_proc(c) for c in data["children"]),
+        tuple(_decode_proc(child) for child in data["children"]),
         tuple(data["gpus"]),
         data["gpu_mem_mib"],
     )
@@ -109,16 +112,16 @@ def _decode_process(data: dict[str, Any]) -> ServerProcess:
 def _decode_view(data: dict[str, Any]) -> ProcessView:
     return ProcessView(
         (),
-        tuple(_decode_proc(p) for p in data["orphans"]),
-        tuple(ComputeApp(**a) for a in data["unaccounted"]),
+        tuple(_decode_proc(orphan) for orphan in data["orphans"]),
+        tuple(ComputeApp(**app) for app in data["unaccounted"]),
         data["foreign_pids"],
         tuple(data["notes"]),
         tuple(  # recordings made before weight-cache daemons were told apart have none
             WeightCacheDaemon(
                 _decode_proc(cache["main"]),
-                tuple(_decode_proc(p) for p in cache["members"]),
+                tuple(_decode_proc(member) for member in cache["members"]),
                 tuple(cache["gpus"]),
-                tuple(ComputeApp(**a) for a in cache["held"]),
+                tuple(ComputeApp(**app) for app in cache["held"]),
             )
             for cache in data.get("weight_caches") or ()
         ),
@@ -126,29 +129,30 @@ def _decode_view(data: dict[str, Any]) -> ProcessView:
 
 
 def _decode_probe(data: dict[str, Any]) -> ProbeResult:
-    names = {f.name for f in dataclasses.fields(ProbeResult)}
-    return ProbeResult(**{k: v for k, v in data.items() if k in names})
+    names = {field.name for field in dataclasses.fields(ProbeResult)}
+    return ProbeResult(**{name: value for name, value in data.items() if name in names})
 
 
 def _decode_report(data: dict[str, Any]) -> Report:
     rows = [
         Row(
-            kind=r["kind"],
-            name=r["name"],
-            flag=r["flag"],
-            profile=r["profile"],
-            running=r["running"],
-            resolved=r["resolved"],
-            state=State(r["state"]),
-            performance=r["performance"],
+            kind=row["kind"],
+            name=row["name"],
+            flag=row["flag"],
+            profile=row["profile"],
+            running=row["running"],
+            resolved=row["resolved"],
+            state=State(row["state"]),
+            performance=row["performance"],
             # recordings from before drift said its judge hold neither key
             judged=next(
-                (k for k, label in JUDGES.items() if label == r.get("judged_by")), "parser"
+                (judge for judge, label in JUDGES.items() if label == row.get("judged_by")),
+                "parser",
             ),
-            meaning=r.get("meaning") or "",
-            note=r.get("note"),
+            meaning=row.get("meaning") or "",
+            note=row.get("note"),
         )
-        for r in data["rows"]
+        for row in data["rows"]
     ]
     return Report(
         rows=rows,

@@ -25,11 +25,11 @@ class ActionRecord:
 
     def stage(self, stage: Stage) -> None:
         """The same Stage object comes back each time it changes: keep it once, in order."""
-        if not any(s is stage for s in self.stages):
+        if not any(kept is stage for kept in self.stages):
             self.stages.append(stage)
 
-    def finish(self, ok: bool, summary: str, evidence: list[str], now: float) -> None:
-        self.ok, self.summary, self.evidence, self.ended = ok, summary, evidence, now
+    def finish(self, succeeded: bool, summary: str, evidence: list[str], now: float) -> None:
+        self.ok, self.summary, self.evidence, self.ended = succeeded, summary, evidence, now
 
 
 @dataclass

@@ -32,7 +32,7 @@ class Key:
         return self.binding.action.split("(")[0]
 
 
-def _b(
+def _bind(
     keys: str,
     action: str,
     label: str,
@@ -61,7 +61,7 @@ def action_name(name: str) -> str:
 def _act(name: str) -> Binding:
     """An action's key, label and tip, as its record gives them (its id: the registry's name)."""
     action = ACTIONS[name]
-    return _b(action.key, action_name(name), action.label, action.tip, id=name)
+    return _bind(action.key, action_name(name), action.label, action.tip, id=name)
 
 
 def bound(binding: Binding, keymap: dict[str, str]) -> Binding:
@@ -84,14 +84,14 @@ KEYS: list[Key] = [
     Key(LOOK, _act("bench")),
     Key(
         LOOK,
-        _b("d", "diff", "Diff", "the running config next to the profile, differences first"),
+        _bind("d", "diff", "Diff", "the running config next to the profile, differences first"),
         4,
     ),
-    Key(LOOK, _b("l", "log", "Log", "live tail of the server's log"), 5),
-    Key(LOOK, _b("g", "gpus", "GPUs", "the host's GPUs and who holds them"), 13),
+    Key(LOOK, _bind("l", "log", "Log", "live tail of the server's log"), 5),
+    Key(LOOK, _bind("g", "gpus", "GPUs", "the host's GPUs and who holds them"), 13),
     Key(
         LOOK,
-        _b(
+        _bind(
             "slash",
             "filter",
             "Filter",
@@ -100,10 +100,12 @@ KEYS: list[Key] = [
         ),
         12,
     ),
-    Key(LOOK, _b("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")),
+    Key(
+        LOOK, _bind("f", "follow", "Follow/pause", "pause the log where it is, or follow it again")
+    ),
     Key(
         LOOK,
-        _b(
+        _bind(
             "v",
             "verbatim",
             "Raw lines",
@@ -112,12 +114,12 @@ KEYS: list[Key] = [
     ),
     Key(
         LOOK,
-        _b("a", "activity", "Activity", "what was done this session: actions, results, alerts"),
+        _bind("a", "activity", "Activity", "what was done this session: actions, results, alerts"),
         11,
     ),
     Key(
         MOVE,
-        _b(
+        _bind(
             "n",
             "problem(1)",
             "Next problem",
@@ -128,7 +130,7 @@ KEYS: list[Key] = [
     ),
     Key(
         MOVE,
-        _b(
+        _bind(
             "N",
             "problem(-1)",
             "Prev problem",
@@ -138,15 +140,15 @@ KEYS: list[Key] = [
     ),
     Key(
         MOVE,
-        _b("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓"),
+        _bind("j,down", "move(1)", "Down", "next line of the fleet", id="down", key_display="j/↓"),
     ),
     Key(
         MOVE,
-        _b("k,J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="k/↑"),
+        _bind("k,J,up", "move(-1)", "Up", "previous line of the fleet", id="up", key_display="k/↑"),
     ),
     Key(
         MOVE,
-        _b(
+        _bind(
             "escape",
             "close",
             "Close",
@@ -157,7 +159,7 @@ KEYS: list[Key] = [
     ),
     Key(
         CONSOLE,
-        _b(
+        _bind(
             "backslash",
             "fleet_pane",
             "Fleet pane",
@@ -167,7 +169,7 @@ KEYS: list[Key] = [
     ),
     Key(
         CONSOLE,
-        _b(
+        _bind(
             "L",
             "lock",
             "Read-only",
@@ -178,7 +180,7 @@ KEYS: list[Key] = [
     # replay keys: shown only in a replay; space before the tree's own (it folds a host there)
     Key(
         REPLAY,
-        _b(
+        _bind(
             "space",
             "replay_pause",
             "Pause/play",
@@ -190,7 +192,7 @@ KEYS: list[Key] = [
     ),
     Key(
         REPLAY,
-        _b(
+        _bind(
             "left_square_bracket",
             "replay_seek(-10)",
             "-10s",
@@ -202,7 +204,7 @@ KEYS: list[Key] = [
     ),
     Key(
         REPLAY,
-        _b(
+        _bind(
             "right_square_bracket",
             "replay_seek(10)",
             "+10s",
@@ -212,13 +214,17 @@ KEYS: list[Key] = [
         ),
         17,
     ),
-    Key(CONSOLE, _b("B", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
+    Key(CONSOLE, _bind("B", "bell", "Bell", "ring the terminal bell on alerts (on/off)")),
     Key(
         CONSOLE,
-        _b("question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"),
+        _bind(
+            "question_mark", "help", "Help", "every key, what the statuses mean", key_display="?"
+        ),
         1,
     ),
-    Key(CONSOLE, _b("q", "quit", "Quit", "leave the console (running actions are cancelled)"), 1),
+    Key(
+        CONSOLE, _bind("q", "quit", "Quit", "leave the console (running actions are cancelled)"), 1
+    ),
 ]
 
 BINDINGS = [key.binding for key in KEYS]

@@ -1,6 +1,6 @@
 """Plan -> confirm -> run -> record, for every action the console can take on a server.
 
-The flow is UI-agnostic: it talks to the screen through the small `Ui`
+The flow is UI-agnostic: it talks to the screen through the small `Frontend`
 protocol, so it runs the same inside a Textual worker and in a test.
 """
 
@@ -35,7 +35,7 @@ def replace_profile_plan(name: str, target: str, path: object) -> Plan:
     )
 
 
-class Ui(Protocol):
+class Frontend(Protocol):
     async def confirm(self, plan: Plan) -> bool: ...
     def progress(self, record: ActionRecord) -> None: ...
     def finished(self, record: ActionRecord) -> None: ...
@@ -43,64 +43,66 @@ class Ui(Protocol):
 
 
 async def perform(
-    op: Action, host: str, port: int, session: Session, ui: Ui, **options
+    action: Action, host: str, port: int, session: Session, frontend: Frontend, **options
 ) -> ActionRecord | None:
     """Run one action end to end; None when it was refused or cancelled (nothing changed)."""
-    record = ActionRecord(op.name, f"{host}:{port}", session.clock())
-    ctx = session.context(lambda stage: (record.stage(stage), ui.progress(record)))
+    record = ActionRecord(action.name, f"{host}:{port}", session.clock())
+    ctx = session.context(lambda stage: (record.stage(stage), frontend.progress(record)))
     ctx.known_state = known_state(session.fleet.server(host, port))
     plan = None
-    if op.confirm:
-        plan = await _agreed(op, ctx, host, port, ui, session.fleet)
+    if action.confirm:
+        plan = await _agreed(action, ctx, host, port, frontend, session.fleet)
         if plan is None:
             return None
         record.started = session.clock()  # its time is the action's, not the dialog's
     session.history.append(record)
-    ui.progress(record)
-    with doing(session.fleet, host, port, op.doing):
-        result = await _run(op, ctx, host, port, plan, options)
+    frontend.progress(record)
+    with doing(session.fleet, host, port, action.doing):
+        result = await _run(action, ctx, host, port, plan, options)
     record.finish(result.ok, result.summary, result.evidence, session.clock())
     keep_probe(session.fleet, host, port, result)
-    ui.finished(record)
+    frontend.finished(record)
     return record
 
 
 async def _agreed(
-    op: Action, ctx: ActionContext, host: str, port: int, ui: Ui, fleet: FleetState
+    action: Action, ctx: ActionContext, host: str, port: int, frontend: Frontend, fleet: FleetState
 ) -> Plan | None:
     """The plan the operator agreed to (None: refused or cancelled), with what the console
     knows against it."""
     try:
-        plan = await op.plan(ctx, host, port)
+        plan = await action.plan(ctx, host, port)
     except ConsoleError as exc:
-        ui.refused(f"{op.name} {host}:{port}: {exc}")
+        frontend.refused(f"{action.name} {host}:{port}: {exc}")
         return None
-    plan.warnings = caveats(op.name, ctx.config, fleet.server(host, port))
+    plan.warnings = caveats(action.name, ctx.config, fleet.server(host, port))
     if not plan.destructive:
         return plan
-    if not await ui.confirm(plan):
-        ui.refused(f"{op.name} {host}:{port} cancelled: nothing was changed")
+    if not await frontend.confirm(plan):
+        frontend.refused(f"{action.name} {host}:{port} cancelled: nothing was changed")
         return None
     return plan
 
 
 async def _run(
-    op: Action, ctx: ActionContext, host: str, port: int, plan: Plan | None, options: dict
+    action: Action, ctx: ActionContext, host: str, port: int, plan: Plan | None, options: dict
 ) -> ActionResult:
     target = f"{host}:{port}"
     try:
-        return await op.run(ctx, host, port, plan, **options)
+        return await action.run(ctx, host, port, plan, **options)
     except StageFailed as exc:
-        return _failed(ctx, op, target, exc)
+        return _failed(ctx, action, target, exc)
     except ConsoleError as exc:
-        return ctx.result(op.name, target, False, str(exc))
+        return ctx.result(action.name, target, False, str(exc))
     except Exception as exc:  # a bug in an action must not take the console down with it
-        log.exception("%s %s", op.name, target)
-        return ctx.result(op.name, target, False, f"internal error: {type(exc).__name__}: {exc}")
+        log.exception("%s %s", action.name, target)
+        return ctx.result(
+            action.name, target, False, f"internal error: {type(exc).__name__}: {exc}"
+        )
 
 
-def _failed(ctx: ActionContext, op: Action, target: str, exc: StageFailed) -> ActionResult:
-    result = ctx.result(op.name, target, False, str(exc), **exc.data)
+def _failed(ctx: ActionContext, action: Action, target: str, exc: StageFailed) -> ActionResult:
+    result = ctx.result(action.name, target, False, str(exc), **exc.data)
     result.evidence = result.evidence or list(exc.evidence)
     return result
 

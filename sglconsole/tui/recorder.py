@@ -34,10 +34,10 @@ class _Writer(threading.Thread):
     def __init__(self, path: Path):
         super().__init__(name="sglconsole-recorder", daemon=True)
         # 0600 from the start (an existing file is truncated and narrowed too)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        if stat.S_ISREG(os.fstat(fd).st_mode):  # never /dev/stdout, a pipe, /dev/null
-            os.fchmod(fd, 0o600)
-        self.file = os.fdopen(fd, "w", encoding="utf-8")
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):  # never /dev/stdout, a pipe, /dev/null
+            os.fchmod(descriptor, 0o600)
+        self.file = os.fdopen(descriptor, "w", encoding="utf-8")
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
 
     def run(self) -> None:
@@ -88,7 +88,9 @@ class Recorder:
 
     def _changes(self, key: Key, fields: dict) -> dict:
         last = self._last.setdefault(key, {})
-        changed = {k: v for k, v in fields.items() if last.get(k, object()) != v}
+        changed = {
+            name: value for name, value in fields.items() if last.get(name, object()) != value
+        }
         last.update(changed)
         return changed
 
@@ -122,7 +124,7 @@ class Recorder:
 
     def _forget_gone(self, host: str) -> None:
         ports = self.fleet.hosts[host].servers
-        for key in [k for k in self._cursors if k[0] == host and k[1] not in ports]:
+        for key in [known for known in self._cursors if known[0] == host and known[1] not in ports]:
             del self._cursors[key]
             self._last.pop(key, None)
             self._emit({"kind": "gone", "host": host, "port": key[1]})

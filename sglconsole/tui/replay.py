@@ -167,7 +167,11 @@ class Replay:
         if kind == "server":
             codec.apply_server(server, event["set"])
         elif kind == "sample":
-            fields = {k: v for k, v in event.items() if k not in ("t", "kind", "host", "port")}
+            fields = {
+                name: value
+                for name, value in event.items()
+                if name not in ("t", "kind", "host", "port")
+            }
             server.history.append(codec.decode_sample(fields))
         elif kind == "log":
             server.log_lines.extend(event["lines"])

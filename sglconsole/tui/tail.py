@@ -5,28 +5,28 @@ from __future__ import annotations
 from collections import deque
 from typing import Generic, TypeVar
 
-T = TypeVar("T")
+Item = TypeVar("Item")
 MARK = 3
 
 
-class TailCursor(Generic[T]):
+class TailCursor(Generic[Item]):
     """Remembers the last few items it returned (by identity) and finds them again.
 
     A deque with maxlen has no running index, so we look for where we left off;
     holding on to those items keeps their ids from being reused.
     """
 
-    def __init__(self, items: deque[T]):
+    def __init__(self, items: deque[Item]):
         self.items = items
-        self._mark: tuple[T, ...] = ()
+        self._mark: tuple[Item, ...] = ()
 
-    def take(self) -> list[T]:
+    def take(self) -> list[Item]:
         items = list(self.items)
         new = items[_resume_at(items, self._mark) :]
         self._mark = tuple(items[-MARK:])
         return new
 
-    def peek(self) -> list[T]:
+    def peek(self) -> list[Item]:
         """What take() would return, without moving on."""
         items = list(self.items)
         return items[_resume_at(items, self._mark) :]
@@ -38,9 +38,11 @@ class TailCursor(Generic[T]):
 
 def _resume_at(items: list, mark: tuple) -> int:
     # the oldest marked items may have been pushed out of the deque since: try the newer ones alone
-    for n in range(len(mark), 0, -1):
-        tail = mark[-n:]
-        for end in range(len(items), n - 1, -1):
-            if all(a is b for a, b in zip(items[end - n : end], tail, strict=True)):
+    for length in range(len(mark), 0, -1):
+        tail = mark[-length:]
+        for end in range(len(items), length - 1, -1):
+            if all(
+                item is marked for item, marked in zip(items[end - length : end], tail, strict=True)
+            ):
                 return end
     return 0

@@ -9,8 +9,8 @@ from sglconsole.tui.paint.fleet import host_status
 
 
 def fleet_title(fleet: FleetState) -> str:
-    statuses = [host_status(h) for h in fleet.hosts.values()]
-    problems = sum(s not in CALM for s in statuses)
+    statuses = [host_status(host) for host in fleet.hosts.values()]
+    problems = sum(status not in CALM for status in statuses)
     count = f" ({problems} host{'s' if problems != 1 else ''})" if problems else ""
     return f"sglconsole: {worst(statuses).value}{count}"
 

@@ -74,15 +74,15 @@ def _parse_compute_apps(text: str, fields: tuple[str, ...]) -> list[ComputeApp]:
 
 
 def _app_from_cols(cols: list[str], attrs: list[str | None]) -> ComputeApp | None:
-    n = len(attrs)
-    if len(cols) < n or n == 0:
+    wanted = len(attrs)
+    if len(cols) < wanted or wanted == 0:
         return None
-    if len(cols) > n:
+    if len(cols) > wanted:
         # a process name containing ", ": glue the surplus back into it
         if "process_name" not in attrs:
             return None
         name_at = attrs.index("process_name")
-        extra = len(cols) - n
+        extra = len(cols) - wanted
         name = ", ".join(cols[name_at : name_at + extra + 1])
         cols = cols[:name_at] + [name] + cols[name_at + extra + 1 :]
     vals: dict[str, object] = {}

@@ -62,7 +62,7 @@ def _classify(stdout: str, stderr: str, exit_code: int | None) -> str | None:
             f"(exit {exit_code})"
         )
     if _NO_HANDLE in both:
-        line = next((ln.strip() for ln in both.splitlines() if _NO_HANDLE in ln), "")
+        line = next((text.strip() for text in both.splitlines() if _NO_HANDLE in text), "")
         return f"GPU unreachable: {_one_line(line, 160)} (exit {exit_code})"
     if exit_code == 127 or "command not found" in both or "No such file or directory" in both:
         return f"nvidia-smi not found on the host (exit {exit_code})"

@@ -68,7 +68,9 @@ def _registry(tree, text):
             kind = _name(call.func)
             if not kind.startswith("Env"):
                 continue
-            keywords = dict((k.arg, k.value) for k in call.keywords if k.arg)
+            keywords = dict(
+                (keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg
+            )
             default = call.args[0] if call.args else keywords.get("default")
             fields[target.id] = [kind, _source(lines, default)]
             alias = (
@@ -91,7 +93,9 @@ def _deprecated(tree):
                 if _text(key) is None:
                     continue
                 if isinstance(value, ast.Call):
-                    keywords = dict((k.arg, k.value) for k in value.keywords if k.arg)
+                    keywords = dict(
+                        (keyword.arg, keyword.value) for keyword in value.keywords if keyword.arg
+                    )
                     replacement = (
                         _text(value.args[0]) if value.args else _text(keywords.get("replacement"))
                     )
@@ -133,11 +137,13 @@ def _read_elsewhere(package_dir, known):
             if not name.endswith(".py") or path == "sglang/srt/environ.py":
                 continue
             try:
-                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
             except (IOError, OSError):
                 continue
-            names = set(m.group(1) or m.group(2) for m in _ELSEWHERE.finditer(text)) - set(known)
+            names = set(
+                match.group(1) or match.group(2) for match in _ELSEWHERE.finditer(text)
+            ) - set(known)
             if not names:
                 continue
             try:
@@ -148,8 +154,8 @@ def _read_elsewhere(package_dir, known):
                 found.setdefault(var, set()).add(path)
                 warn_only[var] = warn_only.get(var, True) and reads.get(var, False)
     return (
-        dict((k, sorted(v)) for k, v in found.items()),
-        dict((k, sorted(found[k])) for k, only in warn_only.items() if only),
+        dict((name, sorted(paths)) for name, paths in found.items()),
+        dict((name, sorted(found[name])) for name, only in warn_only.items() if only),
     )
 
 
@@ -157,8 +163,8 @@ def read_env_registry(package_dir):
     """The registry as a JSON-able dict, or {"error": why} when it cannot be read."""
     path = os.path.join(package_dir, "srt", "environ.py")
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
         tree = ast.parse(text)
     except (IOError, OSError, SyntaxError, ValueError) as exc:
         return {"error": "%s: %s" % (path, exc)}

@@ -29,30 +29,30 @@ def out(**obj):
 
 def stat(pid):
     try:
-        with open("/proc/%d/stat" % pid, "rb") as fh:
-            text = fh.read().decode("utf-8", "replace")
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
     except OSError:
         return None
     head, _, rest = text.rpartition(")")
-    f = rest.split()
+    fields = rest.split()
     return {
         "pid": pid,
-        "state": f[0],
-        "ppid": int(f[1]),
-        "pgid": int(f[2]),
-        "sid": int(f[3]),
-        "start_ticks": int(f[19]),
+        "state": fields[0],
+        "ppid": int(fields[1]),
+        "pgid": int(fields[2]),
+        "sid": int(fields[3]),
+        "start_ticks": int(fields[19]),
         "comm": head.partition("(")[2],
     }
 
 
 def cmdline(pid):
     try:
-        with open("/proc/%d/cmdline" % pid, "rb") as fh:
-            raw = fh.read()
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            raw = handle.read()
     except OSError:
         return None
-    parts = [p.decode("utf-8", "replace") for p in raw.split(b"\0")]
+    parts = [part.decode("utf-8", "replace") for part in raw.split(b"\0")]
     while parts and parts[-1] == "":
         parts.pop()
     return parts
@@ -62,9 +62,9 @@ def table():
     procs = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            st = stat(int(name))
-            if st:
-                procs[st["pid"]] = st
+            process = stat(int(name))
+            if process:
+                procs[process["pid"]] = process
     return procs
 
 
@@ -76,22 +76,22 @@ def members(root, procs, found=None, led=None):
     changed = True
     while changed:
         changed = False
-        for st in procs.values():
-            if st["pid"] in found:
-                if st["start_ticks"] == found[st["pid"]]:
+        for process in procs.values():
+            if process["pid"] in found:
+                if process["start_ticks"] == found[process["pid"]]:
                     for kind in ("pgid", "sid"):
-                        if st[kind] == st["pid"]:
-                            led.add((kind, st["pid"]))
+                        if process[kind] == process["pid"]:
+                            led.add((kind, process["pid"]))
                 continue
-            if st["ppid"] in found or (
+            if process["ppid"] in found or (
                 (
-                    (st["pgid"], st["sid"]) == (root["pgid"], root["sid"])
-                    or ("pgid", st["pgid"]) in led
-                    or ("sid", st["sid"]) in led
+                    (process["pgid"], process["sid"]) == (root["pgid"], root["sid"])
+                    or ("pgid", process["pgid"]) in led
+                    or ("sid", process["sid"]) in led
                 )
-                and not weight_cache_daemon(st["pid"])
+                and not weight_cache_daemon(process["pid"])
             ):
-                found[st["pid"]] = st["start_ticks"]
+                found[process["pid"]] = process["start_ticks"]
                 changed = True
     return found
 
@@ -100,9 +100,9 @@ def weight_cache_daemon(pid):
     """A standalone weight-cache daemon started from the server's session keeps the weights
     across restarts by design: never taken along by group or session, only as a child."""
     argv = cmdline(pid) or []
-    for i, arg in enumerate(argv[:8]):
+    for index, arg in enumerate(argv[:8]):
         if arg == "-m":
-            return argv[i + 1 : i + 2] == ["sglang.srt.weight_cache.daemon"]
+            return argv[index + 1 : index + 2] == ["sglang.srt.weight_cache.daemon"]
         if arg.endswith("sglang/srt/weight_cache/daemon.py"):
             return True
     return False
@@ -116,13 +116,17 @@ def orphans(root, group, procs):
     what a JIT compile whose scheduler died earlier leaves. Reported, never signalled."""
     uid = root.get("uid")
     found = []
-    for st in procs.values():
-        if st["pid"] in group or st["ppid"] != 1 or st["start_ticks"] < root["start_ticks"]:
+    for process in procs.values():
+        if (
+            process["pid"] in group
+            or process["ppid"] != 1
+            or process["start_ticks"] < root["start_ticks"]
+        ):
             continue
-        argv = cmdline(st["pid"]) or []
-        name = os.path.basename(argv[0]) if argv else st["comm"]
-        if name.split()[0] in BUILD_TOOLS and owner(st["pid"]) == uid:
-            found.append({"pid": st["pid"], "args": " ".join(argv)[:200]})
+        argv = cmdline(process["pid"]) or []
+        name = os.path.basename(argv[0]) if argv else process["comm"]
+        if name.split()[0] in BUILD_TOOLS and owner(process["pid"]) == uid:
+            found.append({"pid": process["pid"], "args": " ".join(argv)[:200]})
     return found
 
 
@@ -134,8 +138,8 @@ def owner(pid):
 
 
 def alive(pid, ticks):
-    st = stat(pid)
-    return st is not None and st["start_ticks"] == ticks and st["state"] != "Z"
+    process = stat(pid)
+    return process is not None and process["start_ticks"] == ticks and process["state"] != "Z"
 
 
 def send(pid, ticks, sig):
@@ -178,14 +182,14 @@ def main():
         send(member, member_ticks, signal.SIGTERM)
     out(stage="term", pids=sorted(group))
     deadline = time.time() + grace
-    remaining = [p for p, t in group.items() if alive(p, t)]
+    remaining = [member for member, member_ticks in group.items() if alive(member, member_ticks)]
     while remaining and time.time() < deadline:
         time.sleep(0.1)
         more = members(root, table(), group, led)
         for late in set(more) - set(group):  # started by a member while it was stopping
             group[late] = more[late]
             send(late, more[late], signal.SIGTERM)
-        now = [p for p, t in group.items() if alive(p, t)]
+        now = [member for member, member_ticks in group.items() if alive(member, member_ticks)]
         if len(now) != len(remaining):
             out(stage="waiting", remaining=now)
         remaining = now
@@ -194,14 +198,20 @@ def main():
             send(member, group[member], signal.SIGKILL)
         out(stage="kill", pids=remaining)
         end = time.time() + 5
-        while time.time() < end and any(alive(p, group[p]) for p in remaining):
+        while time.time() < end and any(alive(member, group[member]) for member in remaining):
             time.sleep(0.1)
-    survivors = [p for p, t in group.items() if alive(p, t)]
+    survivors = [member for member, member_ticks in group.items() if alive(member, member_ticks)]
     zombies = []
     for member, member_ticks in group.items():
-        st = stat(member)
-        if st is not None and st["start_ticks"] == member_ticks and st["state"] == "Z":
-            zombies.append({"pid": member, "ppid": st["ppid"], "parent": cmdline(st["ppid"]) or []})
+        process = stat(member)
+        if (
+            process is not None
+            and process["start_ticks"] == member_ticks
+            and process["state"] == "Z"
+        ):
+            zombies.append(
+                {"pid": member, "ppid": process["ppid"], "parent": cmdline(process["ppid"]) or []}
+            )
     left = orphans(root, group, table())
     out(
         stage="done",

@@ -18,10 +18,10 @@ DROP = ("SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "SSH_ORIGINA
 
 def tail(path, limit=30):
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - 16384))
-            return fh.read().decode("utf-8", "replace").splitlines()[-limit:]
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - 16384))
+            return handle.read().decode("utf-8", "replace").splitlines()[-limit:]
     except OSError:
         return []
 
@@ -31,19 +31,19 @@ def main():
     if args.get("exact_env"):
         env = dict(args["env"])
     else:
-        env = dict((k, v) for k, v in os.environ.items() if k not in DROP)
+        env = dict((name, value) for name, value in os.environ.items() if name not in DROP)
         env.update(args.get("env") or {})
     log = args["log"]
     folder = os.path.dirname(log)
     if folder and not os.path.isdir(folder):
         os.makedirs(folder)
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    st = os.fstat(fd)
+    descriptor = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    log_stat = os.fstat(descriptor)
     try:
         child = subprocess.Popen(
             args["argv"],
             stdin=subprocess.DEVNULL,
-            stdout=fd,
+            stdout=descriptor,
             stderr=subprocess.STDOUT,
             cwd=args.get("cwd") or None,
             env=env,
@@ -53,21 +53,21 @@ def main():
     except OSError as exc:
         print(json.dumps({"ok": False, "error": "cannot start %s: %s" % (args["argv"][0], exc)}))
         return 2
-    os.close(fd)
+    os.close(descriptor)
     time.sleep(float(args.get("settle", 0.05)))
     code = child.poll()
     info = {
         "ok": code is None,
         "pid": child.pid,
         "exit_code": code,
-        "log_ino": st.st_ino,
-        "log_off": st.st_size,
+        "log_ino": log_stat.st_ino,
+        "log_off": log_stat.st_size,
         "my_sid": os.getsid(0),
     }
     try:
         info["sid"] = os.getsid(child.pid)
-        with open("/proc/%d/stat" % child.pid) as fh:
-            info["start_ticks"] = int(fh.read().rpartition(")")[2].split()[19])
+        with open("/proc/%d/stat" % child.pid) as handle:
+            info["start_ticks"] = int(handle.read().rpartition(")")[2].split()[19])
     except OSError:
         pass
     if code is not None:

@@ -20,16 +20,16 @@ def main():
     folder = os.path.dirname(path)
     if folder and not os.path.isdir(folder):
         os.makedirs(folder, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     deadline = time.time() + float(args.get("wait", 0))
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             break
         except OSError:
             if time.time() >= deadline:
-                os.lseek(fd, 0, 0)
-                holder = os.read(fd, 4096).decode("utf-8", "replace")
+                os.lseek(descriptor, 0, 0)
+                holder = os.read(descriptor, 4096).decode("utf-8", "replace")
                 try:
                     holder = json.loads(holder)
                 except ValueError:
@@ -38,11 +38,11 @@ def main():
                 sys.stdout.flush()
                 return 3
             time.sleep(0.2)
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, 0)
+    os.ftruncate(descriptor, 0)
+    os.lseek(descriptor, 0, 0)
     holder = dict(args.get("holder") or {})
     holder["pid"] = os.getpid()
-    os.write(fd, json.dumps(holder).encode())
+    os.write(descriptor, json.dumps(holder).encode())
     print(json.dumps({"locked": True}))
     sys.stdout.flush()
     sys.stdin.read()  # until the console lets go (or goes away)

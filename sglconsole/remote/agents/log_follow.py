@@ -30,7 +30,7 @@ class Follow:
 
     def __init__(self, path, ino, off, backlog):
         self.path = path
-        self.fh = None
+        self.handle = None
         self.ino = ino
         self.off = off
         self.backlog = backlog
@@ -45,41 +45,41 @@ class Follow:
 
     def open(self):
         try:
-            fh = open(self.path, "rb")
+            handle = open(self.path, "rb")
         except (OSError, IOError) as exc:
             self.note("missing" if getattr(exc, "errno", 0) == 2 else "error", error=str(exc))
             return False
-        st = os.fstat(fh.fileno())
-        if self.ino == st.st_ino and self.off is not None and self.off <= st.st_size:
+        opened = os.fstat(handle.fileno())
+        if self.ino == opened.st_ino and self.off is not None and self.off <= opened.st_size:
             start = self.off  # resume exactly where the console stopped reading
-        elif self.ino is not None and self.ino != st.st_ino and self.off is not None:
+        elif self.ino is not None and self.ino != opened.st_ino and self.off is not None:
             start = 0  # rotated while we were away: the new file from its start
             self.note("rotated")
         else:
-            start = max(0, st.st_size - self.backlog)
+            start = max(0, opened.st_size - self.backlog)
             if start:
-                fh.seek(start - 1)
-                chunk = fh.read(self.backlog)
+                handle.seek(start - 1)
+                chunk = handle.read(self.backlog)
                 cut = chunk.find(b"\n")
-                start = start + cut if cut >= 0 else st.st_size
-            start = self.lifetime_head(fh, start, st.st_ino)
-        fh.seek(start)
-        self.fh, self.ino, self.off, self.partial = fh, st.st_ino, start, b""
-        self.note("following", ino=st.st_ino, off=start)
+                start = start + cut if cut >= 0 else opened.st_size
+            start = self.lifetime_head(handle, start, opened.st_ino)
+        handle.seek(start)
+        self.handle, self.ino, self.off, self.partial = handle, opened.st_ino, start, b""
+        self.note("following", ino=opened.st_ino, off=start)
         return True
 
-    def lifetime_head(self, fh, start, ino):
+    def lifetime_head(self, handle, start, ino):
         """Where to start reading so that the current lifetime's start-up (its Started and ready
         lines) is read too: its start when that is near the tail; else its start-up lines are
         sent first, then the tail from `start` (a server wedged after hours of decode lines must
         not look like one that is still starting)."""
-        life = last_lifetime(fh, start)
+        life = last_lifetime(handle, start)
         if life is None or life >= start:
             return start
         if start - life <= HEAD_MAX:
             return life
-        fh.seek(life)
-        head = fh.read(HEAD_MAX)
+        handle.seek(life)
+        head = handle.read(HEAD_MAX)
         ready = head.find(READY)
         end = head.find(b"\n", ready) + 1 if ready >= 0 else head.rfind(b"\n") + 1
         lines = head[:end].decode("utf-8", "replace").split("\n")[:-1]
@@ -97,23 +97,23 @@ class Follow:
         return start
 
     def poll(self):
-        if self.fh is None and not self.open():
+        if self.handle is None and not self.open():
             return
         try:
-            st = os.stat(self.path)
+            on_disk = os.stat(self.path)
         except (OSError, IOError):
-            st = None
-        size = os.fstat(self.fh.fileno()).st_size
+            on_disk = None
+        size = os.fstat(self.handle.fileno()).st_size
         if size < self.off + len(self.partial):
             self.note("truncated")
-            self.fh.seek(0)
+            self.handle.seek(0)
             self.off, self.partial = 0, b""
         self.drain()
-        if st is None or st.st_ino != self.ino:
+        if on_disk is None or on_disk.st_ino != self.ino:
             self.drain()  # the last lines written before the rename
-            self.fh.close()
-            self.fh = None
-            if st is None:
+            self.handle.close()
+            self.handle = None
+            if on_disk is None:
                 self.note("missing")
             else:
                 self.note("rotated")
@@ -127,7 +127,7 @@ class Follow:
 
     def drain(self):
         while True:
-            data = self.fh.read(CHUNK)
+            data = self.handle.read(CHUNK)
             if not data:
                 return
             data = self.partial + data
@@ -149,7 +149,7 @@ class Follow:
             )
 
 
-def last_lifetime(fh, end):
+def last_lifetime(handle, end):
     """Offset of the line that starts the last server lifetime written before `end` (its
     server_args line; its Started line when the start is further back than SCAN_MAX), or None.
     Read backwards in blocks: a log of many lifetimes and days is never read whole."""
@@ -157,12 +157,12 @@ def last_lifetime(fh, end):
     while pos > 0 and end - pos < SCAN_MAX:
         step = min(SCAN_BLOCK, pos)
         pos -= step
-        fh.seek(pos)
-        block = fh.read(step) + carry
+        handle.seek(pos)
+        block = handle.read(step) + carry
         found = block.rfind(LIFETIME_START)
         if started is None:
-            at = block.rfind(STARTED)
-            started = None if at < 0 else pos + block.rfind(b"\n", 0, at) + 1
+            started_at = block.rfind(STARTED)
+            started = None if started_at < 0 else pos + block.rfind(b"\n", 0, started_at) + 1
         if found >= 0:
             return pos + block.rfind(b"\n", 0, found) + 1
         carry = block[: len(LIFETIME_START)]

@@ -30,8 +30,10 @@ ENV_PREFIXES = ("SGLANG_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "HF_", "OMP_"
 
 def read(path):
     try:
-        with open(path, "rb", buffering=0) as fh:
-            return fh.read()  # read(n) with a large n allocates n bytes first: costly at every scan
+        with open(path, "rb", buffering=0) as handle:
+            return (
+                handle.read()
+            )  # read(n) with a large n allocates n bytes first: costly at every scan
     except (OSError, IOError):
         return None
 
@@ -45,14 +47,14 @@ def readlink(path):
 
 def is_server_argv(argv):
     """python [opts] -m sglang.launch_server ..., .../sglang/launch_server.py, or sglang serve."""
-    for i, arg in enumerate(argv[:8]):
+    for index, arg in enumerate(argv[:8]):
         if arg == "-c":
             return False  # python -c CODE (like this watcher) is never a server
         if arg == "-m":
-            return i + 1 < len(argv) and argv[i + 1] == "sglang.launch_server"
+            return index + 1 < len(argv) and argv[index + 1] == "sglang.launch_server"
         if arg.endswith("sglang/launch_server.py"):
             return True
-        if os.path.basename(arg) == "sglang" and argv[i + 1 : i + 2] == ["serve"]:
+        if os.path.basename(arg) == "sglang" and argv[index + 1 : index + 2] == ["serve"]:
             return True
     return False
 
@@ -62,11 +64,11 @@ WEIGHT_CACHE_DAEMON = "sglang.srt.weight_cache.daemon"
 
 def is_weight_cache_daemon(argv):
     """python -m sglang.srt.weight_cache.daemon (0.5.17+): holds weights in GPU memory by design."""
-    for i, arg in enumerate(argv[:8]):
+    for index, arg in enumerate(argv[:8]):
         if arg == "-c":
             return False
         if arg == "-m":
-            return argv[i + 1 : i + 2] == [WEIGHT_CACHE_DAEMON]
+            return argv[index + 1 : index + 2] == [WEIGHT_CACHE_DAEMON]
         if arg.endswith("sglang/srt/weight_cache/daemon.py"):
             return True
     return False
@@ -85,14 +87,14 @@ def is_sglang_related(argv, comm):
 class Procs:
     def __init__(self, env_names=()):
         self.env_names = set(env_names)
-        self.me, self.parent = os.getpid(), os.getppid()
+        self.own_pid, self.parent = os.getpid(), os.getppid()
         self.cmdlines = {}  # (pid, start) -> argv (cmdlines rarely change; children rename once)
         self.last = None
         self.btime = 0
         for line in (read("/proc/stat") or b"").decode().splitlines():
             if line.startswith("btime "):
                 self.btime = int(line.split()[1])
-        self.hz = os.sysconf("SC_CLK_TCK")
+        self.ticks_per_second = os.sysconf("SC_CLK_TCK")
 
     def stat(self, pid):
         raw = read("/proc/%s/stat" % pid)
@@ -113,12 +115,12 @@ class Procs:
             "start_ticks": int(fields[19]),
         }
 
-    def argv(self, st):
-        key = (st["pid"], st["start_ticks"])
+    def argv(self, process):
+        key = (process["pid"], process["start_ticks"])
         argv = self.cmdlines.get(key)
         if argv is None or (argv and "python" in os.path.basename(argv[0])):
-            raw = read("/proc/%s/cmdline" % st["pid"]) or b""
-            argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0")]
+            raw = read("/proc/%s/cmdline" % process["pid"]) or b""
+            argv = [part.decode("utf-8", "replace") for part in raw.split(b"\0")]
             while argv and argv[-1] == "":
                 argv.pop()
             self.cmdlines[key] = argv
@@ -128,45 +130,47 @@ class Procs:
         table = {}
         for name in os.listdir("/proc"):
             if name.isdigit():
-                st = self.stat(name)
-                if st:
-                    table[st["pid"]] = st
+                process = self.stat(name)
+                if process:
+                    table[process["pid"]] = process
         keep = {}
-        for pid, st in table.items():
-            argv = self.argv(st) if st["state"] != "Z" else []
-            st["argv"] = argv
-            if pid in (self.me, self.parent):
+        for pid, process in table.items():
+            argv = self.argv(process) if process["state"] != "Z" else []
+            process["argv"] = argv
+            if pid in (self.own_pid, self.parent):
                 continue  # this watcher and the shell that started it
-            if is_sglang_related(argv, st["comm"]) or pid in gpu_pids:
-                keep[pid] = st
-        mains = set(pid for pid, st in keep.items() if is_server_argv(st["argv"]))
-        groups = set((table[p]["pgid"], table[p]["sid"]) for p in mains)
-        for pid, st in table.items():
-            if st["ppid"] in mains or (st["pgid"], st["sid"]) in groups:
-                st.setdefault("argv", self.argv(st) if st["state"] != "Z" else [])
-                keep[pid] = st
+            if is_sglang_related(argv, process["comm"]) or pid in gpu_pids:
+                keep[pid] = process
+        mains = set(pid for pid, process in keep.items() if is_server_argv(process["argv"]))
+        groups = set((table[main_pid]["pgid"], table[main_pid]["sid"]) for main_pid in mains)
+        for pid, process in table.items():
+            if process["ppid"] in mains or (process["pgid"], process["sid"]) in groups:
+                process.setdefault("argv", self.argv(process) if process["state"] != "Z" else [])
+                keep[pid] = process
         for pid in mains:
             self.details(keep[pid])
-        for st in keep.values():  # its GPUs by CUDA_VISIBLE_DEVICES, as a server's
-            if st["pid"] not in mains and is_weight_cache_daemon(st.get("argv") or []):
-                self.details(st)
-        for st in keep.values():
-            st["start"] = self.btime + st["start_ticks"] / float(self.hz)
-            st["main"] = st["pid"] in mains
-        self.cmdlines = dict((k, v) for k, v in self.cmdlines.items() if k[0] in table)
-        return sorted(keep.values(), key=lambda s: s["pid"])
+        for process in keep.values():  # its GPUs by CUDA_VISIBLE_DEVICES, as a server's
+            if process["pid"] not in mains and is_weight_cache_daemon(process.get("argv") or []):
+                self.details(process)
+        for process in keep.values():
+            process["start"] = self.btime + process["start_ticks"] / float(self.ticks_per_second)
+            process["main"] = process["pid"] in mains
+        self.cmdlines = dict(
+            (key, cmdline) for key, cmdline in self.cmdlines.items() if key[0] in table
+        )
+        return sorted(keep.values(), key=lambda process: process["pid"])
 
-    def details(self, st):
-        pid = st["pid"]
+    def details(self, process):
+        pid = process["pid"]
         env = {}
         for item in (read("/proc/%s/environ" % pid) or b"").split(b"\0"):
             key, _, value = item.decode("utf-8", "replace").partition("=")
             if key.startswith(ENV_PREFIXES) or key in self.env_names:
                 env[key] = value
-        st["env"] = env
-        st["cwd"] = readlink("/proc/%s/cwd" % pid)
-        st["stdout"] = readlink("/proc/%s/fd/1" % pid)
-        st["exe"] = readlink("/proc/%s/exe" % pid)
+        process["env"] = env
+        process["cwd"] = readlink("/proc/%s/cwd" % pid)
+        process["stdout"] = readlink("/proc/%s/fd/1" % pid)
+        process["exe"] = readlink("/proc/%s/exe" % pid)
 
 
 def listen_ports():
@@ -217,8 +221,8 @@ class Changes(object):
         import ctypes.util
 
         self.libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        if self.fd < 0:
+        self.descriptor = self.libc.inotify_init1(os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        if self.descriptor < 0:
             raise OSError("inotify_init1 failed")
         self.folders = {}
 
@@ -226,15 +230,15 @@ class Changes(object):
         """True when changes to `path` will wake us (its folder exists and is watched)."""
         folder = os.path.dirname(path) or "."
         if folder not in self.folders:
-            wd = self.libc.inotify_add_watch(self.fd, folder.encode(), self.MASK)
-            if wd < 0:
+            watch_id = self.libc.inotify_add_watch(self.descriptor, folder.encode(), self.MASK)
+            if watch_id < 0:
                 return False
-            self.folders[folder] = wd
+            self.folders[folder] = watch_id
         return True
 
     def drain(self):
         try:
-            while os.read(self.fd, 65536):
+            while os.read(self.descriptor, 65536):
                 pass
         except OSError:
             pass
@@ -266,11 +270,13 @@ def main():
     poll = float(args.get("log_poll", 0.1))
     procs = Procs(args.get("env_names") or ())
     if args.get("once"):
-        rc, stdout, stderr = compute_apps() if args.get("apps", True) else (None, "", "")
+        returncode, stdout, stderr = compute_apps() if args.get("apps", True) else (None, "", "")
         gpu_pids = set(
-            int(l.split(",")[0]) for l in stdout.splitlines() if l.split(",")[0].strip().isdigit()
+            int(line.split(",")[0])
+            for line in stdout.splitlines()
+            if line.split(",")[0].strip().isdigit()
         )
-        out({"t": "apps", "rc": rc, "out": stdout, "err": stderr})
+        out({"t": "apps", "rc": returncode, "out": stdout, "err": stderr})
         out(
             {
                 "t": "procs",
@@ -298,14 +304,14 @@ def main():
         now = time.time()
         if now >= next_apps:
             next_apps = now + apps_interval
-            rc, stdout, stderr = compute_apps()
-            if (rc, stdout) != last_apps:
-                last_apps = (rc, stdout)
-                out({"t": "apps", "rc": rc, "out": stdout, "err": stderr})
+            returncode, stdout, stderr = compute_apps()
+            if (returncode, stdout) != last_apps:
+                last_apps = (returncode, stdout)
+                out({"t": "apps", "rc": returncode, "out": stdout, "err": stderr})
             gpu_pids = set(
-                int(l.split(",")[0])
-                for l in stdout.splitlines()
-                if l.split(",")[0].strip().isdigit()
+                int(line.split(",")[0])
+                for line in stdout.splitlines()
+                if line.split(",")[0].strip().isdigit()
             )
         if now >= next_scan:
             next_scan = now + interval
@@ -316,14 +322,14 @@ def main():
             key = json.dumps(
                 [
                     [
-                        p["pid"],
-                        p["start_ticks"],
-                        p["state"],
-                        p["ppid"],
-                        p.get("argv"),
-                        p.get("stdout"),
+                        process["pid"],
+                        process["start_ticks"],
+                        process["state"],
+                        process["ppid"],
+                        process.get("argv"),
+                        process.get("stdout"),
                     ]
-                    for p in found
+                    for process in found
                 ]
             )
             if key != last_procs:
@@ -342,14 +348,17 @@ def main():
                     follow.poll()
                 except (OSError, IOError) as exc:
                     follow.note("error", error=str(exc))
-                    follow.fh = None
+                    follow.handle = None
         timeout = max(0.0, min(next_scan, next_apps) - time.time())
         if not watched:
             timeout = min(timeout, poll)  # a folder we cannot watch (yet): poll it
         ready = select.select(
-            [fd for fd in (wake_r, changes and changes.fd) if fd], [], [], timeout
+            [descriptor for descriptor in (wake_r, changes and changes.descriptor) if descriptor],
+            [],
+            [],
+            timeout,
         )[0]
-        if changes is not None and changes.fd in ready:
+        if changes is not None and changes.descriptor in ready:
             changes.drain()
         if wake_r in ready:
             os.read(wake_r, 4096)

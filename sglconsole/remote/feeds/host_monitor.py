@@ -94,8 +94,8 @@ class HostMonitor:
     async def _connected(self) -> None:
         """Every feed at once; the first to fail (the connection is gone) stops them all."""
         feeds = [self.gpus.run(), self.watcher.run(), self.http.run()]
-        feeds += [self.journal.run(s) for s in self.journal.servers()]
-        tasks = [asyncio.create_task(c) for c in feeds]
+        feeds += [self.journal.run(server) for server in self.journal.servers()]
+        tasks = [asyncio.create_task(coroutine) for coroutine in feeds]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:

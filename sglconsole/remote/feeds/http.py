@@ -68,8 +68,10 @@ class HttpFeed:
     async def run(self) -> None:
         while True:
             self.new_server.clear()
-            servers = [s for s in self.link.state.servers.values() if s.process is not None]
-            await asyncio.gather(*(self._poll(s) for s in servers))
+            servers = [
+                server for server in self.link.state.servers.values() if server.process is not None
+            ]
+            await asyncio.gather(*(self._poll(server) for server in servers))
             try:  # a server that just appeared is asked at once, not at the next interval
                 await asyncio.wait_for(self.new_server.wait(), HTTP_INTERVAL_S)
             except TimeoutError:
@@ -81,8 +83,8 @@ class HttpFeed:
         checked, health = await self._health(http, server)
         answer = server.health
         if checked:
-            ok = health is not None and health.status_code == 200
-            answer = "ok" if ok else _describe(health)
+            healthy = health is not None and health.status_code == 200
+            answer = "ok" if healthy else _describe(health)
         if answer == "ok" and server.port not in self.no_metrics:
             # before health is set: a one-shot status sees both or neither
             await self._metrics(http, server)

@@ -19,7 +19,7 @@ class JournalFeed:
 
     def servers(self) -> list[ServerState]:
         """The servers whose output only the journal has."""
-        return [s for s in self.link.state.servers.values() if journal_only(s)]
+        return [server for server in self.link.state.servers.values() if journal_only(server)]
 
     async def run(self, server: ServerState) -> None:
         link = self.link
@@ -72,9 +72,9 @@ def journal_entry(line: str) -> tuple[str | None, str | None]:
         return None, None
     message = entry.get("MESSAGE")
     if isinstance(message, list):
-        message = bytes(b for b in message if isinstance(b, int) and 0 <= b < 256).decode(
-            "utf-8", "replace"
-        )
+        message = bytes(
+            byte for byte in message if isinstance(byte, int) and 0 <= byte < 256
+        ).decode("utf-8", "replace")
     cursor = entry.get("__CURSOR")
     return (message if isinstance(message, str) else None), (
         cursor if isinstance(cursor, str) else None

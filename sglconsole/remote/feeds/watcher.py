@@ -84,7 +84,7 @@ class WatcherFeed:
             return
         handler = {
             "log": self._on_log,
-            "procs": lambda m: self._on_procs(m, stream),
+            "procs": lambda message: self._on_procs(message, stream),
             "apps": self._on_apps,
             "log_state": self._on_log_state,
         }.get(message.get("t"))
@@ -142,8 +142,12 @@ class WatcherFeed:
         self._reanalyse()
 
     def _on_procs(self, message: dict, stream) -> None:
-        procs = [ProcInfo.from_json(p) for p in _list(message.get("procs")) if isinstance(p, dict)]
-        self._procs = [p for p in procs if p is not None]
+        procs = [
+            ProcInfo.from_json(record)
+            for record in _list(message.get("procs"))
+            if isinstance(record, dict)
+        ]
+        self._procs = [proc for proc in procs if proc is not None]
         self._reanalyse()
         self._follow_stdout(stream)
 
@@ -174,7 +178,11 @@ class WatcherFeed:
 
     def _follow_stdout(self, stream) -> None:
         """Logs found since the watcher started (a new server's stdout): asked for on its stdin."""
-        wanted = {p: self.offsets.get(p, {}) for p in self._wanted_logs() if p not in self.followed}
+        wanted = {
+            path: self.offsets.get(path, {})
+            for path in self._wanted_logs()
+            if path not in self.followed
+        }
         if wanted:
             self.followed |= set(wanted)
             try:

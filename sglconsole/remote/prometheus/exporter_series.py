@@ -19,7 +19,7 @@ SOURCE = "prometheus"
 class ExporterServer:
     fields: dict[str, float] = field(default_factory=dict)
     status: str | None = None
-    at: float = 0.0
+    sampled_at: float = 0.0
 
 
 @dataclass
@@ -39,11 +39,11 @@ def exporter_view(
     if tok_s is not None:
         spark.append(tok_s)
     load_values = [
-        values.get(k)
-        for k in ("accept_length", "running_requests", "queued_requests", "token_usage_ratio")
+        values.get(name)
+        for name in ("accept_length", "running_requests", "queued_requests", "token_usage_ratio")
     ]
     load = None
-    if any(v is not None for v in load_values):
+    if any(value is not None for value in load_values):
         accept, running, queued, usage = load_values
         load = Load(
             accept_len=accept,
@@ -56,7 +56,7 @@ def exporter_view(
     count = values.get("drift_differences")
     return ServerView(
         status,
-        f"as the exporter saw it {max(0.0, now - data.at):.0f} s ago (Prometheus)",
+        f"as the exporter saw it {max(0.0, now - data.sampled_at):.0f} s ago (Prometheus)",
         started=values.get("start_time_seconds"),
         tok_s=tok_s,
         tok_s_source=SOURCE if tok_s is not None else None,
@@ -73,7 +73,7 @@ def gather(series: list[dict]) -> dict[str, ExporterHost]:
     """Prometheus's instant vector -> per host: reachability, GPUs, servers."""
     hosts: dict[str, ExporterHost] = {}
     for one in series:
-        labels, (at, text) = one["metric"], one["value"]
+        labels, (sampled_at, text) = one["metric"], one["value"]
         name, host = labels.get("__name__", ""), labels.get("host")
         if host is None:
             continue
@@ -93,7 +93,7 @@ def gather(series: list[dict]) -> dict[str, ExporterHost]:
                 gpu[name.removeprefix("sglconsole_gpu_")] = value
         elif name.startswith("sglconsole_server_") and labels.get("port", "").isdigit():
             server = entry.servers.setdefault(int(labels["port"]), ExporterServer())
-            server.at = max(server.at, float(at))
+            server.sampled_at = max(server.sampled_at, float(sampled_at))
             key = name.removeprefix("sglconsole_server_")
             if key == "status":
                 if value == 1:

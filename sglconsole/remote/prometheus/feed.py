@@ -87,16 +87,21 @@ class PrometheusFeed:
     async def poll(self) -> None:
         now = time.time()
         try:
-            answers = await asyncio.gather(*(self.api.query(q) for q in self.queries))
+            answers = await asyncio.gather(*(self.api.query(query) for query in self.queries))
         except PrometheusError as exc:
             if self.error != str(exc):
                 log.warning("%s", exc)
             self.error = str(exc)
             self._stale(now)
         else:
-            exported, sglang, rates, up, gpus = answers
+            exported, sglang, rates, up_series, gpus = answers
             readings, unknown = prom_series.group(
-                self.fleet.config, self.source.labels, sglang=sglang, rates=rates, up=up, gpus=gpus
+                self.fleet.config,
+                self.source.labels,
+                sglang=sglang,
+                rates=rates,
+                up=up_series,
+                gpus=gpus,
             )
             if unknown - self.unknown_addresses:  # said once, not every read
                 log.info("SGLang series of hosts not in hosts.yaml, not shown: %s", sorted(unknown))

@@ -155,7 +155,7 @@ def _up(
         return
     host, port = found
     reading = hosts.get(host)
-    configured = any(s.port == port for s in config.hosts[host].servers)
+    configured = any(server.port == port for server in config.hosts[host].servers)
     if not configured and (reading is None or port not in reading.servers):
         return
     reading = hosts.setdefault(host, HostReading())

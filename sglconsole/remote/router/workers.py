@@ -58,10 +58,12 @@ class RouterClient:
             raise RouterError(
                 self.name, f"GET /workers answered {response.status_code}: {response.text[:200]}"
             )
-        return [r for r in rows if isinstance(r, dict)]
+        return [row for row in rows if isinstance(row, dict)]
 
     async def find(self, url: str) -> dict | None:
-        return next((w for w in await self.workers() if same_url(w.get("url"), url)), None)
+        return next(
+            (worker for worker in await self.workers() if same_url(worker.get("url"), url)), None
+        )
 
     async def remove(self, url: str) -> bool:
         """Take URL out; False if the router did not have it."""
@@ -99,8 +101,8 @@ class RouterClient:
             await asyncio.sleep(0.2)
 
 
-def same_url(a: object, b: str) -> bool:
-    return isinstance(a, str) and a.rstrip("/") == b.rstrip("/")
+def same_url(listed: object, url: str) -> bool:
+    return isinstance(listed, str) and listed.rstrip("/") == url.rstrip("/")
 
 
 async def running_requests(endpoint: Endpoint) -> LoadAnswer:

@@ -391,4 +391,6 @@ class SshFleet:
         return self.hosts[name]
 
     async def close(self) -> None:
-        await asyncio.gather(*(h.close() for h in self.hosts.values()), return_exceptions=True)
+        await asyncio.gather(
+            *(host.close() for host in self.hosts.values()), return_exceptions=True
+        )

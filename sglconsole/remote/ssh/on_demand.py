@@ -62,7 +62,7 @@ class SshOnDemand:
         if self.looked_at is None or self.looked_at in self.watched:
             return
         while len(self.watched) >= self.max_hosts:
-            oldest = min(self.watched, key=lambda h: self._wanted_at.get(h, 0.0))
+            oldest = min(self.watched, key=lambda name: self._wanted_at.get(name, 0.0))
             self._release(oldest)
         monitor = self.make_monitor(self.looked_at)
         task = asyncio.create_task(self._watch(self.looked_at, monitor), name=f"ssh:{host}")
@@ -78,7 +78,11 @@ class SshOnDemand:
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             log.info("%s: looked at, but SSH failed: %s", host, message)
             self.failed[host] = message
-            kept = [n for n in (state.view.notes if state.view else ()) if not n.startswith("SSH")]
+            kept = [
+                note
+                for note in (state.view.notes if state.view else ())
+                if not note.startswith("SSH")
+            ]
             note = f"SSH failed, so no argv or log: {message}"
             state.view = ProcessView((), (), (), False, (*kept, note))
             self.watched.pop(host, None)

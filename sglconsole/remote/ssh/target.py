@@ -124,8 +124,8 @@ def resolve(host: Host, name: str | None = None) -> Target:
             pick(host.keepalive_count_max, "ServerAliveCountMax", DEFAULT_KEEPALIVE_COUNT_MAX)
         ),
         config_files=files,
-        identity_files=tuple(str(p) for p in config.get("IdentityFile") or ()),
-        known_hosts_files=tuple(str(p) for p in config.get("UserKnownHostsFile") or ()),
+        identity_files=tuple(str(path) for path in config.get("IdentityFile") or ()),
+        known_hosts_files=tuple(str(path) for path in config.get("UserKnownHostsFile") or ()),
         proxy_jump=str(jump) if jump and str(jump).lower() != "none" else None,
         identity_agent=str(agent) if agent else None,
         from_ssh_config=frozenset(from_config),

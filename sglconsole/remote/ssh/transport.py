@@ -62,11 +62,15 @@ def portable(argv: Sequence[str] | object) -> list[str]:
     for index, arg in enumerate(out):
         if not _PYTHON.fullmatch(os.path.basename(arg)):
             continue
-        at = index + 1
-        while at < len(out) and out[at].startswith("-") and out[at] not in ("-c", "-m", "-"):
-            at += 1
-        if at + 1 < len(out) and out[at] == "-c" and _FRAGILE.search(out[at + 1]):
-            out[at + 1] = bootstrap(out[at + 1])
+        position = index + 1
+        while (
+            position < len(out)
+            and out[position].startswith("-")
+            and out[position] not in ("-c", "-m", "-")
+        ):
+            position += 1
+        if position + 1 < len(out) and out[position] == "-c" and _FRAGILE.search(out[position + 1]):
+            out[position + 1] = bootstrap(out[position + 1])
         break  # what follows the interpreter is its program's business
     return out
 

@@ -1,6 +1,6 @@
 """bench_serving's arithmetic, done the simulator's own way (numpy's defaults, without numpy).
 
-One finished request is (ok, prompt_len, output_len, ttft_s, itls_s, latency_s). The
+One finished request is (succeeded, prompt_len, output_len, ttft_s, itls_s, latency_s). The
 result keys and units follow SGLang's bench_serving (ms, tok/s, req/s).
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Outcome:
-    ok: bool
+    succeeded: bool
     prompt_len: int = 0
     output_len: int = 0
     ttft: float = 0.0  # s
@@ -23,25 +23,25 @@ class Outcome:
     error: str = ""
 
 
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], percent: float) -> float:
     """Linear interpolation between closest ranks, as numpy.percentile does by default."""
     if not values:
         return 0.0
     ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
+    rank = (len(ordered) - 1) * percent / 100
     low, high = math.floor(rank), math.ceil(rank)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def _spread(prefix: str, values_s: list[float]) -> dict[str, float]:
-    ms = [seconds * 1000 for seconds in values_s] or [0.0]
+    values_ms = [seconds * 1000 for seconds in values_s] or [0.0]
     return {
-        f"mean_{prefix}_ms": statistics.fmean(ms),
-        f"median_{prefix}_ms": percentile(ms, 50),
-        f"std_{prefix}_ms": statistics.pstdev(ms),
-        f"p90_{prefix}_ms": percentile(ms, 90),
-        f"p95_{prefix}_ms": percentile(ms, 95),
-        f"p99_{prefix}_ms": percentile(ms, 99),
+        f"mean_{prefix}_ms": statistics.fmean(values_ms),
+        f"median_{prefix}_ms": percentile(values_ms, 50),
+        f"std_{prefix}_ms": statistics.pstdev(values_ms),
+        f"p90_{prefix}_ms": percentile(values_ms, 90),
+        f"p95_{prefix}_ms": percentile(values_ms, 95),
+        f"p99_{prefix}_ms": percentile(values_ms, 99),
     }
 
 
@@ -52,11 +52,11 @@ def _peak_output_rate(done: list[Outcome]) -> tuple[float, int]:
     origin = min(outcome.started for outcome in done)
     buckets: dict[int, int] = {}
     for outcome in done:
-        at = outcome.started + outcome.ttft - origin
-        buckets[int(at)] = buckets.get(int(at), 0) + 1
+        offset = outcome.started + outcome.ttft - origin
+        buckets[int(offset)] = buckets.get(int(offset), 0) + 1
         for gap in outcome.itl:
-            at += gap
-            buckets[int(at)] = buckets.get(int(at), 0) + 1
+            offset += gap
+            buckets[int(offset)] = buckets.get(int(offset), 0) + 1
     edges = sorted(
         [(outcome.started, 1) for outcome in done]
         + [(outcome.started + outcome.latency, -1) for outcome in done]
@@ -69,7 +69,7 @@ def _peak_output_rate(done: list[Outcome]) -> tuple[float, int]:
 
 
 def metrics(outcomes: list[Outcome], duration: float) -> dict[str, float | int]:
-    done = [outcome for outcome in outcomes if outcome.ok]
+    done = [outcome for outcome in outcomes if outcome.succeeded]
     total_in = sum(outcome.prompt_len for outcome in done)
     total_out = sum(outcome.output_len for outcome in done)
     tpots = [

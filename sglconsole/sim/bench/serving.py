@@ -94,7 +94,7 @@ async def _one(http: httpx.AsyncClient, url: str, prompt: list[int], output_len:
         "stream": True,
         "sampling_params": {"temperature": 0.0, "max_new_tokens": output_len, "ignore_eos": True},
     }
-    outcome = Outcome(ok=False, prompt_len=len(prompt), started=time.perf_counter())
+    outcome = Outcome(succeeded=False, prompt_len=len(prompt), started=time.perf_counter())
     last = outcome.started
     try:
         async with http.stream("POST", url, json=body) as response:
@@ -118,7 +118,7 @@ async def _one(http: httpx.AsyncClient, url: str, prompt: list[int], output_len:
         outcome.error = f"{type(exc).__name__}: {exc}"
         return outcome
     outcome.latency = last - outcome.started
-    outcome.ok = outcome.ttft > 0
+    outcome.succeeded = outcome.ttft > 0
     return outcome
 
 
@@ -134,7 +134,7 @@ async def _run(args: argparse.Namespace) -> int:
             warm = await asyncio.gather(
                 *(_one(http, f"{base}/generate", prompt, 32) for _ in range(args.warmup_requests))
             )
-            if not any(outcome.ok for outcome in warm):
+            if not any(outcome.succeeded for outcome in warm):
                 print(f"Warmup failed: {warm[0].error}", file=sys.stderr)
                 return 1
             print(
@@ -148,15 +148,17 @@ async def _run(args: argparse.Namespace) -> int:
                 return await _one(http, f"{base}/generate", prompt, output_len)
 
         started = time.perf_counter()
-        outcomes = await asyncio.gather(*(limited(tokens, n) for tokens, n in requests))
+        outcomes = await asyncio.gather(
+            *(limited(tokens, output_len) for tokens, output_len in requests)
+        )
         duration = time.perf_counter() - started
         server_info = await _server_info(http, base)
     accept = _accept_length(server_info)
     result = _result(args, metrics(outcomes, duration), duration, accept, server_info)
     _print(args, result, outcomes)
     if args.output_file:
-        with open(args.output_file, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(result) + "\n")
+        with open(args.output_file, "a", encoding="utf-8") as file:
+            file.write(json.dumps(result) + "\n")
     return 0
 
 
@@ -198,8 +200,8 @@ def _result(
         "server_info": server_info,
         "duration": duration,
     }
-    tail = {k: numbers[k] for k in ("max_output_tokens_per_s", "max_concurrent_requests")}
-    body = {k: v for k, v in numbers.items() if k not in tail}
+    tail = {key: numbers[key] for key in ("max_output_tokens_per_s", "max_concurrent_requests")}
+    body = {key: value for key, value in numbers.items() if key not in tail}
     return {**head, **body, "accept_length": accept, **tail}
 
 
@@ -231,7 +233,7 @@ def _print(args, result: dict, outcomes: list[Outcome]) -> None:
         print("{s:{c}^{n}}".format(s=title, n=50, c="-"))
         for stat, name in (("mean", "Mean"), ("median", "Median"), ("p99", "P99")):
             print(num(f"{name} {label} (ms):", result[f"{stat}_{key}_ms"]))
-    gaps = [gap for outcome in outcomes if outcome.ok for gap in outcome.itl]
+    gaps = [gap for outcome in outcomes if outcome.succeeded for gap in outcome.itl]
     print(num("Max ITL (ms):", max(gaps, default=0.0) * 1000))
     print("=" * 50)
 

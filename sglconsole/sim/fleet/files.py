@@ -42,8 +42,8 @@ def host_keys(workdir: Path, host: SimHost, client_key_path: Path) -> None:
         key.write_private_key(str(key_path))
         key_path.chmod(0o600)
     public = asyncssh.read_private_key(str(key_path)).export_public_key().decode().strip()
-    with open(workdir / "keys" / "known_hosts", "a") as fh:
-        fh.write(f"[{host.address}]:{host.port} {public}\n")
+    with open(workdir / "keys" / "known_hosts", "a") as file:
+        file.write(f"[{host.address}]:{host.port} {public}\n")
     shutil.copy(client_key_path.with_suffix(".pub"), ssh / "authorized_keys")
     (ssh / "sshd_config").write_text(
         f"HostKey {key_path}\nAuthorizedKeysFile {ssh / 'authorized_keys'}\n"

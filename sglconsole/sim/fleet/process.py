@@ -23,7 +23,7 @@ LAYOUT_CANDIDATES = ("/srv", "/mnt", "/opt")
 
 def launch(host: SimHost) -> None:
     """Start the host's init (inside its namespaces when it has them)."""
-    fd = host.sock.fileno()
+    listen_fd = host.sock.fileno()
     command = [
         sys.executable,
         "-m",
@@ -31,7 +31,7 @@ def launch(host: SimHost) -> None:
         "--root",
         str(host.root),
         "--listen-fd",
-        str(fd),
+        str(listen_fd),
         "--ssh",
         host.ssh_mode,
     ]
@@ -62,7 +62,7 @@ def launch(host: SimHost) -> None:
     }
     host.process = subprocess.Popen(
         command,
-        pass_fds=(fd,),
+        pass_fds=(listen_fd,),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=log,

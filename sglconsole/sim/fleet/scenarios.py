@@ -159,12 +159,12 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
             sglang={"startup_s": startup_s, "load": {"concurrency": 2, "max_tokens": 300}},
             servers=[
                 ServerSpec(
-                    30000 + i,
+                    30000 + gpu,
                     "qwen8b-tp1",
-                    [i],
-                    running=None if i == 3 else [*QWEN8B, "--port", str(30000 + i)],
+                    [gpu],
+                    running=None if gpu == 3 else [*QWEN8B, "--port", str(30000 + gpu)],
                 )
-                for i in range(4)
+                for gpu in range(4)
             ],
         ),
         HostSpec(
@@ -270,8 +270,10 @@ def bench_hosts(count: int = 16, servers: int = 4) -> list[HostSpec]:
                 "load": {"concurrency": 1, "max_tokens": 4000},
             },
             servers=[
-                ServerSpec(30000 + i, "qwen8b-tp1", [i], running=[*args, "--port", str(30000 + i)])
-                for i in range(servers)
+                ServerSpec(
+                    30000 + gpu, "qwen8b-tp1", [gpu], running=[*args, "--port", str(30000 + gpu)]
+                )
+                for gpu in range(servers)
             ]
             + [ServerSpec(FRESHNESS_PORT, "qwen8b-tp1", [], running=None)],
         )

@@ -62,21 +62,21 @@ def own_etc(root: str) -> None:
         subprocess.run(["cp", "-a", "/etc/.", copy], capture_output=True)
         subprocess.run(["cp", "-a", upper + "/.", copy], check=True)
         subprocess.run(["mount", "--bind", copy, "/etc"], check=True)
-    for path, fd in held.items():
+    for path, descriptor in held.items():
         subprocess.run(
-            ["mount", "--bind", f"/proc/{os.getpid()}/fd/{fd}", path],
-            pass_fds=(fd,),
+            ["mount", "--bind", f"/proc/{os.getpid()}/fd/{descriptor}", path],
+            pass_fds=(descriptor,),
             capture_output=True,
         )
-        os.close(fd)
+        os.close(descriptor)
 
 
 def _hold_mounts_under(folder: str) -> dict[str, int]:
     """An O_PATH fd on each mount below `folder`, to bind it back once `folder` is covered."""
     held: dict[str, int] = {}
     try:
-        with open("/proc/self/mountinfo") as fh:
-            points = [line.split()[4] for line in fh]
+        with open("/proc/self/mountinfo") as file:
+            points = [line.split()[4] for line in file]
     except OSError:
         return held
     for point in points:
@@ -92,15 +92,15 @@ def give_root_shell(root: str, shell: str) -> None:
     """root's login shell on this host only: a copy of /etc/passwd bound over it in the host's
     private mount namespace (sshd reads the user's shell there, as on any machine)."""
     lines = []
-    with open("/etc/passwd") as fh:
-        for line in fh.read().splitlines():
+    with open("/etc/passwd") as file:
+        for line in file.read().splitlines():
             fields = line.split(":")
             if len(fields) == 7 and fields[0] == "root":
                 fields[6] = shell
             lines.append(":".join(fields))
     copy = os.path.join(root, "sim", "passwd")
-    with open(copy, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    with open(copy, "w") as file:
+        file.write("\n".join(lines) + "\n")
     os.chmod(copy, 0o644)
     subprocess.run(["mount", "--bind", copy, "/etc/passwd"], check=True)
 
@@ -137,7 +137,9 @@ def main(argv: list[str]) -> int:
 
 
 def _inherited_fds(argv: list[str]) -> tuple[int, ...]:
-    return tuple(int(argv[i + 1]) for i, arg in enumerate(argv[:-1]) if arg == "--listen-fd")
+    return tuple(
+        int(argv[index + 1]) for index, arg in enumerate(argv[:-1]) if arg == "--listen-fd"
+    )
 
 
 if __name__ == "__main__":

@@ -109,10 +109,10 @@ _SHORT_WITH_VALUE = {"-i": "id", "-d": "display", "-lms": "loop_ms"}
 def parse_args(argv: list[str]) -> dict:
     """Parse like nvidia-smi does (the subset the simulation supports); raises _CliError."""
     opts: dict = {}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
+    position = 0
+    while position < len(argv):
+        arg = argv[position]
+        position += 1
         if arg.startswith("--"):
             key, separator, val = arg.partition("=")
             if key in _LONG_FLAGS and not separator:
@@ -121,13 +121,13 @@ def parse_args(argv: list[str]) -> dict:
             if key in _LONG_WITH_VALUE:
                 name = _LONG_WITH_VALUE[key]
                 if not separator:
-                    if key == "--loop" and (i >= len(argv) or not argv[i].isdigit()):
+                    if key == "--loop" and (position >= len(argv) or not argv[position].isdigit()):
                         opts[name] = "5"
                         continue
-                    if i >= len(argv):
+                    if position >= len(argv):
                         raise _invalid()
-                    val = argv[i]
-                    i += 1
+                    val = argv[position]
+                    position += 1
                 opts[name] = val
                 continue
             raise _unrecognized(arg)
@@ -135,17 +135,17 @@ def parse_args(argv: list[str]) -> dict:
             opts[_SHORT_FLAGS[arg]] = True
             continue
         if arg == "-l":
-            if i < len(argv) and argv[i].isdigit():
-                opts["loop"] = argv[i]
-                i += 1
+            if position < len(argv) and argv[position].isdigit():
+                opts["loop"] = argv[position]
+                position += 1
             else:
                 opts["loop"] = "5"
             continue
         if arg in _SHORT_WITH_VALUE:
-            if i >= len(argv):
+            if position >= len(argv):
                 raise _invalid()
-            opts[_SHORT_WITH_VALUE[arg]] = argv[i]
-            i += 1
+            opts[_SHORT_WITH_VALUE[arg]] = argv[position]
+            position += 1
             continue
         if arg.startswith("-i") and len(arg) > 2:  # -i0
             opts["id"] = arg[2:].lstrip("=")

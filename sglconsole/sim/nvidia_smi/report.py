@@ -53,9 +53,9 @@ def report_values(state: dict) -> dict[str, str]:
     model = state["model"]
     bus_id = state["bus_id"]
     ecc = model.ecc
-    na = _NA
-    zero = "0" if ecc else na
-    no = "No" if ecc else na
+    missing = _NA
+    zero = "0" if ecc else missing
+    ecc_flag = "No" if ecc else missing
     reasons = {
         name: ("Active" if state["reasons"] & bit else "Not Active") for name, bit in REASON_BITS
     }
@@ -66,7 +66,7 @@ def report_values(state: dict) -> dict[str, str]:
         "product_architecture": model.architecture,
         "display_attached": model.display_attached,
         "persistence_mode": yes(model.persistence),
-        "mig_mode": state["mig"] or na,
+        "mig_mode": state["mig"] or missing,
         "serial": state["serial"],
         "uuid": state["uuid"],
         "pdi": "0x" + state["uuid"][4:12] + state["uuid"][-8:],
@@ -120,9 +120,9 @@ def report_values(state: dict) -> dict[str, str]:
         "memory_util": in_percent(state["mem_util"]),
         "ecc_mode": yes(ecc),
         "ecc_count": zero,
-        "ecc_flag": no,
-        "banks_max": "3072 bank(s)" if ecc else na,
-        "banks_other": "0 bank(s)" if ecc else na,
+        "ecc_flag": ecc_flag,
+        "banks_max": "3072 bank(s)" if ecc else missing,
+        "banks_other": "0 bank(s)" if ecc else missing,
         "gpu_temp": in_celsius(state["temp"]),
         "gpu_temp_tlimit": in_celsius(max(1, 87 - state["temp"] - round(3 * state["heat"]))),
         "memory_temp": in_celsius(state["mem_temp"]),

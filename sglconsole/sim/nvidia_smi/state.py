@@ -10,8 +10,8 @@ import time
 from sglconsole.sim.gpu_models import get_model, gpu_bus_id, gpu_serial, gpu_uuid, noise
 
 
-def _clamp(value: float, lo: float = 0.0, hi: float = 1.0) -> float:
-    return lo if value < lo else hi if value > hi else value
+def _clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
+    return low if value < low else high if value > high else value
 
 
 def gpu_states(host: dict, uses: list[dict], now: float | None = None) -> list[dict]:
@@ -28,16 +28,16 @@ def gpu_states(host: dict, uses: list[dict], now: float | None = None) -> list[d
     offset = int(host.get("pid_offset", 0) or 0)
     tick = int(now * 4)
     states = []
-    for i in range(count):
+    for index in range(count):
 
-        def jitter(key: str, _i: int = i) -> float:
-            return noise(seed, _i, tick, key)
+        def jitter(key: str, _index: int = index) -> float:
+            return noise(seed, _index, tick, key)
 
         procs = []
         util_sum = 0
         mem_sum = 0
         for use in uses:
-            if i in use.get("gpus", ()):
+            if index in use.get("gpus", ()):
                 procs.append(
                     (use["pid"] + offset, use.get("name") or "python3", int(use["mem_mib"]))
                 )
@@ -113,12 +113,12 @@ def gpu_states(host: dict, uses: list[dict], now: float | None = None) -> list[d
             )
         states.append(
             {
-                "index": i,
+                "index": index,
                 "model": model,
                 "name": model.name,
-                "uuid": gpu_uuid(seed, i),
-                "serial": gpu_serial(seed, i),
-                "bus_id": gpu_bus_id(model, i),
+                "uuid": gpu_uuid(seed, index),
+                "serial": gpu_serial(seed, index),
+                "bus_id": gpu_bus_id(model, index),
                 "driver": str(host.get("driver_version", "580.159.04")),
                 "cuda": str(host.get("cuda_version", "13.0")),
                 "count": count,

@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _read(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
     except (OSError, ValueError):
         return {}
 

@@ -33,12 +33,13 @@ class ServerChildren:
     def pids(self) -> set[int]:
         return {child.pid for child in self.processes}
 
-    def spawn(self, gpus: list[int], tp: int) -> None:
+    def spawn(self, gpus: list[int], tp_size: int) -> None:
         linger = bool(self.settings.get("linger_children"))
         titles = [
-            f"sglang::scheduler_TP{rank}" if tp > 1 else "sglang::scheduler" for rank in range(tp)
+            f"sglang::scheduler_TP{rank}" if tp_size > 1 else "sglang::scheduler"
+            for rank in range(tp_size)
         ]
-        roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp)]
+        roles = [("scheduler", titles[rank], gpus[rank]) for rank in range(tp_size)]
         if not self.rust_server:
             roles.append(("detokenizer", "sglang::detokenizer", None))
         for role, title, gpu in roles:
@@ -83,12 +84,12 @@ def write_plan(root: str, parent: int, update: dict) -> None:
     path = os.path.join(root, "sim", "run", f"{parent}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
-        with open(path, encoding="utf-8") as fh:
-            plan = json.load(fh)
+        with open(path, encoding="utf-8") as file:
+            plan = json.load(file)
     except (OSError, ValueError):
         plan = {}
     plan.update(update)
     tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(plan, fh)
+    with open(tmp, "w", encoding="utf-8") as file:
+        json.dump(plan, file)
     os.replace(tmp, path)

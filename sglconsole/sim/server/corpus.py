@@ -118,9 +118,9 @@ class WordStream:
         self._tokens = iter(tokens)
         self._ends = ends
 
-    def take(self, n: int) -> tuple[list[str], bool]:
-        out = list(itertools.islice(self._tokens, n))
-        return out, self._ends and len(out) < n
+    def take(self, count: int) -> tuple[list[str], bool]:
+        out = list(itertools.islice(self._tokens, count))
+        return out, self._ends and len(out) < count
 
 
 def answer_stream(prompt: str, rng: random.Random) -> WordStream:

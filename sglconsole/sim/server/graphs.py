@@ -30,17 +30,17 @@ async def capture(server: SimServer, free: float, startup: float, weights_gb: fl
     if server.split_graphs:
         await _capture_split(server, free, startup)
         return
-    args, tp = server.args, server.tp
+    args, tp_size = server.args, server.tp_size
     spec = perf.build(args, dict(os.environ), server.gpu.key, weights_gb).spec_enabled
     graph = {
         "capture_name": f"target {'verify' if spec else 'decode'}",
         "backend": "full",
         "num_tokens": [1, 2, 4, 8, 16, 24, 32],
     }
-    for rank in range(tp):
+    for rank in range(tp_size):
         server.milestone("cuda_graph_begin", rank, avail_mem=free, **graph)
     await asyncio.sleep(startup * 0.2)
-    for rank in range(tp):
+    for rank in range(tp_size):
         server.milestone(
             "cuda_graph_end",
             rank,
@@ -51,7 +51,7 @@ async def capture(server: SimServer, free: float, startup: float, weights_gb: fl
             **graph,
         )
     if server.piecewise_graphs:
-        for rank in range(tp):
+        for rank in range(tp_size):
             server.milestone("piecewise_graph_begin", rank, avail_mem=free - 0.10)
             server.milestone(
                 "piecewise_graph_end",
@@ -83,7 +83,7 @@ async def _capture_split(server: SimServer, free: float, startup: float) -> None
     spec = perf.build(server.args, dict(os.environ), server.gpu.key, 0.0)
     prefill_s, decode_s = startup * 0.15 + 1.2, startup * 0.05 + 0.4
     decode_name = f"target {'verify' if spec.spec_enabled else 'decode'}"
-    for rank in range(server.tp):
+    for rank in range(server.tp_size):
         server.milestone(
             "prefill_graph_begin",
             rank,
@@ -93,7 +93,7 @@ async def _capture_split(server: SimServer, free: float, startup: float) -> None
             avail_mem=free,
         )
     await asyncio.sleep(startup * 0.15)
-    for rank in range(server.tp):
+    for rank in range(server.tp_size):
         server.milestone(
             "cuda_graph_end",
             rank,
@@ -112,7 +112,7 @@ async def _capture_split(server: SimServer, free: float, startup: float) -> None
             avail_mem=free - 0.24,
         )
     await asyncio.sleep(startup * 0.05)
-    for rank in range(server.tp):
+    for rank in range(server.tp_size):
         server.milestone(
             "cuda_graph_end",
             rank,

@@ -146,7 +146,7 @@ async def _write_response(writer: asyncio.StreamWriter, response: Response, keep
         f"HTTP/1.1 {response.status} {REASONS.get(response.status, 'Status')}",
         f"content-type: {response.content_type}",
     ]
-    head += [f"{k}: {v}" for k, v in response.headers.items()]
+    head += [f"{name}: {value}" for name, value in response.headers.items()]
     if response.stream is None:
         head.append(f"content-length: {len(response.body)}")
         head.append("connection: keep-alive" if keep else "connection: close")

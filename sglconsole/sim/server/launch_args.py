@@ -74,7 +74,11 @@ def serve_argv(argv: list[str], version: str) -> list[str]:
 def _keys(action: argparse.Action, every: bool) -> set[str]:
     keys = {action.dest}
     if every:
-        keys |= {o[2:].replace("-", "_") for o in action.option_strings if o.startswith("--")}
+        keys |= {
+            option[2:].replace("-", "_")
+            for option in action.option_strings
+            if option.startswith("--")
+        }
     return keys
 
 
@@ -84,7 +88,7 @@ def merge_config(argv: list[str], parser: argparse.ArgumentParser, version: str)
     import yaml  # SGLang's own dependency; only a --config launch needs it
 
     every = version_tuple(version) >= ALL_SPELLINGS_SINCE
-    found = [i for i, arg in enumerate(argv) if arg == "--config"]
+    found = [position for position, arg in enumerate(argv) if arg == "--config"]
     if len(found) > 1:
         raise LaunchRefused("ValueError: Multiple config files specified! Only one allowed.")
     index = found[0]
@@ -96,25 +100,30 @@ def merge_config(argv: list[str], parser: argparse.ArgumentParser, version: str)
         raise LaunchRefused(f"ValueError: Config file must be YAML format, got: {suffix}")
     if not os.path.exists(path):
         raise LaunchRefused(f"ValueError: Config file not found: {path}")
-    with open(path) as fh:
-        data = yaml.safe_load(fh) or {}
+    with open(path) as file:
+        data = yaml.safe_load(file) or {}
     if not isinstance(data, dict):
         raise LaunchRefused("ValueError: Config file must contain a dictionary at root level")
-    actions = [a for a in parser._actions if a.option_strings]
+    actions = [action for action in parser._actions if action.option_strings]
     store_true = {
-        k for a in actions if isinstance(a, argparse._StoreTrueAction) for k in _keys(a, every)
+        key
+        for action in actions
+        if isinstance(action, argparse._StoreTrueAction)
+        for key in _keys(action, every)
     }
 
     def supported(action: argparse.Action) -> bool:
         plain = isinstance(action, (argparse._StoreTrueAction, argparse._StoreAction))
         return plain or (every and action.nargs is None)
 
-    supported_keys = {k for a in actions if supported(a) for k in _keys(a, every)}
+    supported_keys = {
+        key for action in actions if supported(action) for key in _keys(action, every)
+    }
     refused = {
-        key: type(a).__name__
-        for a in actions
-        if not supported(a) and not {"--config", "--help", "-h"} & set(a.option_strings)
-        for key in _keys(a, every)
+        key: type(action).__name__
+        for action in actions
+        if not supported(action) and not {"--config", "--help", "-h"} & set(action.option_strings)
+        for key in _keys(action, every)
         if not every or key not in supported_keys
     }
     flags: list[str] = []

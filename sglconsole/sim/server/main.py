@@ -137,7 +137,7 @@ class SimServer:
 
     def prefix(self, rank: int = 0) -> str:
         """SGLang prints ` TP{n}` in the scheduler's log prefix only when tp_size > 1."""
-        return f"TP{rank}" if self.tp > 1 else ""
+        return f"TP{rank}" if self.tp_size > 1 else ""
 
     def milestone(self, key: str, rank: int, **values) -> None:
         """A startup line in this version's wording; nothing when this version does not log it."""
@@ -159,7 +159,7 @@ class SimServer:
         return bool(self.args.get("enable_piecewise_cuda_graph"))
 
     @property
-    def tp(self) -> int:
+    def tp_size(self) -> int:
         return perf.tp_size(self.args)
 
     async def _start(self) -> None:
@@ -170,38 +170,38 @@ class SimServer:
         if model is None:
             raise StartupFailed(missing_model(str(args.get("model_path"))))
         gpus = self._gpus()
-        tp = self.tp
+        tp_size = self.tp_size
         await asyncio.sleep(startup * 0.1)
         # SGLang starts its scheduler with multiprocessing, whose resource tracker is one more
         # child: `python -B -c 'from multiprocessing.resource_tracker import main;main(N)'`
         resource_tracker.ensure_running()
-        self.children.spawn(gpus, tp)
+        self.children.spawn(gpus, tp_size)
         weights_gb = float(model.get("sim_weights_gb", 16.0))
         total_gb = self.gpu.mem_total_mib / 1024
         avail = total_gb - self._used_gb(gpus)
         for key in ("dist_init_begin", "dist_init_end", "load_weight_begin"):  # the real 0.5.17's
-            for rank in range(tp):
+            for rank in range(tp_size):
                 self.milestone(key, rank, elapsed=0.22, mem_usage=0.09, avail_mem=avail)
         await asyncio.sleep(startup * 0.4)
-        self._check_memory(gpus, weights_gb / tp)
-        self._register_memory(gpus, weights_gb / tp * 1024)
+        self._check_memory(gpus, weights_gb / tp_size)
+        self._register_memory(gpus, weights_gb / tp_size * 1024)
         arch = model.get("architectures", ["LlamaForCausalLM"])[0]
-        for rank in range(tp):
+        for rank in range(tp_size):
             self.milestone(
                 "load_weight_end",
                 rank,
                 elapsed=startup * 0.4 + 3.1,
                 type=arch,
                 dtype="torch.bfloat16",
-                avail_mem=avail - weights_gb / tp,
-                mem_usage=weights_gb / tp,
+                avail_mem=avail - weights_gb / tp_size,
+                mem_usage=weights_gb / tp_size,
             )
         fraction = float(args.get("mem_fraction_static") or 0.85)
-        pool_gb = max(0.5, total_gb * fraction - weights_gb / tp)
+        pool_gb = max(0.5, total_gb * fraction - weights_gb / tp_size)
         self._check_memory(gpus, total_gb * fraction)
-        kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp
+        kv_kb = float(model.get("sim_kv_kb_per_token", 64)) / tp_size
         max_total = int(pool_gb * 1024 * 1024 / kv_kb)
-        for rank in range(tp):
+        for rank in range(tp_size):
             self.milestone(
                 "kv_cache_allocated",
                 rank,
@@ -263,16 +263,16 @@ class SimServer:
     # ------------------------------------------------------------------ GPUs
 
     def _gpus(self) -> list[int]:
-        tp = self.tp
+        tp_size = self.tp_size
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         if visible:
             physical = [int(part) for part in visible.split(",") if part.strip().isdigit()]
         else:
             physical = list(range(int(self.host.get("gpu_count", 1))))
         count = int(self.host.get("gpu_count", 1))
-        if len(physical) < tp or any(gpu >= count for gpu in physical[:tp]):
+        if len(physical) < tp_size or any(gpu >= count for gpu in physical[:tp_size]):
             raise StartupFailed(invalid_device())
-        return physical[:tp]
+        return physical[:tp_size]
 
     def _used_gb(self, gpus: list[int]) -> float:
         mine = self.children.pids()
@@ -397,4 +397,4 @@ class SimServer:
 def _server_args_repr(args: dict) -> str:
     """The dataclass repr SGLang logs first in every lifetime (`ServerArgs(model_path='...', ...)`,
     as the real 0.5.12 and 0.5.17 logs show)."""
-    return "ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+    return "ServerArgs(" + ", ".join(f"{name}={value!r}" for name, value in args.items()) + ")"

@@ -115,8 +115,8 @@ class _Page:
             bounds = family.get("buckets") or [1]
             edges = [0, *bounds]
             return [
-                ({**base, "gt": str(lo), "le": str(hi)}, 0)
-                for lo, hi in zip(edges, edges[1:], strict=False)
+                ({**base, "gt": str(lower), "le": str(upper)}, 0)
+                for lower, upper in zip(edges, edges[1:], strict=False)
             ]
         extra = family.get("labels") or []
         if "is_streaming" in extra:
@@ -163,7 +163,10 @@ class _Page:
             counts[method, path] = counts.get((method, path), 0) + count
         if name == "sglang:http_requests_active":
             counts = {key: http.active.get(key, 0) for key in {*counts, *http.active}}
-        return [({"endpoint": path, "method": method}, n) for (method, path), n in counts.items()]
+        return [
+            ({"endpoint": path, "method": method}, count)
+            for (method, path), count in counts.items()
+        ]
 
     def _value(self, name: str, part: str | None = None) -> object:
         """What the engine knows for a family (a histogram: (count, sum)); 0 where it knows
@@ -228,8 +231,8 @@ def _histogram(name: str, labels: dict, value: object, buckets) -> list[str]:
     out = []
     for bound in [*buckets, "+Inf"]:
         inside = count if bound == "+Inf" or mean <= float(bound) else 0
-        le = bound if bound == "+Inf" else float(bound)
-        out.append(f"{name}_bucket{_labels({**labels, 'le': le})} {float(inside)}")
+        upper_bound = bound if bound == "+Inf" else float(bound)
+        out.append(f"{name}_bucket{_labels({**labels, 'le': upper_bound})} {float(inside)}")
     out.append(f"{name}_sum{_labels(labels)} {float(total)}")
     out.append(f"{name}_count{_labels(labels)} {float(count)}")
     return out

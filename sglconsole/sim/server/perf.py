@@ -75,19 +75,19 @@ def spec_v2(version: str | None, env: dict) -> bool:
 def build(
     args: dict, env: dict, gpu_model: str, weights_gb: float, version: str | None = None
 ) -> PerfModel:
-    tp = tp_size(args)
+    tensor_parallel = tp_size(args)
     seconds_per_gb = SECONDS_PER_GB.get(gpu_model, 0.002)
     algorithm = str(args.get("speculative_algorithm") or "").upper()
     spec = algorithm in SPEC_ALGORITHMS
     steps = int(args.get("speculative_num_steps") or (3 if spec else 0))
     draft = int(args.get("speculative_num_draft_tokens") or (steps + 1 if spec else 0))
     return PerfModel(
-        step_base_s=STEP_OVERHEAD_S + seconds_per_gb * weights_gb / tp,
+        step_base_s=STEP_OVERHEAD_S + seconds_per_gb * weights_gb / tensor_parallel,
         spec_steps=steps,
         draft_tokens=draft,
         spec_enabled=spec,
         spec_v2=spec_v2(version, env),
         cuda_graph=not args.get("disable_cuda_graph"),
         cuda_graph_max_bs=int(args.get("cuda_graph_max_bs") or 160),
-        prefill_tokens_per_s=20000.0 * tp / max(weights_gb / 10, 0.5),
+        prefill_tokens_per_s=20000.0 * tensor_parallel / max(weights_gb / 10, 0.5),
     )

@@ -66,7 +66,9 @@ def _server_args(args: dict, table: dict) -> dict:
     fields = table.get("server_args_fields")
     if not fields:
         return dict(args)
-    renamed = {table.get("cli_dest_renames", {}).get(k, k): v for k, v in args.items()}
+    renamed = {
+        table.get("cli_dest_renames", {}).get(dest, dest): value for dest, value in args.items()
+    }
     return {name: renamed.get(name) for name in fields}
 
 

@@ -32,7 +32,7 @@ class Generation:
         if isinstance(prompt, list):
             prompt = prompt[0] if prompt else ""
         if not isinstance(prompt, str):
-            prompt = " ".join(str(i) for i in body.get("input_ids") or [0])
+            prompt = " ".join(str(token_id) for token_id in body.get("input_ids") or [0])
         params = body.get("sampling_params") or {}
         max_new = int(params.get("max_new_tokens", 128))
         job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))

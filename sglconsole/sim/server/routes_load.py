@@ -106,7 +106,7 @@ def v1_loads_body(server: SimServer, shape: dict, include: set[str] | None) -> d
         "timestamp": datetime.now(UTC).isoformat(),
         "version": server.version,
         "accelerator": f"NVIDIA {server.gpu.key}",
-        "num_accelerators": server.tp,
+        "num_accelerators": server.tp_size,
         "loads": [load],
     }
     if "aggregate" in shape["keys"]:  # 0.5.9-0.5.1x: the answer of GetLoadsReqOutput's days

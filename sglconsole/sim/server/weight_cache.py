@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None, *, version: str, root: str) -> int:
         for part in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
         if part.strip().isdigit()
     ]
-    tp = max(1, args.tp_size)
-    gpus = [args.gpu_id] if args.gpu_id is not None else (visible or list(range(tp)))[:tp]
-    per_gpu_mib = int(float(model.get("sim_weights_gb", 16.0)) / tp * 1024) + 512
+    tp_size = max(1, args.tp_size)
+    gpus = [args.gpu_id] if args.gpu_id is not None else (visible or list(range(tp_size)))[:tp_size]
+    per_gpu_mib = int(float(model.get("sim_weights_gb", 16.0)) / tp_size * 1024) + 512
     say = lambda text: print(logfmt.line(text, ""), flush=True)  # noqa: E731
     say(f"Launching {len(gpus)} weight cache daemon(s) on node 0 for model={args.model_path}")
     signal.signal(signal.SIGTERM, lambda *_: _stop(root))

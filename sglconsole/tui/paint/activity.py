@@ -65,7 +65,7 @@ def progress(record: ActionRecord, palette: Palette) -> Group:
         (f"{record.action} {clean(record.target)}  ", "bold"), outcome(record, palette)
     )
     evidence = [
-        Text("   " + clean(e), style=palette.muted) for e in record.evidence[-EVIDENCE_LINES:]
+        Text("   " + clean(line), style=palette.muted) for line in record.evidence[-EVIDENCE_LINES:]
     ]
     return Group(head, stages_table(record.stages, palette), *evidence)
 
@@ -95,7 +95,7 @@ def history(entries: list, palette: Palette, audit: list[dict] | None = None, ru
     actions of every console and the CLI (RUNNING: HOST:PORT this console acts on now)."""
     parts: list = [Text("This session", style="bold underline")]
     if entries:
-        parts += [history_line(e, palette) for e in reversed(entries)]
+        parts += [history_line(entry, palette) for entry in reversed(entries)]
     else:
         parts.append(
             Text(
@@ -110,7 +110,7 @@ def history(entries: list, palette: Palette, audit: list[dict] | None = None, ru
                 style="bold underline",
             ),
         ]
-        parts += [audit_line(r, palette, set(running)) for r in audit] or [
+        parts += [audit_line(record, palette, set(running)) for record in audit] or [
             Text("no action recorded yet", style=palette.muted)
         ]
     return Group(*parts)
@@ -141,9 +141,9 @@ def audit_line(record: dict, palette: Palette, running: set[str]) -> Text:
         else:
             head.append("never finished — check the server", style=Style(bold=True) + palette.bad)
         return head
-    ok = bool(record.get("ok"))
+    succeeded = bool(record.get("ok"))
     head.append(
-        ("done: " if ok else "FAILED: ") + clean(record.get("outcome", "")),
-        style=palette.good if ok else palette.bad,
+        ("done: " if succeeded else "FAILED: ") + clean(record.get("outcome", "")),
+        style=palette.good if succeeded else palette.bad,
     )
     return head

@@ -43,7 +43,10 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
         why = server.drift_error or "compared once the server answers /server_info"
         return Text(f"no comparison yet: {clean(why)}", style=palette.muted)
     parts: list[RenderableType] = [summary(report, palette), version_line(report, palette)]
-    parts += [Text(f"{clean(k)}: {clean(v)}", style=palette.warn) for k, v in report.errors.items()]
+    parts += [
+        Text(f"{clean(where)}: {clean(error)}", style=palette.warn)
+        for where, error in report.errors.items()
+    ]
     parts += [rows_table(report, palette, width), Text(LEGEND, style=palette.muted)]
     parts += [Text(clean(line)) for line in meaning_lines(report.rows)]  # and who judged
     parts += [Text(clean(line), style=palette.muted) for line in report.note_lines()]
@@ -81,7 +84,7 @@ def summary(report: Report, palette: Palette) -> Text:
     diffs = report.differences
     if not report.differs:
         return Text("running config matches the profile", style=palette.good)
-    slow = sum(r.performance for r in diffs)
+    slow = sum(row.performance for row in diffs)
     return Text(
         f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
         f"the {slow} that affect speed come first, highlighted",
@@ -93,12 +96,12 @@ def version_line(report: Report, palette: Palette) -> Text:
     version = clean(report.version or "unknown")
     if report.requires is None:
         return Text(f"sglang {version}", style=palette.muted)
-    ok = {
+    verdicts = {
         True: ("satisfies", palette.good),
         False: ("does NOT satisfy", palette.bad),
         None: ("vs", palette.muted),
     }
-    word, style = ok[report.version_ok]
+    word, style = verdicts[report.version_ok]
     return Text(f"sglang {version} {word} the profile's {clean(report.requires)}", style=style)
 
 
@@ -107,7 +110,7 @@ def rows_table(report: Report, palette: Palette, width: int) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", width=width)
     table.add_column("", no_wrap=True, width=1)
     # the setting's name is read first: its full length, as long as each value keeps 10 cells
-    longest = max((len(r.flag) + 1 for r in report.rows), default=8)
+    longest = max((len(row.flag) + 1 for row in report.rows), default=8)
     values = 3 if wide else 2
     room = max(8, min(longest, width - 4 - 11 * values))
     table.add_column("setting", overflow="fold", min_width=room, max_width=room)
@@ -154,7 +157,7 @@ def _broken(parts: list[str], width: int) -> str:
 
 def cells(row: Row, palette: Palette, wide: bool) -> list[Text]:
     profile, running, resolved = (
-        value(row.shown(v)) for v in (row.profile, row.running, row.resolved)
+        value(row.shown(raw)) for raw in (row.profile, row.running, row.resolved)
     )
     name = Text(("$" if row.kind == "env" else "") + clean(row.flag))
     if wide:

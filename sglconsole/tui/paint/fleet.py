@@ -25,7 +25,7 @@ def host_status(host: HostState) -> Status:
         return Status.UNREACHABLE
     if host.reachable is None:
         return Status.UNKNOWN
-    return worst(s.status for s in host.servers.values())
+    return worst(server.status for server in host.servers.values())
 
 
 def retry_in(host: HostState, now: float) -> str:
@@ -52,7 +52,7 @@ def host_label(host: HostState, palette: Palette, now: float, width: int) -> Tex
     name = shorten(clean(host.name), max(6, width - badge.cell_len - 1))
     gpus = f" {gpu_summary(host)}" if host.gpus else ""
     room = width - len(name) - badge.cell_len - 1
-    retry = next((r for r in _retry_forms(host, now) if len(r) <= room), "")
+    retry = next((form for form in _retry_forms(host, now) if len(form) <= room), "")
     gpus = gpus if len(gpus) <= room - len(retry) else ""
     return Text.assemble(
         (name, "bold"),

@@ -78,7 +78,7 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
             overflow="fold" if name == "why" else "ellipsis",
             no_wrap=name != "why",
         )
-    for server in sorted(host.servers.values(), key=lambda s: s.port):
+    for server in sorted(host.servers.values(), key=lambda server: server.port):
         table.add_row(*server_row(server, palette, now, wide))
     return table
 

@@ -69,14 +69,14 @@ def _build(theme: Theme) -> Palette:
     colors = {role: _color(theme, role, fallback) for role in set(ROLE.values()) - {MUTED}}
     dark = theme.dark
     status = {
-        s: (
+        state: (
             Style(dim=True)
-            if r == MUTED
-            else _filled(colors[r])
-            if s in FILLED
-            else _plain(colors[r], dark)
+            if role == MUTED
+            else _filled(colors[role])
+            if state in FILLED
+            else _plain(colors[role], dark)
         )
-        for s, r in ROLE.items()
+        for state, role in ROLE.items()
     }
     return Palette(
         status,

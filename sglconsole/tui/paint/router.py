@@ -23,7 +23,7 @@ MARK = {Routing.SERVING_NOBODY: "⇄ nobody", Routing.IN_ROUTER_DOWN: "⇄ down"
 
 def tree_mark(server: ServerState) -> str:
     """'⇄ nobody' / '⇄ down' for the first router problem of the server, else ''."""
-    return next((MARK[r.routing] for r in server.view.routes if r.problem), "")
+    return next((MARK[route.routing] for route in server.view.routes if route.problem), "")
 
 
 def route_style(route: RouteView, palette: Palette):
@@ -49,8 +49,8 @@ def route_lines(server: ServerState, palette: Palette, now: float) -> list[Text]
 
 def router_counts(router: RouterState, fleet: FleetState) -> tuple[int, int, int]:
     """(healthy workers, configured servers, router problems among them)."""
-    healthy = sum(1 for w in router.workers if w.healthy) if router.reachable else 0
-    problems = sum(1 for r in _routes(router, fleet) if r is not None and r.problem)
+    healthy = sum(1 for worker in router.workers if worker.healthy) if router.reachable else 0
+    problems = sum(1 for route in _routes(router, fleet) if route is not None and route.problem)
     return healthy, len(router.worker_urls), problems
 
 
@@ -73,7 +73,7 @@ def router_view(router: RouterState, fleet: FleetState, palette: Palette, now: f
     parts: list[RenderableType] = [_title(router, palette, now)]
     parts.append(Text("\nWorkers", style="bold underline"))
     parts.append(_workers(router, fleet, palette))
-    unknown = [w for w in router.workers if router.server_of(w.url) is None]
+    unknown = [worker for worker in router.workers if router.server_of(worker.url) is None]
     if unknown:
         parts.append(Text("\nListed by the router, not in hosts.yaml", style="bold underline"))
         for worker in unknown:
@@ -135,5 +135,5 @@ def _routes(router: RouterState, fleet: FleetState) -> list[RouteView | None]:
         host, _, port = key.rpartition(":")
         server = fleet.server(host, int(port))
         views = server.view.routes if server is not None else ()
-        out.append(next((r for r in views if r.router == router.name), None))
+        out.append(next((route for route in views if route.router == router.name), None))
     return out

@@ -1,6 +1,6 @@
 """The keys that act on a server (the actions of sglconsole.catalog), for MainScreen.
 
-Each runs `operations.perform` in a worker; this mixin is the `Ui` it talks
+Each runs `operations.perform` in a worker; this mixin is the `Frontend` it talks
 back to: the confirmation dialog, the progress panel, notifications.
 """
 
@@ -36,7 +36,7 @@ class RunsActions:
         if not self.session.busy:
             await self.app.action_quit()
             return
-        running = ", ".join(f"{h}:{p}" for h, p in sorted(self.session.busy))
+        running = ", ".join(f"{host}:{port}" for host, port in sorted(self.session.busy))
         plan = Plan(
             "quit",
             "sglconsole",
@@ -100,7 +100,7 @@ class RunsActions:
         if yes:
             self.operate(ACTIONS["capture"], server, name=name, force=True)
 
-    def operate(self, op: Action, server: ServerState | None = None, **options) -> None:
+    def operate(self, action: Action, server: ServerState | None = None, **options) -> None:
         server = server or self.aim()
         if server is None:
             return
@@ -108,15 +108,15 @@ class RunsActions:
         self.session.busy.add(target)
         self.refresh_bindings()
         self.run_worker(
-            self._perform(op, *target, options),
+            self._perform(action, *target, options),
             group="ops",
-            name=f"{op.name} {server.key}",
+            name=f"{action.name} {server.key}",
             exit_on_error=False,
         )
 
-    async def _perform(self, op: Action, host: str, port: int, options: dict) -> None:
+    async def _perform(self, action: Action, host: str, port: int, options: dict) -> None:
         try:
-            await perform(op, host, port, self.session, self, **options)
+            await perform(action, host, port, self.session, self, **options)
         finally:
             self.session.busy.discard((host, port))
             self.refresh_bindings()

@@ -36,7 +36,7 @@ def keys_table(app) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(no_wrap=True)
     table.add_column(style="dim")
-    for group, keys in groupby(KEYS, key=lambda k: k.group):
+    for group, keys in groupby(KEYS, key=lambda key: key.group):
         table.add_row(Text(group, style="underline"), "", "")
         for key in keys:
             table.add_row(

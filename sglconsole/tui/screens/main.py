@@ -107,7 +107,9 @@ class MainScreen(RunsActions, Screen):
 
     def redraw(self, hosts: set[str]) -> None:
         now = self.session.clock()
-        unreachable = {n for n, h in self.session.fleet.hosts.items() if h.reachable is False}
+        unreachable = {
+            name for name, host in self.session.fleet.hosts.items() if host.reachable is False
+        }
         self.tree.sync(hosts | unreachable, now)
         replay_at = now if self.session.ssh is None else None
         replay = getattr(self.app, "replay", None)
@@ -176,9 +178,9 @@ class MainScreen(RunsActions, Screen):
             panel.close()  # another server's progress (or outcome) is not about this one
             panel.record = None
         running = [
-            e
-            for e in self.session.history
-            if isinstance(e, ActionRecord) and e.running and self.shows(e.target)
+            entry
+            for entry in self.session.history
+            if isinstance(entry, ActionRecord) and entry.running and self.shows(entry.target)
         ]
         if running and key[1] is not None:
             panel.show(running[-1])

@@ -102,7 +102,7 @@ class FleetTree(Tree[Key]):
         if router is not None:
             return router.reachable is not False
         server = self.fleet.server(*key) if key[1] is not None else None
-        if server is not None and any(r.problem for r in server.view.routes):
+        if server is not None and any(route.problem for route in server.view.routes):
             return False  # serving nobody, or in its router but down
         return self._status(key) in CALM
 

@@ -53,7 +53,7 @@ class KeyBar(Static):
         room = self.content_region.width or 80
 
         def too_wide() -> bool:
-            return sum(self._item_width(k, k.id in labelled) for k, _ in items) > room
+            return sum(self._item_width(key, key.id in labelled) for key, _ in items) > room
 
         by_use = sorted(items, key=lambda item: FOOTER[item[0].binding.action], reverse=True)
         for key, _ in by_use:

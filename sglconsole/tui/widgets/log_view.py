@@ -160,7 +160,9 @@ class LogView(Vertical):
 
     def _kept(self, shown: Text, raw_lines: tuple[str, ...]) -> bool:
         # what is on screen ("accept 4" in a condensed line) or what SGLang wrote
-        return matches(shown.plain, self.needle) or any(matches(r, self.needle) for r in raw_lines)
+        return matches(shown.plain, self.needle) or any(
+            matches(raw, self.needle) for raw in raw_lines
+        )
 
     def _open_polls_line(self, pal: Palette) -> None:
         """The run of polls still going on, under the log until another line ends it."""

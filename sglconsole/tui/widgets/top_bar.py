@@ -22,7 +22,7 @@ def summary(
     paused: bool = False,
 ) -> Text:
     servers = fleet.all_servers()
-    counts = Counter(s.status for s in servers)
+    counts = Counter(server.status for server in servers)
     if replay_at is None:
         text = Text("sglconsole ", style="bold")
     else:
@@ -34,7 +34,7 @@ def summary(
     if replay_at is None:  # a replay's banner takes this room (its tree shows the same)
         text.append(f"{len(fleet.hosts)} hosts · {len(servers)} servers ", style=pal.muted)
     # a host with no servers has none to count: its own UNREACHABLE would go unsaid
-    lone = sum(1 for h in fleet.hosts.values() if h.reachable is False and not h.servers)
+    lone = sum(1 for host in fleet.hosts.values() if host.reachable is False and not host.servers)
     for status in SEVERITY:
         shown = [str(counts[status])] if counts[status] else []
         if status is Status.UNREACHABLE and lone:
@@ -43,8 +43,8 @@ def summary(
             text.append(" ")
             text.append_text(pal.badge(status))
             text.append(f" {' + '.join(shown)}")
-    routed = sum(1 for s in servers if any(r.problem for r in s.view.routes))
-    dead = sum(1 for r in fleet.routers.values() if r.reachable is False)
+    routed = sum(1 for server in servers if any(route.problem for route in server.view.routes))
+    dead = sum(1 for router in fleet.routers.values() if router.reachable is False)
     if routed or dead:  # an UP server can serve nobody: the statuses above do not say it
         parts = [f"{routed} route problem{'s' if routed > 1 else ''}"] if routed else []
         parts += [f"{dead} router{'s' if dead > 1 else ''} down"] if dead else []  # no answer
