@@ -100,7 +100,7 @@ def resolve(hook: str) -> object:
         return MISSING
     for name in attributes.split(".") if attributes else ():
         owner, value = value, getattr(value, name, MISSING)
-        declared = is_dataclass(owner) and name in {f.name for f in dataclass_fields(owner)}
+        declared = is_dataclass(owner) and name in {field.name for field in dataclass_fields(owner)}
         if value is MISSING and declared:
             value = owner  # a field: instances have it
         if value is MISSING:

@@ -56,8 +56,8 @@ class MarkerWriter:
                     "#queue-req: 0\n"
                 )
                 self.written[f"{name}:{marker}"] = time.time()
-                with open(path, "a") as fh:
-                    fh.write(line)
+                with open(path, "a") as log:
+                    log.write(line)
             self._stop.wait(random.uniform(0.5, 1.5) / self.rate)
 
 
@@ -84,10 +84,14 @@ def freshness(
         result = run_worker("monitor", config, seconds + delay + 2)
     writer.stop()
     written = {
-        k: t for k, t in writer.written.items() if not on_screen or k.startswith(f"{hosts[0]}:")
+        marker: written_at
+        for marker, written_at in writer.written.items()
+        if not on_screen or marker.startswith(f"{hosts[0]}:")
     }
     latencies = sorted(
-        (result["arrivals"][k] - t) * 1000 for k, t in written.items() if k in result["arrivals"]
+        (result["arrivals"][marker] - written_at) * 1000
+        for marker, written_at in written.items()
+        if marker in result["arrivals"]
     )
     lost = len(written) - len(latencies)
 
@@ -107,6 +111,6 @@ def freshness(
 
 def subset(config: Path, hosts: list[str], out: Path) -> Path:
     data = yaml.safe_load(config.read_text())
-    data["hosts"] = {k: v for k, v in data["hosts"].items() if k in hosts}
+    data["hosts"] = {name: host for name, host in data["hosts"].items() if name in hosts}
     out.write_text(yaml.safe_dump(data, sort_keys=False))
     return out

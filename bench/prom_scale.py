@@ -288,7 +288,7 @@ def main() -> int:
         detail["ssh_console_cores_same_hosts_extrapolated"] = ssh * args.hosts / 60
     key = args.only_detail or "prom_scale"
     measured = {key: detail}
-    promises = {k: why for k, why in PROMISES.items() if k.startswith("{detail}.")}
+    promises = {key: why for key, why in PROMISES.items() if key.startswith("{detail}.")}
     if not args.only_detail:
         measured["prom_console_cpu_cores_1000"] = detail["console_cores"]
         measured["prom_freshness_p95_s"] = detail["freshness"]["p95_s"]
