@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+from bench import checks
 from bench.cpu import proc_stat
 from sglconsole.sim.fleet.start import SimFleet
 
@@ -72,8 +73,10 @@ def run_worker(
     if out.returncode != 0 and said:  # the worker could not measure, and says which: pass it on
         print("\n".join(said), file=sys.stderr, flush=True)
         raise SystemExit(1)
-    if out.returncode != 0:
-        raise RuntimeError(f"{mode} worker failed:\n{out.stderr[-3000:]}")
+    if out.returncode != 0:  # it crashed (a hook renamed under it?): its stderr, then one line
+        print(out.stderr[-3000:], file=sys.stderr, flush=True)
+        last = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
+        checks.fail(f"bench/worker.py {mode}", "every measure it takes", f"crashed: {last}")
     return json.loads(out.stdout)
 
 

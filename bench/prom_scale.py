@@ -205,7 +205,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
                 holder["console"] = run_worker(
                     "prom", config, args.seconds + LOST_AFTER_S, warmup=args.warmup
                 )
-            except Exception as exc:  # noqa: BLE001 - reported below, after the others stop
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - raised after the rest stop
                 holder["error"] = exc
 
         thread = threading.Thread(target=console)
