@@ -29,15 +29,27 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 
-from bench import results_file  # noqa: E402
+from bench import checks, worker  # noqa: E402
 from bench.cpu import load, process_cpu_s  # noqa: E402
-from bench.run import exit_on_signals, run_worker  # noqa: E402
+from bench.phases import exit_on_signals, run_worker  # noqa: E402
 from bench.worker import die_with_parent  # noqa: E402
 from sglconsole.sim.fleet.scenarios import bench_hosts, demo_profiles  # noqa: E402
 from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 
 TODAY = 0.25
 """The console's monitor, CPU-s per host-minute (bench/results.json phases.monitor, 16 hosts)."""
+SCRIPT = "bench/exporter_cost.py"
+PROMISES: checks.Promises = {
+    # key written -> the count that proves it measured (bench.checks)
+    "exporter_cpu_per_host_minute": "exporter_cost.exporter.scrapes",
+    "exporter_cost.exporter.scrape_p50_s": "exporter_cost.exporter.scrapes",
+    "exporter_cost.exporter.hosts_reachable_at_end": (
+        "exporter_cost.exporter.hosts_reachable_at_end"
+    ),
+    "exporter_cost.monitor.cpu_s_per_host_minute": "exporter_cost.monitor.cpu_s",
+    "exporter_cost.exporter_vs_monitor": "exporter_cost.monitor.cpu_s",
+}
+SMALLEST = {"hosts": 2, "servers": 1, "seconds": 5.0, "warmup": 6.0, "scrape": 1.0}
 
 
 def free_port() -> int:
@@ -122,7 +134,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=20)
     parser.add_argument("--scrape", type=float, default=5, help="seconds between two scrapes")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
-    args = parser.parse_args()
+    args = checks.parse(parser, SMALLEST)
+    checks.require_hooks(SCRIPT, worker.HOOKS["monitor"])
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-exporter-cost-"))
     ssh = "sshd" if os.geteuid() == 0 else "asyncssh"
     fleet = SimFleet(
@@ -152,14 +165,13 @@ def main() -> int:
         "scrape_interval_s": args.scrape,
         "exporter": {**found, "cpu_s_per_host_minute": per_host},
         "monitor": {"cpu_s": monitor["cpu_s"], "cpu_s_per_host_minute": monitor_per_host},
-        "exporter_vs_monitor": per_host / monitor_per_host,
+        "exporter_vs_monitor": checks.ratio(per_host, monitor_per_host),
         "bound_cpu_s_per_host_minute": TODAY,
         "machine_before": before,
         "machine_after": load(),
     }
-    results_file.merge(
-        args.out, {"exporter_cost": detail, "exporter_cpu_per_host_minute": per_host}
-    )
+    measured = {"exporter_cost": detail, "exporter_cpu_per_host_minute": per_host}
+    checks.save(SCRIPT, args.out, measured, PROMISES)
     print(json.dumps(detail, indent=2))
     print(
         f"exporter {per_host:.3f} CPU-s per host-minute (monitor {monitor_per_host:.3f}, "

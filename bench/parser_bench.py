@@ -32,12 +32,10 @@ tailing a fleet of mixed versions meets them, and counts the layouts compiled
 from __future__ import annotations
 
 import argparse
-import inspect
 import itertools
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,50 +46,35 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import checks  # noqa: E402
+from bench.sglang_regex import (  # noqa: E402
+    NO_REGEX,
+    best_of,
+    default_sglang_python,
+    regex_python,
+    sglang_pattern_here,
+    time_regex,
+)
 from sglconsole.core.sglang_log import parse_line  # noqa: E402
 from sglconsole.core.sglang_log import shapes as sglang_log_shapes  # noqa: E402
 
 SGLANG_LOGS = ROOT / "tests" / "data" / "sglang_logs"
-
-
-def time_sglang_regex(pattern, lines, repeat):
-    """Best-of-``repeat`` timings of ``pattern`` per line: ``search`` alone, and ``search`` +
-    ``groupdict`` (finding and extracting, as SGLang's log_parser.parse does with polars'
-    ``str.extract_groups``). Self-contained: its source also runs in SGLang's interpreter."""
-    import re
-    import time
-
-    rx = re.compile(pattern)
-    out = {}
-    for mode in ("search", "groupdict"):
-        best = None
-        n = 0
-        for _ in range(repeat):
-            search = rx.search
-            n = 0
-            t0 = time.perf_counter()
-            if mode == "search":
-                for line in lines:
-                    if search(line) is not None:
-                        n += 1
-            else:
-                for line in lines:
-                    m = search(line)
-                    if m is not None:
-                        m.groupdict()
-                        n += 1
-            dt = time.perf_counter() - t0
-            best = dt if best is None else min(best, dt)
-        out[mode] = {"seconds": best, "matches": n}
-    return out
-
-
-_CHILD_MAIN = """
-import json, sys
-from sglang.srt.debug_utils.log_parser import _PATTERN_DECODE
-lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
-print(json.dumps(time_sglang_regex(_PATTERN_DECODE, lines, int(sys.argv[2]))))
-"""
+SCRIPT = "bench/parser_bench.py"
+PROMISES: checks.Promises = {
+    # key printed (--json) -> the count that proves it measured (bench.checks)
+    "parse_line_lines_per_s": "parse_line_records",
+    "sglang_regex_lines_per_s": "sglang_regex_seconds",
+    "parser_vs_sglang_regex": "sglang_regex_seconds",
+    "parser_vs_sglang_regex_search_only": "sglang_regex_seconds",
+    "mixed_lines_per_s": "mixed_lines",
+    "mixed_vs_single_layout": "mixed_lines",
+    "mixed_layouts_compiled": "mixed_layouts_compiled",  # 0: the counting hook saw nothing
+}
+SMALLEST = {"lines": 20_000, "mixed_lines": 5_000, "repeat": 1}
+HOOKS = (  # what the mixed-layout case counts compiled layouts with
+    "sglconsole.core.sglang_log.shapes:compile_shape",
+    "sglconsole.core.sglang_log.shapes:forget_shapes",
+)
 
 
 def generate(n: int, fmt: str = "0.5.23", seed: int = 0) -> list[str]:
@@ -206,61 +189,6 @@ def time_parser(lines: list[str], repeat: int) -> tuple[float, int]:
     return best or 0.0, n
 
 
-def _sglang_pattern_here() -> str | None:
-    try:
-        from sglang.srt.debug_utils.log_parser import _PATTERN_DECODE  # type: ignore
-    except Exception:
-        return None
-    return _PATTERN_DECODE
-
-
-def default_sglang_python() -> str | None:
-    """The real-SGLang venv that tools/real_sglang_venv.sh builds, when it is there."""
-    venv = os.environ.get("SGLCONSOLE_REAL_SGLANG_VENV") or str(
-        ROOT / ".cache" / "real-sglang-0.5.23"
-    )
-    py = Path(venv) / "bin" / "python"
-    return str(py) if py.exists() else None
-
-
-def time_regex(
-    lines: list[str], repeat: int, sglang_python: str | None, path: str | None
-) -> dict | None:
-    """``{"search": {...}, "groupdict": {...}}`` timings of SGLang's _PATTERN_DECODE, or None.
-
-    With ``sglang_python`` the timing runs in that interpreter over ``path`` (the same lines).
-    """
-    if sglang_python:
-        try:
-            proc = subprocess.run(
-                [
-                    sglang_python,
-                    "-c",
-                    inspect.getsource(time_sglang_regex) + _CHILD_MAIN,
-                    str(path),
-                    str(repeat),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=3600,
-            )
-        except OSError as e:
-            print(f"sglang regex run failed: {e}", file=sys.stderr)
-            return None
-        if proc.returncode != 0:
-            print(f"sglang regex run failed:\n{proc.stderr.strip()[-2000:]}", file=sys.stderr)
-            return None
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    pattern = _sglang_pattern_here()
-    return None if pattern is None else time_sglang_regex(pattern, lines, repeat)
-
-
-def _best(a: dict | None, b: dict | None) -> dict | None:
-    if a is None or b is None:
-        return a or b
-    return {mode: min(a[mode], b[mode], key=lambda r: r["seconds"]) for mode in a}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
@@ -280,13 +208,16 @@ def main(argv: list[str] | None = None) -> int:
         help="lines of the interleaved mixed-layout case (0: skip it)",
     )
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
+    args = checks.parse(ap, SMALLEST, argv)
+    checks.require_hooks(SCRIPT, HOOKS)
+    if regex_python(args.sglang_python) is None:
+        checks.fail(SCRIPT, "parser_vs_sglang_regex", NO_REGEX)
 
     lines = generate(args.lines, args.format, args.seed)
     decode_lines = sum(1 for ln in lines if "Decode batch" in ln)
     parse_line(lines[0])  # warm the caches the way a long-running tail would be
     sglang_python = args.sglang_python
-    if sglang_python is None and _sglang_pattern_here() is None:
+    if sglang_python is None and sglang_pattern_here() is None:
         sglang_python = default_sglang_python()
     path = None
     if sglang_python:
@@ -299,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             sec, p_records = time_parser(lines, 1)
             p_sec = min(p_sec, sec)
-            rx = _best(rx, time_regex(lines, 1, sglang_python, path))
+            rx = best_of(rx, time_regex(lines, 1, sglang_python, path))
     finally:
         if path:
             os.unlink(path)
@@ -336,6 +267,12 @@ def main(argv: list[str] | None = None) -> int:
         else None,
         "mixed_layouts_compiled": mixed_compiled if mixed else None,
     }
+    promised = (
+        PROMISES
+        if args.mixed_lines > 0
+        else {key: why for key, why in PROMISES.items() if not key.startswith("mixed_")}
+    )
+    checks.check(SCRIPT, result, promised)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -36,10 +36,10 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 import yaml  # noqa: E402
 
-from bench import results_file  # noqa: E402
+from bench import checks, results_file, worker  # noqa: E402
 from bench.cpu import load, process_cpu_s  # noqa: E402
 from bench.exporter_cost import free_port  # noqa: E402
-from bench.run import exit_on_signals, run_worker  # noqa: E402
+from bench.phases import exit_on_signals, run_worker  # noqa: E402
 from bench.sglang_target import fleet  # noqa: E402
 from bench.worker import die_with_parent  # noqa: E402
 
@@ -48,6 +48,21 @@ FRESH_BOUND_SCRAPES = 2
 # a change not on screen this long after it happened is lost (the console watches this long
 # past the measured window, so a late one still counts as late, not lost)
 LOST_AFTER_S = 10.0
+SCRIPT = "bench/prom_scale.py"
+PROMISES: checks.Promises = {
+    # key written -> the count that proves it measured (bench.checks); {detail}: prom_scale, or
+    # --only-detail's key (then the two headline keys are not written)
+    "{detail}.console_cores": "{detail}.console_cores",
+    "{detail}.prometheus_cores": "{detail}.prometheus_cores",
+    "{detail}.console_vs_prometheus": "{detail}.prometheus_cores",
+    "{detail}.scrape_duration_p95_s": None,
+    "{detail}.freshness.p95_s": "{detail}.freshness.n",
+    "{detail}.freshness_p95_in_scrapes": "{detail}.freshness.n",
+    "prom_console_cpu_cores_1000": "{detail}.console_cores",
+    "prom_freshness_p95_s": "{detail}.freshness.n",
+}
+SMALLEST = {"hosts": 5, "servers": 2, "seconds": 6.0, "warmup": 4.0, "scrape": 1.0}
+NO_PROMETHEUS = "Debian's prometheus is not installed (apt-get install prometheus)"
 
 
 def hosts_yaml(hosts: int, servers: int, prometheus: str, interval: float) -> dict:
@@ -190,7 +205,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
                 holder["console"] = run_worker(
                     "prom", config, args.seconds + LOST_AFTER_S, warmup=args.warmup
                 )
-            except Exception as exc:  # noqa: BLE001 - reported below, after the others stop
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - raised after the rest stop
                 holder["error"] = exc
 
         thread = threading.Thread(target=console)
@@ -213,11 +228,16 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
         target.terminate()
         target.wait(30)
     found = holder["console"]
-    cores = found["cpu_s"] / found["measured_s"]
+    cores = checks.ratio(found["cpu_s"], found["measured_s"])
     since = began_wall + args.warmup
     until = since + args.seconds - 2 * args.scrape
     fresh = freshness(flips, found["arrivals"], since, until, found["ended_wall"])
-    others = {f"{n}_cores": (ended[n] - began[n]) / took for n in pids if ended[n] is not None}
+    others = {  # None: the process was gone before the window ended (nothing measured)
+        f"{name}_cores": checks.ratio(ended[name] - began[name], took)
+        if ended[name] is not None and began[name] is not None
+        else None
+        for name in pids
+    }
     return {
         "servers": count,
         "hosts": args.hosts,
@@ -230,10 +250,10 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict:
         "warmup_s": args.warmup,
         "console_cores": cores,
         **others,
-        "console_vs_prometheus": cores / others["prometheus_cores"],
+        "console_vs_prometheus": checks.ratio(cores, others["prometheus_cores"]),
         "scrape_duration_p95_s": float(scrape_s[0]["value"][1]) if scrape_s else None,
         "freshness": fresh,
-        "freshness_p95_in_scrapes": (fresh["p95_s"] or 0) / args.scrape,
+        "freshness_p95_in_scrapes": checks.ratio(fresh["p95_s"], args.scrape),
         "console_rss_end_kib": found["rss_end_kib"],
     }
 
@@ -253,27 +273,27 @@ def main() -> int:
         metavar="KEY",
         help="another setting: write the details under KEY, leave the headline keys as they are",
     )
-    args = parser.parse_args()
+    args = checks.parse(parser, SMALLEST)
+    checks.require_hooks(SCRIPT, worker.HOOKS["prom"])
+    if shutil.which("prometheus") is None and not Path("/usr/bin/prometheus").exists():
+        checks.fail(SCRIPT, "prom_scale", NO_PROMETHEUS)
     exit_on_signals()
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-prom-scale-"))
     before = load()
     print(f"{args.hosts} hosts x {args.servers} servers, scraped every {args.scrape:g}s ...")
     detail = {**measure(args, workdir), "machine_before": before, "machine_after": load()}
-    phases = results_file.load(args.out).get("phases", {})
-    ssh = phases.get("monitor", {}).get("cpu_s_per_host_minute")
+    earlier = results_file.load(args.out)
+    ssh = earlier.get("phases", {}).get("monitor", {}).get("cpu_s_per_host_minute")
     if ssh is not None:  # the SSH console measured by bench/run.py, scaled to as many hosts
         detail["ssh_console_cores_same_hosts_extrapolated"] = ssh * args.hosts / 60
-    if args.only_detail:
-        results_file.merge(args.out, {args.only_detail: detail})
-    else:
-        results_file.merge(
-            args.out,
-            {
-                "prom_scale": detail,
-                "prom_console_cpu_cores_1000": detail["console_cores"],
-                "prom_freshness_p95_s": detail["freshness"]["p95_s"],
-            },
-        )
+    key = args.only_detail or "prom_scale"
+    measured = {key: detail}
+    promises = {key: why for key, why in PROMISES.items() if key.startswith("{detail}.")}
+    if not args.only_detail:
+        measured["prom_console_cpu_cores_1000"] = detail["console_cores"]
+        measured["prom_freshness_p95_s"] = detail["freshness"]["p95_s"]
+        promises = PROMISES
+    checks.save(SCRIPT, args.out, measured, promises, {"detail": key})
     print(json.dumps(detail, indent=2))
     bound = FRESH_BOUND_SCRAPES * args.scrape
     print(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import statistics
 import sys
@@ -27,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 
-from bench import results_file  # noqa: E402
+from bench import checks  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.actions import ActionContext  # noqa: E402
 from sglconsole.catalog import ACTIONS  # noqa: E402
@@ -39,6 +40,17 @@ from sglconsole.sim.fleet.start import HostSpec, ServerSpec, SimFleet  # noqa: E
 
 ROUTER_PORT = 39000
 HOST = "r1"
+SCRIPT = "bench/router_restore.py"
+PROMISES: checks.Promises = {
+    # key written -> the count that proves it measured (bench.checks)
+    "router_restore_requests": "router_restore_requests",
+    "router_restore_failed": "router_restore_requests",
+    "router_restore_p99_ms": "router_restore_detail.ok_requests",
+    "router_restore_detail.p50_ms": "router_restore_detail.ok_requests",
+    "router_restore_detail.restores_ok": "router_restore_detail.restores_ok",
+}
+SMALLEST = {"servers": 2, "clients": 2}
+NO_ROUTER = "sglang-router is not installed (pip install sglang-router)"
 
 
 def routed_host(count: int, **sglang) -> HostSpec:
@@ -130,6 +142,10 @@ def p99(values: list[float]) -> float | None:
     return statistics.quantiles(values, n=100)[98]
 
 
+def rounded(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None else round(value, digits)
+
+
 async def rolling_restore(config_path: Path, servers: int, clients: int) -> dict:
     cfg = config.load(config_path)
     fleet = SshFleet(cfg.hosts)
@@ -154,14 +170,15 @@ async def rolling_restore(config_path: Path, servers: int, clients: int) -> dict
     return {
         "router_restore_requests": traffic.ok + len(traffic.failed),
         "router_restore_failed": len(traffic.failed),
-        "router_restore_p99_ms": round(p99(traffic.latencies_ms) or 0, 1),
+        "router_restore_p99_ms": rounded(p99(traffic.latencies_ms)),
         "router_restore_detail": {
             "servers": servers,
             "clients": clients,
             "restores_ok": sum(outcomes),
             "seconds": round(took, 1),
             "workers_back_in_router": len(back),
-            "p50_ms": round(statistics.median(traffic.latencies_ms), 1),
+            "ok_requests": traffic.ok,
+            "p50_ms": rounded(statistics.median(traffic.latencies_ms) if traffic.ok else None),
             "first_failures": traffic.failed[:5],
             "router": "sglang-router 0.3.2",
         },
@@ -173,7 +190,9 @@ def main() -> int:
     parser.add_argument("--servers", type=int, default=4)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
-    args = parser.parse_args()
+    args = checks.parse(parser, SMALLEST)
+    if importlib.util.find_spec("sglang_router") is None:
+        checks.fail(SCRIPT, "router_restore_requests", NO_ROUTER)
     with tempfile.TemporaryDirectory(prefix="sglc-router-bench-") as workdir:
         fleet = SimFleet(
             Path(workdir) / "fleet",
@@ -187,7 +206,7 @@ def main() -> int:
             measured = asyncio.run(rolling_restore(fleet.config_path, args.servers, args.clients))
         finally:
             fleet.stop()
-    results_file.merge(args.out, measured)
+    checks.save(SCRIPT, args.out, measured, PROMISES)
     print(json.dumps(measured, indent=2))
     return 0 if measured["router_restore_failed"] == 0 else 1
 

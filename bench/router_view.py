@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import statistics
 import sys
@@ -25,8 +26,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench import results_file  # noqa: E402
-from bench.router_restore import HOST, routed_host, routers_yaml, start_router  # noqa: E402
+from bench import checks  # noqa: E402
+from bench.router_restore import (  # noqa: E402
+    HOST,
+    NO_ROUTER,
+    routed_host,
+    routers_yaml,
+    start_router,
+)
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
 from sglconsole.sim.fleet.scenarios import demo_profiles  # noqa: E402
@@ -34,6 +41,19 @@ from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 from sglconsole.state.routing import Routing  # noqa: E402
 
 URL = "http://127.0.0.1:30001"
+SCRIPT = "bench/router_view.py"
+PROMISES: checks.Promises = {
+    # key written -> the count that proves it measured (bench.checks)
+    "router_view_nobody_s": "router_view_detail.rounds",
+    "router_view_back_s": "router_view_detail.rounds",
+    "router_view_poll_ms": "router_view_detail.polls",
+}
+SMALLEST = {"rounds": 1}
+HOOKS = (  # what the measure reads: the fleet state's routes, the router feed's poll
+    "sglconsole.remote.monitor:FleetMonitor",
+    "sglconsole.state.model:ServerView.routes",
+    "sglconsole.remote.router.feed:RouterFeed.poll",
+)
 
 
 def routing(monitor: FleetMonitor) -> Routing | None:
@@ -70,7 +90,8 @@ async def measure(config_path: Path, rounds: int) -> dict:
         "router_view_back_s": round(statistics.median(back), 2),
         "router_view_poll_ms": round(statistics.median(polls), 1),
         "router_view_detail": {
-            "rounds": rounds,
+            "rounds": len(out),
+            "polls": len(polls),
             "poll_interval_s": interval,
             "nobody_max_s": round(max(out), 2),
             "back_max_s": round(max(back), 2),
@@ -84,7 +105,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
-    args = parser.parse_args()
+    args = checks.parse(parser, SMALLEST)
+    checks.require_hooks(SCRIPT, HOOKS)
+    if importlib.util.find_spec("sglang_router") is None:
+        checks.fail(SCRIPT, "router_view_nobody_s", NO_ROUTER)
     with tempfile.TemporaryDirectory(prefix="sglc-router-view-") as workdir:
         fleet = SimFleet(
             Path(workdir) / "fleet", [routed_host(2)], demo_profiles(), extra_config=routers_yaml(2)
@@ -95,7 +119,7 @@ def main() -> int:
             measured = asyncio.run(measure(fleet.config_path, args.rounds))
         finally:
             fleet.stop()
-    results_file.merge(args.out, measured)
+    checks.save(SCRIPT, args.out, measured, PROMISES)
     print(json.dumps(measured, indent=2))
     return 0
 

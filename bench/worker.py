@@ -18,9 +18,33 @@ import re
 import sys
 import time
 
+from bench import checks
 from bench.cpu import own_cpu_s
+from sglconsole.sim.fleet.scenarios import FRESHNESS_PORT  # the idle server whose log gets markers
 
 MARKER = re.compile(r"#token: (\d+)")
+
+HOOKS = {
+    # what each mode's measure hooks onto: checked before measuring (bench.checks)
+    "monitor": (
+        "sglconsole.state.fleet:FleetState.subscribe",
+        "sglconsole.state.fleet:FleetState.server",
+        "sglconsole.state.model:ServerState.log_lines",
+    ),
+    "prom": (
+        "sglconsole.state.fleet:FleetState.subscribe",
+        "sglconsole.state.model:ServerState.view",
+        "sglconsole.state.model:ServerView.load",
+    ),
+    "tui-screen": (
+        "sglconsole.tui.app:make_app",
+        "sglconsole.tui.widgets.fleet_tree:FleetTree.node_for",
+        "sglconsole.tui.widgets.fleet_tree:FleetTree.select",
+        # Textual has no public tap on what a headless app draws: its private one, checked here
+        "textual.app:App._display",
+        "textual._compositor:CompositorUpdate.render_segments",
+    ),
+}
 
 
 def rss_kib() -> int:
@@ -38,15 +62,27 @@ async def sample_rss(rss: dict, at: list[float], started: float) -> None:
 
 
 async def monitor(config, seconds: float, arrivals: dict) -> None:
+    """When each marker line is first in the fleet state: the public subscription every view uses
+    (FleetState.subscribe), and the server's log tail as the views read it (ServerState.log_lines).
+    A marker counts once, the first time (a line read again after a reconnect is no news)."""
     from sglconsole.remote.monitor import FleetMonitor
 
-    def on_record(host: str, port: int, record) -> None:
-        if record.kind == "decode" and port == 39999:
-            arrivals[f"{host}:{record.token}"] = time.time()
-
     async with FleetMonitor(config) as fleet_monitor:
-        for host_monitor in fleet_monitor.monitors.values():
-            host_monitor.on_record = on_record
+        fleet = fleet_monitor.state
+
+        def on_change(host: str, port: int | None) -> None:
+            if port not in (FRESHNESS_PORT, None):
+                return
+            server = fleet.server(host, FRESHNESS_PORT)
+            if server is None:
+                return
+            now = time.time()
+            for line in server.log_lines:
+                found = MARKER.search(line)
+                if found is not None:
+                    arrivals.setdefault(f"{host}:{found[1]}", now)
+
+        fleet.subscribe(on_change)
         await asyncio.sleep(seconds)
 
 
@@ -103,9 +139,11 @@ async def tui_screen(config, seconds: float, arrivals: dict, host: str) -> None:
     app._display = seen_on_screen
     async with app.run_test(headless=True, size=(200, 50)) as pilot:
         deadline = time.monotonic() + 30
-        while app.main.tree._by_key.get((host, 39999)) is None and time.monotonic() < deadline:
+        while (
+            app.main.tree.node_for((host, FRESHNESS_PORT)) is None and time.monotonic() < deadline
+        ):
             await pilot.pause(0.1)
-        app.main.tree.select((host, 39999))
+        app.main.tree.select((host, FRESHNESS_PORT))
         await pilot.press("l")
         await pilot.press("v")  # raw lines: the marker is the line's #token value
         await asyncio.sleep(seconds)
@@ -139,7 +177,7 @@ async def naive(config, seconds: float) -> None:
         await proc.wait()
 
     async def poll(host) -> None:
-        logs = [s.log for s in host.servers if s.log and s.port != 39999]
+        logs = [s.log for s in host.servers if s.log and s.port != FRESHNESS_PORT]
         await asyncio.gather(
             ssh(host, "nvidia-smi", *gpu_query_args(GPU_QUERY_FIELDS)),
             ssh(host, "tail", "-n", "50", *logs),
@@ -183,6 +221,7 @@ def main() -> None:
         help="seconds not counted (imports, connects, backlogs)",
     )
     args = parser.parse_args()
+    checks.require_hooks(f"bench/worker.py {args.mode}", HOOKS.get(args.mode, ()))
     from sglconsole import config
 
     cfg = config.load(args.config)

@@ -32,6 +32,15 @@ def wait_gone(text: str, timeout: float = 10.0) -> list[str]:
     return left
 
 
+def wait_namespaces(workdir: str, count: int, timeout: float = 10.0) -> set[str]:
+    """The hosts' PID namespaces under workdir, once all COUNT of them are seen (a loaded
+    machine may show a host's init a moment after its fleet said it was ready)."""
+    deadline = time.monotonic() + timeout
+    while len(found := host_namespaces(workdir)) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
 def wait_empty(namespaces: set[str], timeout: float = 10.0) -> list[str]:
     """The processes still in those PID namespaces once the kernel has had time to end them."""
     deadline = time.monotonic() + timeout
@@ -146,12 +155,13 @@ def test_bench_stopped_by_sigterm_stops_its_fleet(tmp_path):
         "30",
         "--rss-minutes",
         "0",
+        "--skip-parser",  # else, without the real-SGLang venv, it stops before the fleet starts
         "--out",
         str(tmp_path / "results.json"),
     ]
     bench = start_and_wait(command, "phase naive", REPO, env={"TMPDIR": str(tmp_path)})
-    namespaces = host_namespaces(str(tmp_path))
-    assert len(namespaces) == 2 and in_namespaces(namespaces)
+    namespaces = wait_namespaces(str(tmp_path), 2)
+    assert len(namespaces) == 2 and in_namespaces(namespaces), processes_mentioning("sim.host")
     bench.send_signal(signal.SIGTERM)
     assert bench.wait(30) == 128 + signal.SIGTERM
     assert wait_gone(str(tmp_path)) == []

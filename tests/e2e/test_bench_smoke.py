@@ -1,0 +1,202 @@
+"""Every bench script at its smallest size (`--smallest`: seconds, not minutes), writing into
+tmp_path, never bench/results.json: it exits 0 and every key it promises (its PROMISES,
+bench/checks.py) is there, non-null, with samples. A refactor that takes away what a bench's
+measure hooks onto breaks this test with the bench's own line, `FAILED: <script>: <key>: <why>`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import (
+    checks,
+    exporter_cost,
+    idle_cost,
+    parser_bench,
+    prom_scale,
+    router_restore,
+    router_view,
+)
+from bench import run as run_bench
+from bench.sglang_regex import regex_python
+from tests.prometheus import NO_PROMETHEUS
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+NO_REGEX = "the real-SGLang venv is not built (tools/real_sglang_venv.sh): no regex to compare"
+NO_ROUTER = "sglang-router is not installed (pip install sglang-router)"
+HAS_REGEX = regex_python() is not None
+HAS_ROUTER = importlib.util.find_spec("sglang_router") is not None
+HAS_PROMETHEUS = shutil.which("prometheus") is not None
+
+
+# script -> its arguments past `--smallest`; run.py in a lane of its own, the others one after
+# another beside it: the whole smoke test takes about as long as run.py alone (~3 min, 2 cores)
+SCRIPTS = {
+    "run.py": () if HAS_REGEX else ("--skip-parser",),  # parser_bench's own test says why
+    "parser_bench.py": ("--json",),
+    "prom_scale.py": (),
+    "exporter_cost.py": (),
+    "idle_cost.py": (),
+    "router_restore.py": (),
+    "router_view.py": (),
+}
+CAN_RUN = {  # what a bench needs that this machine may lack: its test skips, saying why
+    "parser_bench.py": HAS_REGEX,
+    "prom_scale.py": HAS_PROMETHEUS,
+    "router_restore.py": HAS_ROUTER,
+    "router_view.py": HAS_ROUTER,
+}
+LANES = (("run.py",), tuple(name for name in SCRIPTS if name != "run.py"))
+TIMEOUT_S = 420
+
+
+class Benches:
+    """The benches the selected tests need, started at once in their lanes; `result` waits."""
+
+    def __init__(self, wanted: set[str], workdir: Path):
+        self.workdir = workdir
+        self.done: dict[str, tuple[subprocess.CompletedProcess, float]] = {}
+        self.ready = {name: threading.Event() for name in wanted}
+        for lane in LANES:
+            mine = [name for name in lane if name in wanted]
+            threading.Thread(target=self._lane, args=(mine,), daemon=True).start()
+
+    def out(self, script: str) -> Path:
+        return self.workdir / f"{script.removesuffix('.py')}.json"
+
+    def _lane(self, scripts: list[str]) -> None:
+        for script in scripts:
+            command = [sys.executable, f"bench/{script}", "--smallest", *SCRIPTS[script]]
+            if script != "parser_bench.py":  # which prints what it measured (--json)
+                self.out(script).write_text(json.dumps({"kept": 1}))
+                command += ["--out", str(self.out(script))]
+            began = time.monotonic()
+            try:
+                done = subprocess.run(
+                    command,
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=TIMEOUT_S,
+                )
+            except subprocess.TimeoutExpired as exc:
+                done = subprocess.CompletedProcess(exc.cmd, -9, "", f"timed out: {exc}")
+            self.done[script] = (done, time.monotonic() - began)
+            self.ready[script].set()
+
+    def result(self, script: str) -> dict:
+        """What SCRIPT measured (its --out, or parser_bench's --json), once it exited 0."""
+        assert self.ready[script].wait(TIMEOUT_S * 2), f"{script} never finished"
+        done, took = self.done[script]
+        print(f"{script} --smallest: {took:.0f} s")
+        said = [line for line in done.stderr.splitlines() if line.startswith("FAILED: ")]
+        if done.returncode != 0 or said:  # the bench's own FAILED lines, else what it printed
+            tail = f"exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+            pytest.fail("\n".join(said) or tail, pytrace=False)
+        if script == "parser_bench.py":
+            return json.loads(done.stdout)
+        results = json.loads(self.out(script).read_text())
+        assert results["kept"] == 1  # read, modify, write: the other keys stay
+        return results
+
+
+@pytest.fixture(scope="module")
+def benches(request, tmp_path_factory) -> Benches:
+    """Only the benches of the tests selected, and of those only what this machine can run."""
+    here = request.module.__name__
+    selected = {
+        getattr(item.function, "bench", None)
+        for item in request.session.items
+        if getattr(getattr(item, "module", None), "__name__", None) == here
+    }
+    wanted = {script for script in selected if script and CAN_RUN.get(script, True)}
+    return Benches(wanted, tmp_path_factory.mktemp("bench-smoke"))
+
+
+def bench(script: str):
+    """Marks a test as the one that judges SCRIPT's smallest run."""
+
+    def mark(function):
+        function.bench = script
+        return function
+
+    return mark
+
+
+def kept(measured: dict, promises: checks.Promises, fields: dict | None = None) -> None:
+    broken = checks.problems(measured, promises, fields)
+    if broken:  # exit 0, yet a promise not kept: a bench that no longer checks its own
+        pytest.fail("\n".join(f"{key}: {why}" for key, why in broken), pytrace=False)
+    for key in promises:
+        assert checks.lookup(measured, key.format(**(fields or {}))) is not None
+
+
+@bench("run.py")
+def test_run_measures_every_promise(benches):
+    """The fleet bench: CPU phases, freshness (monitor and on screen), cold start, memory,
+    restore's overhead; the parser against SGLang's regex where the real-SGLang venv is."""
+    settings = run_bench.arguments(["--smallest", *SCRIPTS["run.py"]])
+    kept(benches.result("run.py"), run_bench.promised(settings), vars(settings))
+
+
+@bench("parser_bench.py")
+def test_parser_bench_measures_every_promise(benches):
+    if not HAS_REGEX:
+        pytest.skip(NO_REGEX)
+    kept(benches.result("parser_bench.py"), parser_bench.PROMISES)
+
+
+@bench("prom_scale.py")
+def test_prom_scale_measures_every_promise(benches):
+    if not HAS_PROMETHEUS:
+        pytest.skip(NO_PROMETHEUS)
+    kept(benches.result("prom_scale.py"), prom_scale.PROMISES, {"detail": "prom_scale"})
+
+
+@bench("exporter_cost.py")
+def test_exporter_cost_measures_every_promise(benches):
+    kept(benches.result("exporter_cost.py"), exporter_cost.PROMISES)
+
+
+@bench("idle_cost.py")
+def test_idle_cost_measures_every_promise(benches):
+    kept(benches.result("idle_cost.py"), idle_cost.PROMISES)
+
+
+@bench("router_restore.py")
+def test_router_restore_measures_every_promise(benches):
+    if not HAS_ROUTER:
+        pytest.skip(NO_ROUTER)
+    kept(benches.result("router_restore.py"), router_restore.PROMISES)
+
+
+@bench("router_view.py")
+def test_router_view_measures_every_promise(benches):
+    if not HAS_ROUTER:
+        pytest.skip(NO_ROUTER)
+    kept(benches.result("router_view.py"), router_view.PROMISES)
+
+
+def test_every_bench_script_is_smoked():
+    """A new bench script gets a smoke test here (or is a helper the benches use, or a tool that
+    measures nothing: readme_figures reads results.json, tests/test_bench_figures.py tests it)."""
+    helpers = {"__init__", "checks", "cpu", "freshness", "phases", "restore_overhead"}
+    helpers |= {"results_file", "sglang_regex", "sglang_target", "worker", "readme_figures"}
+    benches = {path.stem for path in (REPO / "bench").glob("*.py")} - helpers
+    tested = {"run", "parser_bench", "prom_scale", "exporter_cost", "idle_cost"}
+    tested |= {"router_restore", "router_view"}
+    assert benches == tested
+    for name in benches:  # each declares what it promises and runs at its smallest size
+        module = importlib.import_module(f"bench.{name}")
+        assert module.PROMISES and module.SMALLEST, name
