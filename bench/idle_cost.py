@@ -37,6 +37,10 @@ from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
 from sglconsole.tui.app import make_app  # noqa: E402
 
 SETTLE_S = 20.0
+WARM_S = 60.0
+"""--pane-only: the fleet's servers past their first minute before the first pane, as in the
+full run (where the pane comes after the monitor and the headless TUI): every tree in turn sees
+the same fleet."""
 PANE = ("160", "48")
 
 
@@ -164,6 +168,7 @@ def compare(tmux: str, trees: list[Path], seconds: float, rounds: int) -> list[d
     found = []
     try:
         fleet.start()
+        time.sleep(WARM_S)
         for round_number in range(rounds):
             for tree in trees:
                 taken = pane(tmux, fleet.config_path, seconds, tree)
