@@ -34,14 +34,18 @@ def ssh_keys(tmp_path_factory) -> Keys:
 
 @pytest.fixture(scope="session")
 def sshd_factory(tmp_path_factory, ssh_keys):
-    """Start real OpenSSH servers on 127.0.0.2, 127.0.0.3, ... (one address each)."""
+    """Start real OpenSSH servers on 127.0.W.2, 127.0.W.3, ... (one address each; W: this test
+    worker's own, so a port another worker picked on the same address at the same moment can
+    never be taken for ours)."""
     if not os.path.exists(SSHD):
         pytest.fail(f"{SSHD} is missing: install openssh-server (.ci/run does)")
     started: list[Sshd] = []
     counter = iter(range(2, 250))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw-1").removeprefix("gw")  # serial: 0
+    network = f"127.0.{int(worker) + 1}"
 
     def start(extra_config: str = "", trust: bool = True, address: str | None = None) -> Sshd:
-        address = address or f"127.0.0.{next(counter)}"
+        address = address or f"{network}.{next(counter)}"
         server = Sshd(address, ssh_keys, tmp_path_factory.mktemp(f"sshd-{address}"), extra_config)
         started.append(server.start(trust=trust))
         return server

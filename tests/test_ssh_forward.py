@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -149,7 +150,7 @@ async def test_a_lost_connection_takes_its_sockets_and_the_next_forward_works(ss
 def _socket_dir_of_a_process(env: dict[str, str]) -> tuple[Path, bool]:
     """(the directory a console process used, whether it existed while the process ran)."""
     code = (
-        "import os; from sglconsole.remote import forward_sockets as f; "
+        "import os; from sglconsole.remote.ssh import forward_sockets as f; "
         "p = os.path.dirname(f.SOCKETS.new_socket(30000)); print(p, os.path.isdir(p))"
     )
     done = subprocess.run(
@@ -164,29 +165,38 @@ def _socket_dir_of_a_process(env: dict[str, str]) -> tuple[Path, bool]:
     return Path(path), existed == "True"
 
 
-def test_the_socket_dir_is_in_the_runtime_dir_and_goes_with_the_process(tmp_path):
-    runtime = tmp_path / "run"
+@pytest.fixture
+def short_tmp():
+    """A folder with a short path: a socket's path holds 107 bytes, and pytest's tmp_path in a
+    parallel run (/tmp/pytest-of-USER/pytest-N/popen-gwK/test_name0/) leaves too little room."""
+    folder = Path(tempfile.mkdtemp(prefix="sglc-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_socket_dir_is_in_the_runtime_dir_and_goes_with_the_process(short_tmp):
+    runtime = short_tmp / "run"
     runtime.mkdir(mode=0o700)
     used, existed = _socket_dir_of_a_process({"XDG_RUNTIME_DIR": str(runtime)})
     assert existed and used.parent == runtime and used.name.startswith("sglconsole-")
     assert not used.exists()
 
 
-def test_without_a_usable_runtime_dir_the_temp_dir_is_used(tmp_path):
-    temp = tmp_path / "tmp"
+def test_without_a_usable_runtime_dir_the_temp_dir_is_used(short_tmp):
+    temp = short_tmp / "tmp"
     temp.mkdir()
-    too_long = tmp_path / ("x" * 90)
+    too_long = short_tmp / ("x" * 90)
     too_long.mkdir()
-    for runtime in (str(tmp_path / "missing"), str(too_long)):
+    for runtime in (str(short_tmp / "missing"), str(too_long)):
         used, existed = _socket_dir_of_a_process({"XDG_RUNTIME_DIR": runtime, "TMPDIR": str(temp)})
         assert existed and used.parent == temp, (runtime, used)
         assert not used.exists()
 
 
-def test_leftovers_of_killed_consoles_are_swept_and_live_ones_kept(tmp_path):
+def test_leftovers_of_killed_consoles_are_swept_and_live_ones_kept(short_tmp):
     """A console killed with SIGKILL never runs its exit hook: the next console removes its
     directory, but never one whose process lives or whose socket still answers."""
-    temp = tmp_path / "tmp"
+    temp = short_tmp / "tmp"
     temp.mkdir()
     dead_pid = subprocess.Popen(["true"])  # a pid that no longer exists once waited for
     dead_pid.wait()

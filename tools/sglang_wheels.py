@@ -17,6 +17,7 @@ Stdlib only.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -78,6 +79,15 @@ def unpack(version: str, wheel: Path | None = None) -> Path:
     """`.cache/sglang-src/X/` holding the wheel's sglang/ and its .dist-info (once per wheel)."""
     wheel = wheel or fetch(version)
     out = REPO / ".cache" / "sglang-src" / version
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # one unpacker at a time: test workers running in parallel must not remove each other's
+    # half-unpacked folder (the lock goes with the process, however it ends)
+    with open(out.parent / f".{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _unpack_locked(wheel, out)
+
+
+def _unpack_locked(wheel: Path, out: Path) -> Path:
     stamp = out / ".sglconsole-wheel"
     want = origin(wheel)
     if stamp.is_file() and stamp.read_text() == want:

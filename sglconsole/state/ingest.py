@@ -16,6 +16,10 @@ def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
     record = parse_line(text)
     if record is None:
         return None
+    if record.time is not None:
+        server.written_at = record.time.timestamp()
+    # a line without its own time follows one that has it (a traceback after its error line)
+    written = server.written_at if server.written_at is not None else now
     stamp = record.time.timestamp() if record.time else now
     if record.kind in ("decode", "prefill"):
         server.batch_at = (stamp, server.log_pid)
@@ -28,8 +32,7 @@ def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
     elif record.kind == "error" and record.error == "health_check":
         server.health_warnings.append((stamp, server.log_pid))
     elif record.kind == "error":
-        # when SGLang wrote it, if the line says (a tail read at connect holds old errors)
-        server.errors.append(
-            (record.time.timestamp() if record.time else now, record.message or "")
-        )
+        # when SGLang wrote it (a tail read at connect holds old errors, a stop's traceback is
+        # read a poll or a console later than it was written)
+        server.errors.append((written, record.message or ""))
     return record

@@ -130,6 +130,9 @@ class ServerState:
     ready_seen_at: float | None = None
     milestones: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
     errors: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=50))
+    written_at: float | None = None
+    """When the newest line that says its time was written: a line that does not say (a
+    traceback's body) was written then, not when it was read."""
     log_pid: int | None = None
     """The process writing the log now, by its last `Started server process [PID]` line."""
     log_owner: LogOwner = field(default_factory=LogOwner)

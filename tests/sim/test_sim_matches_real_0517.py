@@ -59,7 +59,8 @@ ENDPOINTS = ["model_info", "get_model_info", "get_load", "v1_models"]
 def sim(tmp_path_factory):
     import json
 
-    root = _host(tmp_path_factory.mktemp("h200"))
+    # long enough that /health is asked before ready even on a loaded machine (its 503 is a check)
+    root = _host(tmp_path_factory.mktemp("h200"), startup_s=3)
     server = Server(
         root, ["--model-path", str(root / "models" / MODEL), *ARGS], {"CUDA_VISIBLE_DEVICES": "0"}
     )

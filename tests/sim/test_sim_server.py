@@ -235,6 +235,34 @@ def test_endpoints_use_sglang_field_names(host, servers):
     assert "sglang:gen_throughput" in metrics and "sglang:num_running_reqs" in metrics
 
 
+def test_a_stream_closed_by_its_client_ends_its_request(host, servers):
+    """SGLang aborts a request whose client went away; the sim did not, so a probe that closed its
+    stream once steady left a 512-token request decoding, and the next reader of that server saw
+    its tok/s summed with the orphan's."""
+    server = start(servers, host, model_args(host, "--enable-metrics"))
+    server.wait_ready()
+
+    def running() -> float:
+        page = httpx.get(server.url + "/metrics", timeout=10).text
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in page.splitlines()
+            if line.startswith("sglang:num_running_reqs")
+        )
+
+    body = {"text": "Tell me about GPUs", "sampling_params": {"max_new_tokens": 10_000}}
+    with httpx.stream(
+        "POST", server.url + "/generate", json={**body, "stream": True}, timeout=10
+    ) as response:
+        events = response.iter_lines()
+        assert next(line for line in events if line.startswith("data: "))
+        assert running() == 1
+    deadline = time.monotonic() + 10
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running() == 0  # 10,000 tokens would have taken minutes
+
+
 def test_metrics_only_with_enable_metrics(host, servers):
     server = start(servers, host, model_args(host))
     server.wait_ready()

@@ -82,12 +82,13 @@ class WatcherFeed:
             return
         if not isinstance(message, dict):
             return
+        kind = message.get("t")
         handler = {
             "log": self._on_log,
             "procs": lambda message: self._on_procs(message, stream),
             "apps": self._on_apps,
             "log_state": self._on_log_state,
-        }.get(message.get("t"))
+        }.get(kind if isinstance(kind, str) else "")  # {"t": []} is no kind (and unhashable)
         if handler is None:
             return
         state = self.link.state

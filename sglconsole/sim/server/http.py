@@ -155,9 +155,14 @@ async def _write_response(writer: asyncio.StreamWriter, response: Response, keep
         return
     head += ["transfer-encoding: chunked", "connection: close", "cache-control: no-cache"]
     writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
-    async for chunk in response.stream:
-        if chunk:
-            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            await writer.drain()
+    try:
+        async for chunk in response.stream:
+            if chunk:
+                writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                await writer.drain()  # raises once the client is gone
+    finally:
+        # now, not whenever it is collected: a stream whose client left ends its request (as
+        # SGLang aborts it), instead of decoding to max_new_tokens for nobody
+        await response.stream.aclose()
     writer.write(b"0\r\n\r\n")
     await writer.drain()

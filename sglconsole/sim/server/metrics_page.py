@@ -31,7 +31,7 @@ WRITERS = {
     "observe_one_finished_request",
     "observe_time_to_first_token",
     "observe_inter_token_latency",
-    # not observe_one_aborted_request: the sim aborts no request
+    # not observe_one_aborted_request: the sim aborts only requests whose client left, uncounted
     "add_prometheus_track_response_middleware",
     "start_cpu_monitor_thread",
 }

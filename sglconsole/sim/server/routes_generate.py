@@ -53,19 +53,22 @@ class Generation:
         return needs_flashinfer_sampling(params, self.server.args.get("sampling_backend"))
 
     async def _generate_stream(self, job):
-        while True:
-            if job.done.is_set() and job.updates.empty():
-                break
-            await job.updates.get()
-            while not job.updates.empty():
-                job.updates.get_nowait()
-            data = {
-                "text": job.output_text,
-                "output_ids": list(range(job.generated)),
-                "meta_info": self._meta(job),
-            }
-            yield f"data: {json.dumps(data)}\n\n".encode()
-        yield b"data: [DONE]\n\n"
+        try:
+            while True:
+                if job.done.is_set() and job.updates.empty():
+                    break
+                await job.updates.get()
+                while not job.updates.empty():
+                    job.updates.get_nowait()
+                data = {
+                    "text": job.output_text,
+                    "output_ids": list(range(job.generated)),
+                    "meta_info": self._meta(job),
+                }
+                yield f"data: {json.dumps(data)}\n\n".encode()
+            yield b"data: [DONE]\n\n"
+        finally:  # closed before its end: the client disconnected
+            self.server.engine.abort(job)
 
     def _meta(self, job) -> dict:
         finished = job.finished_at is not None
@@ -145,39 +148,44 @@ class Generation:
         )
 
     async def _chat_stream(self, job, cid: str, model: str):
-        sent = 0
-        first = True
-        while True:
-            if job.done.is_set() and job.updates.empty():
-                break
-            await job.updates.get()
-            text = job.output_text
-            delta = (
-                {"role": "assistant", "content": text[sent:], "reasoning_content": None}
-                if first
-                else {"content": text[sent:], "reasoning_content": None}
-            )
-            first, sent = False, len(text)
-            chunk = {
+        try:
+            sent = 0
+            first = True
+            while True:
+                if job.done.is_set() and job.updates.empty():
+                    break
+                await job.updates.get()
+                text = job.output_text
+                delta = (
+                    {"role": "assistant", "content": text[sent:], "reasoning_content": None}
+                    if first
+                    else {"content": text[sent:], "reasoning_content": None}
+                )
+                first, sent = False, len(text)
+                chunk = {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [
+                        {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+                    ],
+                }
+                yield f"data: {json.dumps(chunk)}\n\n".encode()
+            reason = (job.finish_reason or {}).get("type", "stop")
+            final = {
                 "id": cid,
                 "object": "chat.completion.chunk",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+                "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}],
+                "usage": {
+                    "prompt_tokens": job.prompt_tokens,
+                    "completion_tokens": job.generated,
+                    "total_tokens": job.prompt_tokens + job.generated,
+                },
             }
-            yield f"data: {json.dumps(chunk)}\n\n".encode()
-        reason = (job.finish_reason or {}).get("type", "stop")
-        final = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}],
-            "usage": {
-                "prompt_tokens": job.prompt_tokens,
-                "completion_tokens": job.generated,
-                "total_tokens": job.prompt_tokens + job.generated,
-            },
-        }
-        yield f"data: {json.dumps(final)}\n\n".encode()
-        yield b"data: [DONE]\n\n"
+            yield f"data: {json.dumps(final)}\n\n".encode()
+            yield b"data: [DONE]\n\n"
+        finally:  # closed before its end: the client disconnected
+            self.server.engine.abort(job)
