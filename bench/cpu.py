@@ -16,14 +16,15 @@ def own_cpu_s(children: bool = True) -> float:
     return sum(u.ru_utime + u.ru_stime for u in map(resource.getrusage, who))
 
 
-def proc_stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds including reaped children) of any process; None once it is gone."""
+def proc_stat(pid: int, children: bool = True) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds: utime + stime, and its reaped children's unless CHILDREN is
+    False) of any process; None once it is gone."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = text.rpartition(")")[2].split()
-    return int(fields[1]), sum(int(v) for v in fields[11:15]) / HZ
+    return int(fields[1]), sum(int(v) for v in fields[11 : 15 if children else 13]) / HZ
 
 
 def process_cpu_s(pid: int) -> float | None:

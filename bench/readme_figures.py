@@ -149,6 +149,14 @@ SSH_FLEET = (
         "idle ≤ 1% of a core",
     ),
     Row(
+        ("idle_tui_pane_cpu_pct",),
+        "… the same, `sglconsole -c hosts.yaml` in a real tmux pane "
+        "({idle_cost.tui_pane.size}), its own process (`idle_tui_pane_cpu_pct`)",
+        "{idle_tui_pane_cpu_pct:.1f}% of one core (the tmux server beside it: "
+        "{idle_cost.tui_pane.tmux_server_cpu_pct:.1f}%)",
+        "≤ 1% of a core",
+    ),
+    Row(
         ("idle_record_mb_per_hour",),
         "`--record` while idle / under the demo's load (`idle_record_mb_per_hour`)",
         "{idle_record_mb_per_hour:.1f} / {loaded_cost.tui.record_mb_per_hour:.1f} MB per hour",

@@ -73,7 +73,7 @@ def parse_metrics(text: str) -> ServerMetrics | None:
     them."""
     samples: dict[str, list[float]] = {}
     try:
-        for family in text_string_to_metric_families(text):
+        for family in text_string_to_metric_families(_wanted_lines(text)):
             for sample in family.samples:
                 if (
                     sample.name.startswith(PREFIX)
@@ -85,6 +85,31 @@ def parse_metrics(text: str) -> ServerMetrics | None:
         # a page cut short or not Prometheus text at all: what was read before the fault is kept
         pass
     return combine(samples)
+
+
+def _wanted_lines(text: str) -> str:
+    """The page reduced to what parse_metrics keeps, for prometheus-client to parse: the sglang:*
+    samples but buckets and creation stamps (most of a page), without their labels (ranks are
+    combined by name: labels are never read), nor the # HELP and # TYPE lines (a sample's name
+    is the same with or without them). A line that does not close its labels (a page cut short)
+    ends the reading there: what was read before it is kept. An idle server's page is read every
+    5 s: parsed whole, a real one cost the console ~9 ms, reduced ~1 ms."""
+    kept = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith(PREFIX):
+            continue
+        name, brace, rest = line.partition("{")
+        if not brace:
+            name, _, rest = line.partition(" ")
+            rest = " " + rest
+        elif " " in name or "}" not in rest:
+            break
+        else:
+            rest = rest.rpartition("}")[2]  # value [timestamp]: numbers, never a brace
+        if not name.endswith(_SKIPPED):
+            kept.append(name + rest)
+    return "\n".join(kept) + "\n"
 
 
 def combine(samples: dict[str, list[float]]) -> ServerMetrics | None:

@@ -91,7 +91,7 @@ class HttpFeed:
         server.health = answer
         if answer == "ok":
             server.answered_at = time.time()
-        if not checked or answer == "ok":  # what answered was not the load endpoint already
+        if checked and answer == "ok":  # unchecked: the load endpoint itself proved it answers
             await self._load(http, server)
         self._check_generates(http, server)
         stale = time.time() - self.info_at.get(server.port, 0) > INFO_REFRESH_S

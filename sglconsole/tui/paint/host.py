@@ -10,7 +10,7 @@ from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import HostState, ServerState
 from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
 from sglconsole.tui.paint.gpus import WIDE, gpu_table
-from sglconsole.tui.paint.labels import tok_s
+from sglconsole.tui.paint.labels import tok_s, uptime
 from sglconsole.tui.paint.palette import Palette
 
 
@@ -93,7 +93,7 @@ def server_row(server: ServerState, palette: Palette, now: float, wide: bool) ->
         row += [
             fmt_num(load.accept_len if load else None, 2),
             pid,
-            fmt_duration(view.uptime(now)),
+            uptime(view.uptime(now)),
             clean(server.profile_name or "(unmanaged)"),
         ]
     return row + [Text(clean(view.reason), style=palette.muted)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sglconsole.core.text import clean
+from sglconsole.core.text import clean, fmt_duration
 from sglconsole.state.fleet import HostState, ServerState
 
 _VENDOR = re.compile(r"^(NVIDIA\s+)?(GeForce\s+|RTX\s+|Tesla\s+)?", re.IGNORECASE)
@@ -30,6 +30,16 @@ def tok_s(value: float | None) -> str:
     if value >= 1000:
         return f"{value / 1000:.1f}k"
     return f"{value:.0f}" if value >= 99.95 else f"{value:.1f}"
+
+
+def uptime(seconds: float | None) -> str:
+    """An uptime as the console shows it, never ahead of the truth: to the second in its first
+    minute (a server that just started), then in whole minutes (12m) under an hour, then as
+    everywhere (1h05m, 2d03h). To the second all along, a pane showing a server was drawn again
+    every second, idle or not, for a digit nobody reads."""
+    if seconds is None or seconds < 60 or seconds >= 3600:
+        return fmt_duration(seconds)
+    return f"{int(seconds // 60)}m"
 
 
 def target(server: ServerState) -> str:

@@ -8,7 +8,7 @@ from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import ServerState, Status
 from sglconsole.state.status import baseline_for
-from sglconsole.tui.paint.labels import target, tok_s, why
+from sglconsole.tui.paint.labels import target, tok_s, uptime, why
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.router import route_lines
 from sglconsole.tui.paint.spark import sparkline
@@ -61,7 +61,7 @@ def vitals(server: ServerState, palette: Palette, now: float) -> Text:
         )
     load = view.load
     who = f"pid {view.pid}" if view.pid is not None else "no pid (Prometheus)"
-    text = Text(f"{who} · up {fmt_duration(view.uptime(now))} · ")
+    text = Text(f"{who} · up {uptime(view.uptime(now))} · ")
     text.append(f"{tok_s(view.tok_s)} tok/s", style="bold")
     running = (load.running_req if load else None) or 1
     baseline = baseline_for(server.profile, running) if server.profile else None

@@ -52,7 +52,10 @@ class ServerPane(Vertical):
         same published view; the GPU and drift tables, costly to lay out, only when `tables`."""
         if self.server is None:
             return
-        self.query_one("#server-header", Static).update(header(self.server, palette(self), now))
+        shown = self.query_one("#server-header", Static)
+        text = header(self.server, palette(self), now)
+        if text != shown.content:  # the same line again costs no repaint
+            shown.update(text)
         if tables:
             self.query_one(GpuPanel).show(self.server)
             self.query_one(DriftPanel).show(self.server)

@@ -1,0 +1,47 @@
+"""What an idle console draws again, and what it does not: ages in the unit they are shown in,
+and a pane part that reads as before keeps its lines (bench/idle_cost.py measures the CPU)."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from sglconsole.tui.paint.labels import uptime
+from sglconsole.tui.widgets.common import frozen
+
+
+def test_uptime_to_the_second_in_its_first_minute_then_in_whole_minutes_never_ahead():
+    assert [uptime(s) for s in (None, 0, 45.9, 59.9)] == ["-", "0m00s", "0m45s", "0m59s"]
+    assert [uptime(s) for s in (60, 61, 12 * 60 + 59, 3599.9)] == ["1m", "1m", "12m", "59m"]
+    assert [uptime(s) for s in (3600, 3900, 86400 * 2 + 3 * 3600)] == ["1h00m", "1h05m", "2d03h"]
+
+
+def table(*cells) -> Table:
+    drawn = Table(box=None)
+    drawn.add_column("port", justify="right")
+    drawn.add_column("why")
+    drawn.add_row(*cells)
+    return drawn
+
+
+def test_a_part_is_known_by_all_it_draws_and_anything_else_is_never_cached():
+    assert frozen(table("30000", Text("up", style="green"))) == frozen(
+        table("30000", Text("up", style="green"))
+    )
+    assert frozen(table("30000", Text("up", style="green"))) != frozen(
+        table("30000", Text("up", style="red"))
+    )
+    assert frozen(table("30000", "a")) != frozen(table("30001", "a"))
+    assert frozen(Text("x", style="bold")) != frozen(Text("x"))
+    assert frozen(Group(Text("x"))) is None  # not a Text or a Table: drawn every time
+    assert frozen(table("30000", Group(Text("x")))) is None
+
+
+def test_a_group_drawn_part_by_part_is_the_group_drawn_whole():
+    console = Console(width=60)
+    options = console.options.update_width(60)
+    parts = [Text("h200x4", style="bold"), Text("\nGPUs", style="underline"), table("1", "x")]
+    whole = console.render_lines(Group(*parts), options, pad=False)
+    by_part = [line for part in parts for line in console.render_lines(part, options, pad=False)]
+    assert whole == by_part
