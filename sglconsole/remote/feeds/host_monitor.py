@@ -56,8 +56,9 @@ class HostMonitor:
             watch_interval=watch_interval,
             log_poll=log_poll,
             on_new_process=self.http.new_process,
+            on_activity=self.http.activity,
         )
-        self.journal = JournalFeed(self.link)
+        self.journal = JournalFeed(self.link, on_activity=self.http.activity)
 
     async def run(self) -> None:
         backoff = Backoff(cap=MAX_BACKOFF_S)

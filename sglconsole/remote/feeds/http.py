@@ -1,6 +1,7 @@
 """The HTTP feed of one host: every running server's health, load, /metrics and server info,
-polled every 5 s through the SSH port forward (a server that just appeared is asked at once), and
-every GENERATE_EVERY_S a generating health check that proves its scheduler works.
+polled every 5 s through the SSH port forward (a server that just appeared is asked at once; a
+quiet one every QUIET_INTERVAL_S, and at once when its log shows work), and every
+GENERATE_EVERY_S a generating health check that proves its scheduler works.
 
 An HTTP answer proves only SGLang's HTTP process: a wedged scheduler keeps /model_info, /v1/loads
 and /metrics answering with frozen values (state.liveness says what proves progress).
@@ -25,6 +26,12 @@ from sglconsole.state.fleet import ServerState
 from sglconsole.state.model import GENERATE_BOUND_S
 
 HTTP_INTERVAL_S = 5.0
+QUIET_INTERVAL_S = 10.0
+"""A server whose last load read says nothing in flight and whose log has shown no batch for an
+interval is asked this often (the idle console's largest cost was asking idle servers): a batch
+line in its log (`activity`) asks it at once, and its load stays within liveness.LOAD_FRESH_S."""
+OWN_CHECK_S = 5.0
+"""A batch line this soon after our generating check is that check's own, not work arriving."""
 INFO_REFRESH_S = 60.0
 GENERATE_EVERY_S = 15.0
 """How often /health makes the scheduler generate one token (each writes a prefill and an access
@@ -47,6 +54,8 @@ class HttpFeed:
         self._checks: dict[int, asyncio.Task] = {}
         self.no_metrics: set[int] = set()  # answered /metrics with 404 (no --enable-metrics)
         self.new_server = asyncio.Event()
+        """Set when a server must be asked before its turn: a new process, work in a quiet log."""
+        self.due_at: dict[int, float] = {}  # per port: when it is asked next (monotonic)
 
     async def close(self) -> None:
         for task in self._checks.values():
@@ -64,6 +73,18 @@ class HttpFeed:
         self.load_path.pop(port, None)
         self.generate_at.pop(port, None)
         self.no_metrics.discard(port)
+        self.due_at.pop(port, None)
+
+    def activity(self, port: int) -> None:
+        """Its log wrote a batch line: a quiet server is asked now (its load, its metrics), not at
+        its next turn. Our own generating check's batch line is not news."""
+        asked = self.generate_at.get(port)
+        if asked is not None and time.time() - asked < OWN_CHECK_S:
+            return
+        due = self.due_at.get(port)
+        if due is not None and due - time.monotonic() > HTTP_INTERVAL_S / 2:
+            self.due_at[port] = 0.0
+            self.new_server.set()
 
     async def run(self) -> None:
         while True:
@@ -71,11 +92,30 @@ class HttpFeed:
             servers = [
                 server for server in self.link.state.servers.values() if server.process is not None
             ]
-            await asyncio.gather(*(self._poll(server) for server in servers))
+            began = time.monotonic()
+            due = [server for server in servers if self.due_at.get(server.port, 0.0) <= began]
+            await asyncio.gather(*(self._poll(server) for server in due))
+            for server in due:
+                self.due_at[server.port] = began + self._interval(server)
+            soonest = min((self.due_at[server.port] for server in servers), default=None)
+            wait = HTTP_INTERVAL_S if soonest is None else soonest - time.monotonic()
             try:  # a server that just appeared is asked at once, not at the next interval
-                await asyncio.wait_for(self.new_server.wait(), HTTP_INTERVAL_S)
+                await asyncio.wait_for(self.new_server.wait(), max(0.0, wait))
             except TimeoutError:
                 pass
+
+    @staticmethod
+    def _interval(server: ServerState) -> float:
+        """QUIET_INTERVAL_S for a server that answers, has nothing in flight and wrote no batch
+        line for an interval; else HTTP_INTERVAL_S."""
+        batch = server.batch_at[0] if server.batch_at is not None else None
+        quiet = (
+            server.health == "ok"
+            and server.load is not None
+            and not server.load.in_flight
+            and (batch is None or time.time() - batch > HTTP_INTERVAL_S)
+        )
+        return QUIET_INTERVAL_S if quiet else HTTP_INTERVAL_S
 
     async def _poll(self, server: ServerState) -> None:
         address = server.config.http_address if server.config else "127.0.0.1"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.state.fleet import ServerState
@@ -13,8 +14,10 @@ from sglconsole.state.ingest import take_line
 
 
 class JournalFeed:
-    def __init__(self, link: HostLink):
+    def __init__(self, link: HostLink, on_activity: Callable[[int], None] = lambda port: None):
         self.link = link
+        self.on_activity = on_activity
+        """Called with the port of a server whose journal wrote a batch (prefill or decode) line."""
         self.cursors: dict[str, str] = {}  # systemd unit -> journal cursor: survives reconnects
 
     def servers(self) -> list[ServerState]:
@@ -49,7 +52,9 @@ class JournalFeed:
             self.cursors[unit] = cursor
         if message is None:
             return
-        take_line(server, message, time.time())
+        record = take_line(server, message, time.time())
+        if record is not None and record.kind in ("decode", "prefill"):
+            self.on_activity(server.port)
         self.link.publish(server.port)
 
 

@@ -30,12 +30,15 @@ class WatcherFeed:
         watch_interval: float,
         log_poll: float,
         on_new_process: Callable[[int], None],
+        on_activity: Callable[[int], None] = lambda port: None,
     ):
         self.link = link
         self.watch_interval = watch_interval
         self.log_poll = log_poll
         self.on_new_process = on_new_process
         """Called with the port of a server whose process is new (another pid)."""
+        self.on_activity = on_activity
+        """Called with the port of a server whose log wrote a batch (prefill or decode) line."""
         self.offsets: dict[str, dict] = {}  # path -> {"ino", "off"}: survives reconnects
         self.followed: set[str] = set()
         self._procs: list[ProcInfo] = []
@@ -114,10 +117,13 @@ class WatcherFeed:
         server = self._owner(path)
         if server is None:
             return
-        now = time.time()
+        now, batch = time.time(), False
         for text in _list(message.get("lines")):
             if isinstance(text, str):
-                take_line(server, text, now)
+                record = take_line(server, text, now)
+                batch = batch or (record is not None and record.kind in ("decode", "prefill"))
+        if batch:
+            self.on_activity(server.port)
         skipped = message.get("skipped")
         if message.get("head") and isinstance(skipped, int) and skipped > 0:
             # the current lifetime's start-up came first; the tail follows
