@@ -150,6 +150,16 @@ class Probe(Model):
     expect: str | None = "4"
 
 
+class Canary(Model):
+    """The canary: a few fixed prompts with known answers (temperature 0, a few tokens each), one
+    at a time, through the SSH forward (remote.feeds.canary)."""
+
+    interval: float = Field(default=300, ge=0)
+    """Seconds between two canary runs on a server (0: no canary)."""
+    timeout: float = Field(default=30, gt=0)
+    """Seconds a canary answer may take before it counts as TIMEOUT."""
+
+
 class Profile(Model):
     python: str = "python3"
     """Interpreter on the host that has SGLang installed."""
@@ -162,6 +172,8 @@ class Profile(Model):
     probe: Probe = Probe()
     startup_timeout: float = Field(default=900, gt=0)
     description: str | None = None
+    canary: Canary | None = None
+    """The canary of this profile's servers (unset: every 300 s)."""
 
 
 class Server(Model):
@@ -173,6 +185,8 @@ class Server(Model):
     launcher: Launcher = "nohup"
     http_address: str = "127.0.0.1"
     """Where the server listens as seen from the SSH host (the container's address for pct)."""
+    canary: Canary | None = None
+    """This server's canary, over its profile's."""
 
     @property
     def systemd_unit(self) -> str | None:

@@ -1,0 +1,140 @@
+"""What the canary found on a server, and SGLang's own warning lines, counted per lifetime.
+
+A run (remote.feeds.canary asks; this keeps) belongs to the process it asked: a new pid starts
+with no verdict. Its finding, if any, is one of: an answer judged WRONG / DEGENERATE / TIMEOUT
+(a TIMEOUT while /health says 200 is said so: the server looks healthy and serves nobody), or a
+greedy answer that differs from the first one this console saw for the same prompt on the same
+profile (temperature 0 should give the same words every time).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from sglconsole.core.canary import CanaryAnswer
+
+RUNS_KEPT = 48  # a server's last runs: 4 hours at the default 5 min (the sparkline shows the end)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CanaryRun:
+    time: float
+    """Epoch seconds the run began."""
+    pid: int | None
+    """The process it asked."""
+    verdict: str
+    """The worst answer's: OK, WRONG, DEGENERATE, TIMEOUT or ERROR."""
+    reason: str = ""
+    answers: tuple[CanaryAnswer, ...] = ()
+    via: str = "forward"
+    """"forward" (the SSH port forward to the server) or "router NAME"."""
+    health_ok: bool = False
+    """Whether /health said 200 when it ran."""
+    changed: tuple[str, ...] = ()
+    """Greedy answers that differ from the profile's first (AnswerBook), in words."""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "OK" and not self.changed
+
+    @property
+    def finding(self) -> str | None:
+        """The problem in one line, or None."""
+        if self.verdict == "TIMEOUT" and self.health_ok:
+            return f"canary: no answer while /health says 200 ({self.reason})"
+        if self.verdict != "OK":
+            return f"canary {self.verdict}: {self.reason}"
+        if self.changed:
+            return "canary: answer changed at temperature 0: " + "; ".join(self.changed)
+        return None
+
+    @property
+    def ttft_s(self) -> float | None:
+        values = [answer.ttft_s for answer in self.answers if answer.ttft_s is not None]
+        return min(values) if values else None
+
+    @property
+    def tok_s(self) -> float | None:
+        values = [answer.tok_s for answer in self.answers if answer.tok_s is not None]
+        return max(values) if values else None
+
+
+@dataclass
+class CanaryLog:
+    """One server's canary runs, oldest first, and why the last one due did not run."""
+
+    runs: deque[CanaryRun] = field(default_factory=lambda: deque(maxlen=RUNS_KEPT))
+    skipped: tuple[float, str] | None = None
+    """(when, why) the last due run was skipped (an action, saturation); cleared by a run."""
+
+    def record(self, run: CanaryRun) -> None:
+        self.runs.append(run)
+        self.skipped = None
+
+    def current(self, pid: int | None) -> CanaryRun | None:
+        """The newest run of process PID (None: no run asked it yet)."""
+        last = self.runs[-1] if self.runs else None
+        return last if last is not None and pid is not None and last.pid == pid else None
+
+    def marks(self, pid: int | None) -> str:
+        """Process PID's runs as a pass/fail line, oldest first (sparklines)."""
+        return "".join("✓" if run.ok else "✗" for run in self.runs if run.pid == pid)
+
+    def failing_streak(self, pid: int | None) -> int:
+        """How many of PID's newest runs failed in a row (alerts' hysteresis)."""
+        count = 0
+        for run in reversed(self.runs):
+            if run.pid != pid or run.ok:
+                break
+            count += 1
+        return count
+
+
+@dataclass
+class AnswerBook:
+    """The first greedy answer this console saw for each (profile, prompt): what a later answer on
+    the same profile is compared with."""
+
+    first: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
+    """(profile, prompt) -> (digest, answer, server key)."""
+
+    def compare(self, profile: str | None, answer: CanaryAnswer, key: str) -> str | None:
+        """None when it is the first or the same answer; else how it changed."""
+        if profile is None or answer.digest is None or answer.verdict != "OK":
+            return None
+        seen = self.first.setdefault(
+            (profile, answer.prompt), (answer.digest, answer.answer or "", key)
+        )
+        if seen[0] == answer.digest:
+            return None
+        return f"{answer.prompt}: {answer.answer!r}, was {seen[1]!r} (first on {seen[2]})"
+
+
+SIGNALS = ("kv_canary", "nan_logits", "health_check_failed")
+"""SGLang's own warning lines the console counts (core.sglang_log.signals)."""
+
+
+@dataclass
+class SignalCounts:
+    """SGLang's own warning lines of one process lifetime: how many, and when the last came."""
+
+    pid: int | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    last_at: dict[str, float] = field(default_factory=dict)
+    violations: int | None = None
+    """The KV canary's newest violations=N (None: no `[canary]` line this lifetime)."""
+
+    def feed(self, kind: str, stamp: float, pid: int | None, violations: int | None) -> None:
+        if pid is not None and pid != self.pid:  # another lifetime writes the log now
+            self.pid, self.counts, self.last_at, self.violations = pid, {}, {}, None
+        if kind == "kv_canary":
+            if not violations:
+                return  # a clean stats line is no warning; its count stays 0
+            self.violations = violations
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.last_at[kind] = stamp
+
+    def of(self, pid: int | None) -> SignalCounts:
+        """These counts when they are PID's, else none (numbers belong to one process)."""
+        return self if pid is not None and pid == self.pid else SignalCounts(pid)
