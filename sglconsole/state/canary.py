@@ -138,3 +138,48 @@ class SignalCounts:
     def of(self, pid: int | None) -> SignalCounts:
         """These counts when they are PID's, else none (numbers belong to one process)."""
         return self if pid is not None and pid == self.pid else SignalCounts(pid)
+
+
+def canary_json(log: CanaryLog, pid: int | None, now: float) -> dict | None:
+    """`status --json`'s `canary` of a server running as PID (None: nothing asked it yet)."""
+    run = log.current(pid)
+    skipped = log.skipped
+    if run is None and skipped is None:
+        return None
+    return {
+        "verdict": run.verdict if run else None,
+        "ok": run.ok if run else None,
+        "finding": run.finding if run else None,
+        "at": run.time if run else None,
+        "age_s": round(now - run.time, 1) if run else None,
+        "via": run.via if run else None,
+        "ttft_s": run.ttft_s if run else None,
+        "tok_s": run.tok_s if run else None,
+        "history": log.marks(pid),
+        "failing_streak": log.failing_streak(pid),
+        "skipped": {"at": skipped[0], "reason": skipped[1]} if skipped else None,
+        "answers": [
+            {
+                "prompt": answer.prompt,
+                "expected": answer.expected,
+                "answer": answer.answer,
+                "verdict": answer.verdict,
+                "reason": answer.reason,
+                "digest": answer.digest,
+                "ttft_s": answer.ttft_s,
+                "tok_s": answer.tok_s,
+            }
+            for answer in (run.answers if run else ())
+        ],
+    }
+
+
+def signals_json(counts: SignalCounts, pid: int | None) -> dict:
+    """`status --json`'s `sglang_signals`: per kind, this lifetime's count and last time."""
+    mine = counts.of(pid)
+    out: dict = {
+        kind: {"count": mine.counts.get(kind, 0), "last_at": mine.last_at.get(kind)}
+        for kind in SIGNALS
+    }
+    out["kv_canary_violations"] = mine.violations
+    return out

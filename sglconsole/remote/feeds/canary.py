@@ -1,0 +1,188 @@
+"""The canary feed of one host: every `canary.interval` each running server is asked the canary's
+prompts (core.canary), one at a time, through the SSH port forward the HTTP feed uses.
+
+Bounded cost, by rule: one run at a time per server, MAX_TOKENS greedy tokens per answer, a run
+stops at its first answer that does not come; never while this console's action works on the
+server (its verdict is the action's business), and skipped, with the reason kept, while the
+server already holds as many requests as its --max-running-requests (the canary would only queue
+behind them). A server whose /health does not say 200 is not asked: the HTTP feed says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+
+from sglconsole.config import Canary
+from sglconsole.core import canary
+from sglconsole.core.canary import CanaryAnswer, CanaryPrompt
+from sglconsole.remote.endpoint import Endpoint
+from sglconsole.remote.feeds.host_link import HostLink
+from sglconsole.state.canary import CanaryRun
+from sglconsole.state.fleet import ServerState
+
+TICK_S = 1.0  # how often the feed looks for a server whose run is due
+CONNECT_S = 10.0
+
+
+def settings_of(server: ServerState) -> Canary:
+    """The server's own `canary:`, else its profile's, else the defaults (every 300 s)."""
+    own = server.config.canary if server.config is not None else None
+    profile = server.profile.canary if server.profile is not None else None
+    return own or profile or Canary()
+
+
+def skip_reason(server: ServerState) -> str | None:
+    """Why a due run must not ask the server now (None: ask)."""
+    if server.action:
+        return f"an action runs on it ({server.action})"
+    limit = (server.server_info or {}).get("max_running_requests")
+    load = server.load
+    if isinstance(limit, int) and limit > 0 and load is not None and load.in_flight >= limit:
+        return (
+            f"saturated: {load.running} running and {load.waiting} waiting, "
+            f"--max-running-requests {limit}"
+        )
+    return None
+
+
+class CanaryFeed:
+    def __init__(self, link: HostLink, *, enabled: bool = True):
+        self.link = link
+        self.enabled = enabled
+        self._asked: dict[int, tuple[int, float]] = {}  # port -> (pid, when) of the last due run
+        self._runs: dict[int, asyncio.Task] = {}
+
+    async def run(self) -> None:
+        try:
+            while True:
+                if self.enabled:
+                    for server in list(self.link.state.servers.values()):
+                        self._consider(server, time.time())
+                await asyncio.sleep(TICK_S)
+        finally:
+            for task in self._runs.values():
+                task.cancel()
+
+    def _consider(self, server: ServerState, now: float) -> None:
+        settings = settings_of(server)
+        process = server.process
+        port = server.port
+        if settings.interval <= 0 or process is None or server.health != "ok":
+            return
+        if port in self._runs and not self._runs[port].done():
+            return  # one at a time
+        pid = process.main.pid
+        asked = self._asked.get(port)
+        if asked is not None and asked[0] == pid and now - asked[1] < settings.interval:
+            return
+        self._asked[port] = (pid, now)
+        reason = skip_reason(server)
+        if reason is not None:
+            server.canary.skipped = (now, reason)
+            self.link.publish(port)
+            return
+        self._runs[port] = asyncio.create_task(self._ask(server, pid, settings, now))
+
+    async def _ask(self, server: ServerState, pid: int, settings: Canary, began: float) -> None:
+        address = server.config.http_address if server.config else "127.0.0.1"
+        try:
+            endpoint = await self.link.ssh.forward(server.port, address)
+        except Exception as exc:  # noqa: BLE001 - the connection's own feeds report it
+            server.canary.skipped = (began, f"no SSH forward: {exc}")
+            self.link.publish(server.port)
+            return
+        answers = await ask_all(endpoint, settings.timeout)
+        process = server.process
+        if process is None or process.main.pid != pid:
+            return  # another process serves the port now: not its answer
+        changed = tuple(
+            note
+            for answer in answers
+            if (note := self.link.fleet.answers.compare(server.profile_name, answer, server.key))
+        )
+        verdict = canary.worst([answer.verdict for answer in answers])
+        reasons = [f"{a.prompt}: {a.reason}" for a in answers if a.verdict != "OK" and a.reason]
+        reason = "; ".join(reasons)
+        if verdict == "TIMEOUT" and server.load is not None:
+            reason += f"; /v1/loads: {server.load.running} running, {server.load.waiting} queued"
+        server.canary.record(
+            CanaryRun(
+                time=began,
+                pid=pid,
+                verdict=verdict,
+                reason=reason,
+                answers=tuple(answers),
+                health_ok=server.health == "ok",
+                changed=changed,
+            )
+        )
+        self.link.publish(server.port)
+
+
+async def ask_all(endpoint: Endpoint, timeout: float) -> list[CanaryAnswer]:
+    """Each prompt in turn; after one that does not answer, the rest are not sent."""
+    answers = []
+    async with endpoint.client(timeout=httpx.Timeout(timeout, connect=CONNECT_S)) as client:
+        for prompt in canary.PROMPTS:
+            answer = await ask(client, prompt, timeout)
+            answers.append(answer)
+            if answer.verdict in ("TIMEOUT", "ERROR"):
+                break
+    return answers
+
+
+async def ask(client: httpx.AsyncClient, prompt: CanaryPrompt, timeout: float) -> CanaryAnswer:
+    """One greedy answer, streamed: its text, time to first token and decode tok/s."""
+    body = {
+        "text": prompt.text,
+        "sampling_params": {"max_new_tokens": canary.MAX_TOKENS, "temperature": 0},
+        "stream": True,
+    }
+    started = time.monotonic()
+    first: float | None = None
+    last: dict = {}
+    try:
+        async with asyncio.timeout(timeout):
+            async with client.stream("POST", "/generate", json=body) as response:
+                if response.status_code != 200:
+                    return _failed(prompt, "ERROR", f"HTTP {response.status_code}")
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:") or line.strip() == "data: [DONE]":
+                        continue
+                    try:
+                        chunk = json.loads(line[5:])
+                    except ValueError:
+                        return _failed(prompt, "ERROR", f"unreadable stream data: {line[:80]!r}")
+                    if isinstance(chunk, dict):
+                        first = first if first is not None else time.monotonic()
+                        last = chunk
+    except TimeoutError:
+        return _failed(prompt, "TIMEOUT", f"no answer in {timeout:g} s")
+    except httpx.HTTPError as exc:
+        return _failed(prompt, "ERROR", f"{type(exc).__name__}: {exc}".strip())
+    text = last.get("text")
+    if not isinstance(text, str):
+        return _failed(prompt, "ERROR", "the stream carried no text")
+    ended = time.monotonic()
+    tokens = (last.get("meta_info") or {}).get("completion_tokens")
+    decode_s = ended - first if first is not None else 0.0
+    tok_s = (tokens - 1) / decode_s if isinstance(tokens, int) and tokens > 1 and decode_s else None
+    verdict, reason = canary.judge(prompt, text)
+    return CanaryAnswer(
+        prompt=prompt.name,
+        expected=prompt.expect,
+        verdict=verdict,
+        reason=reason,
+        answer=text,
+        digest=canary.digest(text),
+        ttft_s=None if first is None else first - started,
+        tok_s=tok_s,
+    )
+
+
+def _failed(prompt: CanaryPrompt, verdict: str, reason: str) -> CanaryAnswer:
+    return CanaryAnswer(prompt=prompt.name, expected=prompt.expect, verdict=verdict, reason=reason)
