@@ -105,7 +105,9 @@ class CanaryFeed:
             if (note := self.link.fleet.answers.compare(server.profile_name, answer, server.key))
         )
         verdict = canary.worst([answer.verdict for answer in answers])
-        reasons = [f"{a.prompt}: {a.reason}" for a in answers if a.verdict != "OK" and a.reason]
+        reasons = [
+            f"{one.prompt}: {one.reason}" for one in answers if one.verdict != "OK" and one.reason
+        ]
         reason = "; ".join(reasons)
         if verdict == "TIMEOUT" and server.load is not None:
             reason += f"; /v1/loads: {server.load.running} running, {server.load.waiting} queued"
