@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.text import clean, fmt_duration, fmt_num, safe
+from sglconsole.state import canary
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status, gpu_holders
 from sglconsole.state.statuses import STATUSES
 
@@ -63,6 +64,7 @@ def server_table(host: HostState, now: float | None = None) -> Table:
         ("accept", "right"),
         ("run/queue", "right"),
         ("uptime", "right"),
+        ("canary", "left"),
         ("why", "left"),
     ):
         table.add_column(
@@ -78,6 +80,10 @@ def server_row(server: ServerState, now: float) -> list:
     load = view.load
     pid = str(view.pid) if view.pid is not None else "-"
     run_queue = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
+    canary_text, canary_ok = canary.cell(server.canary, view.pid)
+    run = server.canary.current(view.pid)
+    finding = run.finding if run is not None else None
+    why = view.reason if finding is None else f"{view.reason}; {finding}"
     return [
         str(server.port),
         badge(view.status),
@@ -87,7 +93,8 @@ def server_row(server: ServerState, now: float) -> list:
         fmt_num(load.accept_len if load else None, 2),
         run_queue,
         fmt_duration(view.uptime(now)),
-        safe(view.reason, "dim"),
+        Text(canary_text, style={True: "green", False: "bold red"}.get(canary_ok, "dim")),
+        safe(why, "dim"),
     ]
 
 

@@ -183,3 +183,17 @@ def signals_json(counts: SignalCounts, pid: int | None) -> dict:
     }
     out["kv_canary_violations"] = mine.violations
     return out
+
+
+MARKS_SHOWN = 8  # the newest runs a table cell shows
+
+
+def cell(log: CanaryLog, pid: int | None) -> tuple[str, bool | None]:
+    """A table cell: the current process's verdict and its newest runs ("OK ✓✓✓", "TIMEOUT ✓✗"),
+    "skipped" while due runs are skipped, "-" before any run; and whether it passed (None: not
+    known)."""
+    run = log.current(pid)
+    if run is None:
+        return ("skipped" if log.skipped else "-"), None
+    word = run.verdict if run.verdict != "OK" or run.ok else "CHANGED"
+    return f"{word} {log.marks(pid)[-MARKS_SHOWN:]}", run.ok
