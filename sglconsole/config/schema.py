@@ -224,6 +224,10 @@ class HostFields(Model):
     lock_dir: str = "/tmp"
     """Where the per-server action locks live on the host (shared by every console)."""
 
+    def lock_file(self, port: int) -> str:
+        """The lock an action on PORT holds (actions.lock takes it, the canary reads it)."""
+        return f"{self.lock_dir.rstrip('/')}/sglconsole-{port}.lock"
+
 
 class Host(HostFields):
     address: str

@@ -164,3 +164,41 @@ def test_sglang_own_warnings_are_counted_per_lifetime(fleet_factory, watch_of):
     signals = server["sglang_signals"]
     assert signals["kv_canary_violations"] == 3, signals
     assert signals["nan_logits"]["last_at"] > time.time() - 30, signals
+
+
+def skipped(server: dict) -> str:
+    return ((server.get("canary") or {}).get("skipped") or {}).get("reason") or ""
+
+
+@pytest.mark.usefixtures("state_dir")
+def test_no_canary_while_the_server_is_saturated(fleet_factory, watch_of):
+    # more requests in flight than --max-running-requests: a canary would only queue behind them
+    serve = [*QWEN8B, "--port", "30000"]
+    serve[serve.index("--max-running-requests") + 1] = "2"
+    busy = h200(load={"concurrency": 4, "max_tokens": 100000})
+    busy.servers = [ServerSpec(30000, "qwen8b-tp1", [0], running=serve)]
+    fleet = fleet_factory([busy], profiles())
+    watch = watch_of(fleet)
+    server = watch.until(lambda s: "saturated" in skipped(s), 60, "the run is skipped")
+    assert "--max-running-requests 2" in skipped(server), server["canary"]
+    assert server["canary"]["verdict"] is None and server["canary"]["answers"] == [], server
+
+
+@pytest.mark.usefixtures("state_dir")
+def test_no_canary_while_an_action_holds_the_server(fleet_factory, watch_of):
+    # another console's relaunch (here: the CLI) holds the server's lock on the host
+    fleet = fleet_factory([h200()], profiles())
+    watch = watch_of(fleet)
+    watch.until(passing, 60, "a healthy server's canary passes")
+    relaunch = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole", "-c", str(fleet.config_path)]
+        + ["relaunch", "h200:30000", "--yes"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        server = watch.until(lambda s: "an action runs on it" in skipped(s), 60, "skipped")
+        assert "relaunch by" in skipped(server), server["canary"]
+    finally:
+        assert relaunch.wait(timeout=180) == 0
+    watch.until(passing, 60, "the relaunched server's canary passes")

@@ -2,10 +2,11 @@
 prompts (core.canary), one at a time, through the SSH port forward the HTTP feed uses.
 
 Bounded cost, by rule: one run at a time per server, MAX_TOKENS greedy tokens per answer, a run
-stops at its first answer that does not come; never while this console's action works on the
-server (its verdict is the action's business), and skipped, with the reason kept, while the
-server already holds as many requests as its --max-running-requests (the canary would only queue
-behind them). A server whose /health does not say 200 is not asked: the HTTP feed says why.
+stops at its first answer that does not come; never while an action works on the server (this
+console's, or any console's: its lock on the host is read, never taken — agents/lock_probe.py),
+and skipped, with the reason kept, while the server already holds as many requests as its
+--max-running-requests (the canary would only queue behind them). A server whose /health does not
+say 200 is not asked: the HTTP feed says why.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import httpx
 from sglconsole.config import Canary
 from sglconsole.core import canary
 from sglconsole.core.canary import CanaryAnswer, CanaryPrompt
+from sglconsole.remote.agents import source
 from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.state.canary import CanaryRun
@@ -90,9 +92,12 @@ class CanaryFeed:
     async def _ask(self, server: ServerState, pid: int, settings: Canary, began: float) -> None:
         address = server.config.http_address if server.config else "127.0.0.1"
         try:
-            endpoint = await self.link.ssh.forward(server.port, address)
+            busy = await self._locked(server.port)
+            endpoint = None if busy else await self.link.ssh.forward(server.port, address)
         except Exception as exc:  # noqa: BLE001 - the connection's own feeds report it
-            server.canary.skipped = (began, f"no SSH forward: {exc}")
+            busy = f"no SSH forward: {exc}"
+        if busy is not None or endpoint is None:
+            server.canary.skipped = (began, busy or "no SSH forward")
             self.link.publish(server.port)
             return
         answers = await ask_all(endpoint, settings.timeout)
@@ -123,6 +128,20 @@ class CanaryFeed:
             )
         )
         self.link.publish(server.port)
+
+    async def _locked(self, port: int) -> str | None:
+        """Who holds the server's action lock on the host now (None: nobody)."""
+        argv = [self.link.host.python, "-c", source("lock_probe"), self.link.host.lock_file(port)]
+        result = await self.link.ssh.run(argv, timeout=CONNECT_S)
+        try:
+            answer = json.loads(result.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):  # unknown is not "free": not asked, and said why
+            return f"its action lock could not be read: {result.stderr.strip()[-120:] or '?'}"
+        if not isinstance(answer, dict) or not answer.get("held"):
+            return None
+        holder = answer.get("holder") if isinstance(answer.get("holder"), dict) else {}
+        who = f"{holder.get('user', '?')}@{holder.get('console', '?')}"
+        return f"an action runs on it ({holder.get('action', 'an action')} by {who})"
 
 
 async def ask_all(endpoint: Endpoint, timeout: float) -> list[CanaryAnswer]:
