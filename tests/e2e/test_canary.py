@@ -16,6 +16,7 @@ import pytest
 
 from sglconsole.sim.fleet.scenarios import QWEN8B, demo_profiles
 from sglconsole.sim.fleet.start import HostSpec, ServerSpec
+from sglconsole.state.status_schema import StatusJson
 from tests.e2e.test_actions import state_dir  # noqa: F401 (a fixture)
 from tests.e2e.test_real_stalls import set_host
 
@@ -52,7 +53,9 @@ class Watch:
         self.frames: Iterator[str] = iter(self.process.stdout)
 
     def server(self) -> dict:
-        return json.loads(next(self.frames))["hosts"]["h200"]["servers"][0]
+        frame = json.loads(next(self.frames))
+        StatusJson.model_validate(frame)  # `status --json`'s published shape (extra keys fail)
+        return frame["hosts"]["h200"]["servers"][0]
 
     def until(self, check: Callable[[dict], bool], timeout: float, what: str) -> dict:
         deadline = time.monotonic() + timeout
