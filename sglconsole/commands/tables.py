@@ -156,6 +156,12 @@ def router_lines(fleet: FleetState) -> list[Text]:
         elif router.reachable:
             healthy = sum(1 for worker in router.workers if worker.healthy)
             title.append(f"  {healthy}/{len(router.workers)} workers healthy", style="dim")
+        run = router.canary.runs[-1] if router.canary.runs else None
+        if run is not None:  # the canary asked through it (state.canary)
+            marks = router.canary.marks(None)[-canary.MARKS_SHOWN :]
+            title.append(f"  canary {run.verdict} {marks}", style="green" if run.ok else "bold red")
+            if run.finding:
+                title.append(f" {clean(run.finding)}", style="red")
         lines.append(title)
         for key in router.worker_urls:
             host, _, port = key.rpartition(":")

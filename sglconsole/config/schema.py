@@ -304,6 +304,8 @@ class Router(Model):
     (default: http://<http_address>:PORT on the router's own host, else http://<address>:PORT)."""
     drain_timeout: float = Field(default=60, gt=0)
     """How long an action waits for a worker's running requests to finish once it is out."""
+    canary: Canary | None = None
+    """The canary asked through this router, as its clients ask (unset: every 300 s)."""
 
 
 class HostsFile(Model):

@@ -63,7 +63,9 @@ class FleetMonitor:
         )
         # routers are read over this console's own connections, in either mode: a router's
         # worker list is in no Prometheus series we read
-        self.routers = RouterFeed(config, self.ssh, self.state) if config.routers else None
+        self.routers = (
+            RouterFeed(config, self.ssh, self.state, canaries=canaries) if config.routers else None
+        )
         if self.on_demand is not None and self.routers is not None:
             self.on_demand.pinned = {
                 router.host for router in config.routers.values() if router.host

@@ -140,9 +140,12 @@ class SignalCounts:
         return self if pid is not None and pid == self.pid else SignalCounts(pid)
 
 
-def canary_json(log: CanaryLog, pid: int | None, now: float) -> dict | None:
-    """`status --json`'s `canary` of a server running as PID (None: nothing asked it yet)."""
-    run = log.current(pid)
+def canary_json(
+    log: CanaryLog, pid: int | None, now: float, *, router: bool = False
+) -> dict | None:
+    """`status --json`'s `canary` of a server running as PID (None: nothing asked it yet); of a
+    router (no pid: its newest run) when ROUTER."""
+    run = (log.runs[-1] if log.runs else None) if router else log.current(pid)
     skipped = log.skipped
     if run is None and skipped is None:
         return None

@@ -37,11 +37,11 @@ def fleet_json(fleet: FleetState, now: float | None = None) -> dict:
         "generation": fleet.generation,
         "hosts": {name: host_json(host, now) for name, host in fleet.hosts.items()},
         "worst": fleet.worst().value,
-        "routers": {name: router_json(router) for name, router in fleet.routers.items()},
+        "routers": {name: router_json(router, now) for name, router in fleet.routers.items()},
     }
 
 
-def router_json(router: RouterState) -> dict:
+def router_json(router: RouterState, now: float | None = None) -> dict:
     return {
         "where": router.where,
         "reachable": router.reachable,
@@ -57,6 +57,10 @@ def router_json(router: RouterState) -> dict:
             }
             for worker in router.workers
         ],
+        # the canary asked through it (state.canary; issue 27)
+        "canary": canary_json(
+            router.canary, None, time.time() if now is None else now, router=True
+        ),
     }
 
 

@@ -75,26 +75,6 @@ class StatusRoute(_Model):
     """Unix time it entered this state, as far as this console watched."""
 
 
-class StatusRouterWorker(_Model):
-    url: str
-    id: str | None = None
-    healthy: bool
-    load: int | None = None
-    server: str | None = None
-    """HOST:PORT in hosts.yaml this worker is (null: a worker hosts.yaml does not name)."""
-
-
-class StatusRouter(_Model):
-    where: str
-    """host:port (through SSH) or the URL it is reached at."""
-    reachable: bool | None = None
-    error: str | None = None
-    asked_at: float | None = None
-    """Unix time its worker list was asked for."""
-    workers: list[StatusRouterWorker] = []
-    """Its GET /workers (the last answer, when unreachable now)."""
-
-
 # ---- the canary (issue 27; state.canary) -------------------------------------------------------
 
 
@@ -159,6 +139,28 @@ class StatusSignals(_Model):
     """`Health check failed ...`"""
     kv_canary_violations: int | None = None
     """The KV canary's newest violations=N (null: no such line)."""
+
+
+class StatusRouterWorker(_Model):
+    url: str
+    id: str | None = None
+    healthy: bool
+    load: int | None = None
+    server: str | None = None
+    """HOST:PORT in hosts.yaml this worker is (null: a worker hosts.yaml does not name)."""
+
+
+class StatusRouter(_Model):
+    where: str
+    """host:port (through SSH) or the URL it is reached at."""
+    reachable: bool | None = None
+    error: str | None = None
+    asked_at: float | None = None
+    """Unix time its worker list was asked for."""
+    workers: list[StatusRouterWorker] = []
+    """Its GET /workers (the last answer, when unreachable now)."""
+    canary: StatusCanary | None = None
+    """The canary asked through the router, as its clients ask (schema 1.5)."""
 
 
 class StatusServer(_Model):
