@@ -5,6 +5,10 @@ the status tracker, like a server's place in its router (alerts.routes). Hystere
 seconds: a finding is news once FAIL_RUNS runs of one process in a row failed (one slow answer
 under a burst is no outage), and its end once RECOVER_RUNS runs in a row passed; a finding
 alerted is told once, however long it lasts.
+
+SGLang's own warnings (state.canary's signals: KV canary violations, NaN in the logits) are news
+the first time a process lifetime logs them (`canary` = KV_CANARY or NAN_LOGITS), and over when
+another lifetime runs without them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from sglconsole.state.fleet import FleetState
 
 FAIL_RUNS = 2
 RECOVER_RUNS = 2
+WARNINGS = {"kv_canary": "KV_CANARY", "nan_logits": "NAN_LOGITS"}
+"""SGLang's warning lines that are news, by the word their alert carries."""
 
 
 @dataclass
@@ -23,6 +29,8 @@ class CanaryWatch:
     recover_runs: int = RECOVER_RUNS
     told: dict[tuple[str, int], str] = field(default_factory=dict)
     """(host, port) -> the verdict alerted and not yet over."""
+    warned: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    """(host, port, signal) -> the pid whose warning lines were alerted."""
 
 
 def passing_streak(runs, pid: int | None) -> int:
@@ -35,8 +43,8 @@ def passing_streak(runs, pid: int | None) -> int:
 
 
 def canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
-    """Alerts (built by `make_alert(host, server, verdict, reason)`) for findings that held
-    `fail_runs` runs, and for the end of each one alerted."""
+    """Alerts (built by `make_alert(host, server, verdict, reason, signal=None)`) for findings
+    that held `fail_runs` runs, and for the end of each one alerted; then SGLang's warnings."""
     found = []
     for host in fleet.hosts.values():
         for server in host.servers.values():
@@ -54,4 +62,29 @@ def canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
             elif told is not None and passing_streak(server.canary.runs, pid) >= watch.recover_runs:
                 del watch.told[key]
                 found.append(make_alert(host, server, "OK", "the canary's answers are right again"))
+    return found + warning_news(fleet, watch, make_alert)
+
+
+def warning_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
+    found = []
+    for host in fleet.hosts.values():
+        for server in host.servers.values():
+            pid = server.view.pid
+            signals = server.signals.of(pid)
+            for kind, word in WARNINGS.items():
+                key = (host.name, server.port, kind)
+                count = signals.counts.get(kind, 0)
+                if count and pid is not None and watch.warned.get(key) != pid:
+                    watch.warned[key] = pid
+                    said = (
+                        f"SGLang's KV canary found {signals.violations} violations"
+                        if kind == "kv_canary"
+                        else f"SGLang logged NaN in the logits {count} times"
+                    )
+                    found.append(make_alert(host, server, word, f"{said} (pid {pid})", kind))
+                elif not count and key in watch.warned and watch.warned[key] != pid and pid:
+                    del watch.warned[key]
+                    found.append(
+                        make_alert(host, server, "OK", f"pid {pid} logs no {kind} line", kind)
+                    )
     return found

@@ -33,6 +33,8 @@ class Alert:
     routing: str | None = None
     canary: str | None = None
     """Set for news of the canary (alerts.canary): its verdict, "OK" when it is over."""
+    signal: str | None = None
+    """With `canary`: the SGLang warning line it is about (kv_canary, nan_logits), if one."""
 
     @property
     def problem(self) -> bool:
@@ -45,6 +47,8 @@ class Alert:
     @property
     def what(self) -> str:
         """What changed, in words: its place in a router, its canary, or its status."""
+        if self.canary is not None and self.signal is not None:
+            return f"SGLang warned: {self.signal}" if self.problem else f"no {self.signal} line"
         if self.canary is not None:
             return f"canary {self.canary}"
         return self.routing if self.router else self.new_word
@@ -72,6 +76,7 @@ class Alert:
             "time": self.time,
             **({"router": self.router, "routing": self.routing} if self.router else {}),
             **({"canary": self.canary} if self.canary is not None else {}),
+            **({"signal": self.signal} if self.signal is not None else {}),
         }
 
 
@@ -189,8 +194,15 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
     found += canary_news(
         fleet,
         tracker.canaries,
-        lambda host, server, verdict, reason: Alert(
-            host.name, server.port, server.status, server.status, reason, now, canary=verdict
+        lambda host, server, verdict, reason, signal=None: Alert(
+            host.name,
+            server.port,
+            server.status,
+            server.status,
+            reason,
+            now,
+            canary=verdict,
+            signal=signal,
         ),
     )
     return [alert for alert in found if alert is not None]

@@ -1,7 +1,8 @@
 """The canary's findings where nobody looks at a screen: `sglconsole exporter`'s series, its
 webhook to Alertmanager and hosts.yaml's alert_command, with hysteresis in runs (two failed runs
 in a row before the news, two passed before its end) — on a simulated server over real sshd whose
-answers decay into loops after its first run, then come right again."""
+answers decay into loops after its first run, then come right again, and whose SGLang logs
+KV canary violations (news once per process lifetime)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def test_a_looping_canary_is_alerted_once_and_its_end_too(fleet_factory, tmp_pat
     events = tmp_path / "events.jsonl"
     write = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read())"
     fleet = fleet_factory(
-        [h200(degrade_after=3)],
+        [h200(degrade_after=3, kv_canary_violations=2)],
         profiles(),
         extra_config={"alert_command": [sys.executable, "-c", write, str(events)]},
     )
@@ -68,5 +69,16 @@ def test_a_looping_canary_is_alerted_once_and_its_end_too(fleet_factory, tmp_pat
     assert "canary DEGENERATE" in told[0][1]["annotations"]["description"], told[0]
     assert {alert["startsAt"] for _, alert in told} == {told[0][1]["startsAt"]}  # one alert
     said = [json.loads(line) for line in events.read_text().splitlines()]
-    canary = [(event["event"], event["canary"]) for event in said if "canary" in event]
+    canary = [
+        (event["event"], event["canary"])
+        for event in said
+        if "canary" in event and "signal" not in event
+    ]
     assert canary == [("problem", "DEGENERATE"), ("recovered", "OK")], said
+    warned = [event for event in said if event.get("signal") == "kv_canary"]
+    assert [(event["event"], event["canary"]) for event in warned] == [("problem", "KV_CANARY")]
+    assert "KV canary found 2 violations" in warned[0]["reason"], warned
+    sglang = [
+        a for _, a in receiver.alerts() if a["labels"]["alertname"] == "SglconsoleSglangWarning"
+    ]
+    assert sglang and sglang[0]["labels"]["canary"] == "KV_CANARY", receiver.posts
