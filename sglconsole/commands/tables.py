@@ -55,6 +55,8 @@ def gpu_table(host: HostState, holders: dict[int, str] | None = None) -> Table:
 def server_table(host: HostState, now: float | None = None) -> Table:
     now = now or time.time()
     table = Table(box=None, pad_edge=False, show_edge=False)
+    # the canary's column once it has run on one of them (a one-shot status runs none)
+    asked = any(server.canary.runs or server.canary.skipped for server in host.servers.values())
     for column, justify in (
         ("port", "right"),
         ("status", "left"),
@@ -64,14 +66,15 @@ def server_table(host: HostState, now: float | None = None) -> Table:
         ("accept", "right"),
         ("run/queue", "right"),
         ("uptime", "right"),
-        ("canary", "left"),
+        *((("canary", "left"),) if asked else ()),
         ("why", "left"),
     ):
         table.add_column(
             column, justify=justify, overflow="fold" if column == "why" else "ellipsis"
         )
     for server in sorted(host.servers.values(), key=lambda server: server.port):
-        table.add_row(*server_row(server, now))
+        row = server_row(server, now)
+        table.add_row(*(row if asked else row[:-2] + row[-1:]))
     return table
 
 
