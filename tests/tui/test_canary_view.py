@@ -24,12 +24,28 @@ async def test_the_canary_column_and_the_last_answers_next_to_the_expected(fleet
 
         await until(pilot, failed, 60, "the canary's second run loops")
         app.main.tree.select(("h200", None))
-        await pilot.pause(0.3)
-        host = shown(app, "#host-body")
-        assert "canary" in host and "DEGENERATE ✓✗" in host, host
+        await until(
+            pilot, lambda: "DEGENERATE ✓✗" in shown(app, "#host-body"), 10, "the host's table"
+        )
+        assert "canary" in shown(app, "#host-body")
         app.main.tree.select(("h200", 30000))
-        await pilot.pause(0.3)
+        await until(
+            pilot,
+            lambda: "canary DEGENERATE ✓✗" in shown(app, "#server-header"),
+            10,
+            "the server's view",
+        )
         header = shown(app, "#server-header")
-        assert "canary DEGENERATE ✓✗" in header, header
         assert "arith '2 + 2 = 2." in header and "(expected 4)" in header, header
         assert "SGLang warned: KV canary violations" in header, header
+
+        def alerted() -> list:
+            return [
+                record
+                for record in app.session.history
+                if record.target == "h200:30000" and record.new == "canary DEGENERATE"
+            ]
+
+        # the alert tracker's news, once two runs in a row failed (alerts.canary)
+        await until(pilot, alerted, 30, "the canary's alert in the console's history")
+        assert "canary DEGENERATE" in alerted()[0].reason, alerted()
