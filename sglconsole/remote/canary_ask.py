@@ -54,7 +54,7 @@ async def ask(client: httpx.AsyncClient, prompt: CanaryPrompt, timeout: float) -
                     if isinstance(chunk, dict):
                         first = first if first is not None else time.monotonic()
                         last = chunk
-    except TimeoutError:
+    except (TimeoutError, httpx.TimeoutException):
         return _failed(prompt, "TIMEOUT", f"no answer in {timeout:g} s")
     except httpx.HTTPError as exc:
         return _failed(prompt, "ERROR", f"{type(exc).__name__}: {exc}".strip())
