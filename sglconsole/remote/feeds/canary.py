@@ -100,6 +100,13 @@ class CanaryFeed:
         process = server.process
         if process is None or process.main.pid != pid:
             return  # another process serves the port now: not its answer
+        if answers and answers[0].reason in ("HTTP 401", "HTTP 403"):  # --api-key: no verdict
+            server.canary.skipped = (
+                began,
+                f"the server refuses it ({answers[0].reason}: an API key)",
+            )
+            self.link.publish(server.port)
+            return
         changed = tuple(
             note
             for answer in answers
