@@ -88,3 +88,29 @@ def canary_metrics(
             tok_s.add_metric(values, run.tok_s)
     yield from (ok, verdict, changed, silent, failing, age, ttft, tok_s, skipped)
     yield from (warnings, violations)
+
+
+def router_canary_metrics(routers, now: float) -> Iterator[Metric]:
+    """The canary asked through each router (its newest run: a router's runs have no pid)."""
+    ok = _gauge(
+        "router_canary_ok",
+        "1 when the canary's last run through the router passed, else 0",
+        ["router"],
+    )
+    verdict = _gauge(
+        "router_canary_verdict",
+        "The last verdict of the canary through the router, as a state set: " + ", ".join(VERDICTS),
+        ["router", "verdict"],
+    )
+    failing = _gauge("router_canary_failing_runs", "Failed runs in a row, through it", ["router"])
+    age = _gauge("router_canary_age", "Seconds since its last run began", ["router"], "seconds")
+    for router in routers:
+        run = router.canary.runs[-1] if router.canary.runs else None
+        if run is None:
+            continue
+        ok.add_metric([router.name], float(run.ok))
+        for option in VERDICTS:
+            verdict.add_metric([router.name, option], float(option == run.verdict))
+        failing.add_metric([router.name], float(router.canary.failing_streak(None)))
+        age.add_metric([router.name], now - run.time)
+    yield from (ok, verdict, failing, age)

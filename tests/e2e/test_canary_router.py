@@ -1,6 +1,7 @@
 """The canary through the REAL SGLang router (the sglang-router wheel) in front of two simulated
 servers, as its clients ask: one server answers in loops, and the router, which sends the
-canary's questions to both in turn, is caught passing them on."""
+canary's questions to both in turn, is caught passing them on — in `status --watch --json` and in
+the exporter's router series."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from bench.router_restore import routed_host, routers_yaml, start_router
 from sglconsole import config
 from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.status_schema import StatusJson
+from tests.e2e.test_exporter import Exporter, value, wait_metrics
 
 pytestmark = pytest.mark.slow
 
 
-def test_the_canary_through_the_router_catches_a_looping_worker(fleet_factory):
+def test_the_canary_through_the_router_catches_a_looping_worker(fleet_factory, tmp_path):
     routers = routers_yaml(2)
     routers["routers"]["front"]["canary"] = {"interval": 1, "timeout": 3}
     # the second server loops from its first answer (SGLang's per-port setting)
@@ -58,3 +60,14 @@ def test_the_canary_through_the_router_catches_a_looping_worker(fleet_factory):
     assert canary["via"] == "router front" and "canary DEGENERATE" in canary["finding"], canary
     verdicts = {answer["verdict"] for answer in canary["answers"]}
     assert "DEGENERATE" in verdicts, canary  # round robin: the looping worker answered some
+    exporter = Exporter(fleet.config_path, tmp_path / "exporter.log")
+    try:
+        found = wait_metrics(
+            exporter,
+            lambda s: value(s, "sglconsole_router_canary_verdict", verdict="DEGENERATE") == 1,
+            60,
+            "the router's canary series",
+        )
+    finally:
+        exporter.stop()
+    assert value(found, "sglconsole_router_canary_ok", router="front") == 0

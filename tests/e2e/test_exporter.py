@@ -46,6 +46,7 @@ LABELS = {
     "name",
     "version",
     "signal",
+    "router",
 }
 NO_PROMETHEUS = (
     "Debian's prometheus package is not installed (./dev test and .ci/run install it where apt "
@@ -339,10 +340,11 @@ def test_example_rules_pass_promtool():
         [promtool, "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 10 rules found" in result.stdout
+    assert "SUCCESS: 11 rules found" in result.stdout
     names = re.findall(r"- alert: (\w+)", RULES.read_text())
     statuses = ("Slow", "Looping", "Down", "Drift", "Unreachable")
     canary = ("CanarySilent", "CanaryFailing", "CanaryChanged", "KvCanaryViolations", "NanLogits")
+    canary += ("RouterCanaryFailing",)
     assert sorted(names) == sorted(f"Sglconsole{s}" for s in statuses + canary)
 
 
