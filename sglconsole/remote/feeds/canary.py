@@ -22,6 +22,7 @@ from sglconsole.remote.canary_ask import CONNECT_S, ask_all
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.state.canary import CanaryRun
 from sglconsole.state.fleet import ServerState
+from sglconsole.state.model import reading_is_current
 
 TICK_S = 1.0  # how often the feed looks for a server whose run is due
 
@@ -117,8 +118,13 @@ class CanaryFeed:
             f"{one.prompt}: {one.reason}" for one in answers if one.verdict != "OK" and one.reason
         ]
         reason = "; ".join(reasons)
-        if verdict == "TIMEOUT" and server.load is not None:
-            reason += f"; /v1/loads: {server.load.running} running, {server.load.waiting} queued"
+        load = server.load
+        if (
+            verdict == "TIMEOUT"
+            and load
+            and reading_is_current(server, server.load_at, 15, time.time())
+        ):
+            reason += f"; the server says {load.running} running, {load.waiting} queued"
         server.canary.record(
             CanaryRun(
                 time=began,
