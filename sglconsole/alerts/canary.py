@@ -70,7 +70,7 @@ def warning_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
     for host in fleet.hosts.values():
         for server in host.servers.values():
             pid = server.view.pid
-            signals = server.signals.of(pid)
+            signals = server.signals.of(pid, server.view.started)
             for kind, word in WARNINGS.items():
                 key = (host.name, server.port, kind)
                 count = signals.counts.get(kind, 0)

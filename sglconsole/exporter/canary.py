@@ -66,7 +66,7 @@ def canary_metrics(
         pid = server.view.pid
         if pid is None:
             continue
-        signals = server.signals.of(pid)
+        signals = server.signals.of(pid, server.view.started)
         for kind in SIGNALS:
             warnings.add_metric([*values, kind], float(signals.counts.get(kind, 0)))
         if signals.violations is not None:

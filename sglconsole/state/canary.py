@@ -125,9 +125,16 @@ class SignalCounts:
     violations: int | None = None
     """The KV canary's newest violations=N (None: no `[canary]` line this lifetime)."""
 
+    first_at: float | None = None
+    """When the first line counted was written (a log that never names its writer: the lines
+    after a process's start are its own)."""
+
     def feed(self, kind: str, stamp: float, pid: int | None, violations: int | None) -> None:
         if pid is not None and pid != self.pid:  # another lifetime writes the log now
             self.pid, self.counts, self.last_at, self.violations = pid, {}, {}, None
+            self.first_at = None
+        if self.first_at is None:
+            self.first_at = stamp
         if kind == "kv_canary":
             if not violations:
                 return  # a clean stats line is no warning; its count stays 0
@@ -135,9 +142,18 @@ class SignalCounts:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.last_at[kind] = stamp
 
-    def of(self, pid: int | None) -> SignalCounts:
-        """These counts when they are PID's, else none (numbers belong to one process)."""
-        return self if pid is not None and pid == self.pid else SignalCounts(pid)
+    def of(self, pid: int | None, started: float | None = None) -> SignalCounts:
+        """These counts when they are PID's (or, where the log never said who wrote it, when they
+        were all written after PID's start at STARTED), else none: numbers belong to one
+        process."""
+        if pid is None:
+            return SignalCounts(pid)
+        if pid == self.pid:
+            return self
+        written_since = started is not None and self.first_at is not None
+        if self.pid is None and written_since and self.first_at >= started:
+            return self
+        return SignalCounts(pid)
 
 
 def canary_json(
@@ -177,9 +193,9 @@ def canary_json(
     }
 
 
-def signals_json(counts: SignalCounts, pid: int | None) -> dict:
+def signals_json(counts: SignalCounts, pid: int | None, started: float | None = None) -> dict:
     """`status --json`'s `sglang_signals`: per kind, this lifetime's count and last time."""
-    mine = counts.of(pid)
+    mine = counts.of(pid, started)
     out: dict = {
         kind: {"count": mine.counts.get(kind, 0), "last_at": mine.last_at.get(kind)}
         for kind in SIGNALS

@@ -156,7 +156,7 @@ def server_json(server: ServerState, now: float) -> dict:
         "routers": [route_json(route) for route in view.routes],
         # the canary and SGLang's own warnings (state.canary): the current process's only
         "canary": canary_json(server.canary, view.pid, now),
-        "sglang_signals": signals_json(server.signals, view.pid),
+        "sglang_signals": signals_json(server.signals, view.pid, view.started),
     }
 
 

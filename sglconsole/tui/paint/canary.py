@@ -50,7 +50,7 @@ def canary_lines(server: ServerState, palette: Palette, now: float) -> list[Text
                 style=palette.warn,
             )
         )
-    signals = server.signals.of(pid)
+    signals = server.signals.of(pid, server.view.started)
     said = [
         f"{SIGNAL_WORDS[kind]} ×{signals.counts[kind]}, "
         f"last {fmt_duration(now - signals.last_at[kind])} ago"
