@@ -45,6 +45,8 @@ def test_example_is_valid_and_uses_every_option():
     assert [r.worker_url for r in routes_of(cfg, "gpu4", 30000)] == ["http://127.0.0.1:30000"]
     assert [r.worker_url for r in routes_of(cfg, "gpu4", 30003)] == ["http://10.0.0.4:30003"]
     assert cfg.routers["front"].drain_timeout == 90 and routes_of(cfg, "ct129", 30000) == []
+    assert cfg.profiles["qwen27b-tp2-mtp"].canary.interval == 600  # the canary: per profile
+    assert cfg.hosts["gpu4"].servers[3].canary.interval == 0  # and off for one server
 
 
 def variant(old: str, new: str) -> str:
@@ -165,6 +167,16 @@ BROKEN = {
         variant("drain_timeout: 90", "drain_timout: 90"),
         "drain_timout: 90",
         "routers.front.drain_timout: unknown key (did you mean 'drain_timeout'?",
+    ),
+    "canary interval below zero": (
+        variant("canary: {interval: 600", "canary: {interval: -5"),
+        "canary: {interval: -5",
+        "profiles.qwen27b-tp2-mtp.canary.interval: expected a value >= 0.0, got -5",
+    ),
+    "canary key misspelt": (
+        variant("canary: {interval: 0}", "canary: {intervall: 0}"),
+        "canary: {intervall: 0}",
+        "hosts.gpu4.servers[3].canary.intervall: unknown key (did you mean 'interval'?",
     ),
     "router worker url for a server it does not front": (
         variant('{"gpu4:30003": "http', '{"gpu4:30001": "http'),

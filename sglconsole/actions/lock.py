@@ -19,7 +19,7 @@ from sglconsole.remote.agents import source
 
 
 def lock_path(ctx: ActionContext, host: str, port: int) -> str:
-    return f"{ctx.config.host(host).lock_dir.rstrip('/')}/sglconsole-{port}.lock"
+    return ctx.config.host(host).lock_file(port)
 
 
 @asynccontextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from sglconsole.alerts.canary import CanaryWatch, canary_news
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
 from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
@@ -30,12 +31,27 @@ class Alert:
     router: str | None = None
     """Set for news about the server's place in this router (alerts.routes), not its status."""
     routing: str | None = None
+    canary: str | None = None
+    """Set for news of the canary (alerts.canary): its verdict, "OK" when it is over."""
+    signal: str | None = None
+    """With `canary`: the SGLang warning line it is about (kv_canary, nan_logits), if one."""
 
     @property
     def problem(self) -> bool:
+        if self.canary is not None:
+            return self.canary != "OK"
         if self.router is not None:
             return self.routing in ROUTE_PROBLEMS
         return self.new in PROBLEMS
+
+    @property
+    def what(self) -> str:
+        """What changed, in words: its place in a router, its canary, or its status."""
+        if self.canary is not None and self.signal is not None:
+            return f"SGLang warned: {self.signal}" if self.problem else f"no {self.signal} line"
+        if self.canary is not None:
+            return f"canary {self.canary}"
+        return self.routing if self.router else self.new_word
 
     @property
     def target(self) -> str:
@@ -59,6 +75,8 @@ class Alert:
             "reason": self.reason,
             "time": self.time,
             **({"router": self.router, "routing": self.routing} if self.router else {}),
+            **({"canary": self.canary} if self.canary is not None else {}),
+            **({"signal": self.signal} if self.signal is not None else {}),
         }
 
 
@@ -84,6 +102,7 @@ class AlertTracker:
     keeps them quiet: the operator sees the fleet."""
     _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
     routes: RouteWatch = field(default_factory=RouteWatch)
+    canaries: CanaryWatch = field(default_factory=CanaryWatch)
 
     def observe(
         self, host: str, port: int | None, status: Status, reason: str, now: float
@@ -170,6 +189,20 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
             now,
             route.router,
             route.routing.value,
+        ),
+    )
+    found += canary_news(
+        fleet,
+        tracker.canaries,
+        lambda host, server, verdict, reason, signal=None: Alert(
+            host.name,
+            server.port,
+            server.status,
+            server.status,
+            reason,
+            now,
+            canary=verdict,
+            signal=signal,
         ),
     )
     return [alert for alert in found if alert is not None]

@@ -76,7 +76,8 @@ class Alertmanager:
         self.clock = clock
         self.client = httpx.AsyncClient(timeout=timeout)
         self.firing: dict[tuple, dict] = {}
-        """(host, port) for a status, (host, port, router) for a place in a router."""
+        """(host, port) for a status, (host, port, router) for a place in a router,
+        (host, port, "canary", signal) for the canary and SGLang's warnings."""
         self._unsent: list[dict] = []  # resolutions that did not get through: again at the resend
         self._tasks: set[asyncio.Task] = set()
         self._order = asyncio.Lock()  # posts leave in the order of the news (FIFO)
@@ -84,6 +85,7 @@ class Alertmanager:
     def news(self, alert: Alert) -> None:
         """Feed what the tracker said; the posts run in the background."""
         key = (alert.host, alert.port) + ((alert.router,) if alert.router else ())
+        key += ("canary", alert.signal or "") if alert.canary is not None else ()
         batch = []
         before = self.firing.pop(key, None)
         if before is not None:
@@ -102,6 +104,13 @@ class Alertmanager:
                     "router": alert.router,
                     "routing": alert.routing or "",
                 }
+                firing["annotations"]["summary"] = f"{alert.target}: {alert.reason}"
+            if alert.canary is not None:  # its answers, not its status (alerts.canary)
+                name = "SglconsoleSglangWarning" if alert.signal else "SglconsoleCanary"
+                firing["labels"] |= {"alertname": name, "canary": alert.canary}
+                firing["labels"]["severity"] = (
+                    "warning" if alert.canary in ("CHANGED", "NAN_LOGITS") else "critical"
+                )
                 firing["annotations"]["summary"] = f"{alert.target}: {alert.reason}"
             firing["startsAt"] = iso(alert.time)
             self.firing[key] = firing

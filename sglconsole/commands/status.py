@@ -92,7 +92,8 @@ async def _run(
     from sglconsole.remote.monitor import FleetMonitor, drift_pending
     from sglconsole.state.model import GENERATE_BOUND_S
 
-    async with FleetMonitor(cfg, ssh=ssh, stops=operator_stops()) as monitor:
+    # the canary asks only a watching status (remote.feeds.canary): a one-shot shows none
+    async with FleetMonitor(cfg, ssh=ssh, stops=operator_stops(), canaries=watch) as monitor:
         await monitor.wait_settled(timeout)
         unjudged = await monitor.wait_drift(
             drift_timeout

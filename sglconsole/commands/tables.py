@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.text import clean, fmt_duration, fmt_num, safe
+from sglconsole.state import canary
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status, gpu_holders
 from sglconsole.state.statuses import STATUSES
 
@@ -54,6 +55,8 @@ def gpu_table(host: HostState, holders: dict[int, str] | None = None) -> Table:
 def server_table(host: HostState, now: float | None = None) -> Table:
     now = now or time.time()
     table = Table(box=None, pad_edge=False, show_edge=False)
+    # the canary's column once it has run on one of them (a one-shot status runs none)
+    asked = any(server.canary.runs or server.canary.skipped for server in host.servers.values())
     for column, justify in (
         ("port", "right"),
         ("status", "left"),
@@ -63,13 +66,15 @@ def server_table(host: HostState, now: float | None = None) -> Table:
         ("accept", "right"),
         ("run/queue", "right"),
         ("uptime", "right"),
+        *((("canary", "left"),) if asked else ()),
         ("why", "left"),
     ):
         table.add_column(
             column, justify=justify, overflow="fold" if column == "why" else "ellipsis"
         )
     for server in sorted(host.servers.values(), key=lambda server: server.port):
-        table.add_row(*server_row(server, now))
+        row = server_row(server, now)
+        table.add_row(*(row if asked else row[:-2] + row[-1:]))
     return table
 
 
@@ -78,6 +83,10 @@ def server_row(server: ServerState, now: float) -> list:
     load = view.load
     pid = str(view.pid) if view.pid is not None else "-"
     run_queue = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
+    canary_text, canary_ok = canary.cell(server.canary, view.pid)
+    run = server.canary.current(view.pid)
+    finding = run.finding if run is not None else None
+    why = view.reason if finding is None else f"{view.reason}; {finding}"
     return [
         str(server.port),
         badge(view.status),
@@ -87,7 +96,8 @@ def server_row(server: ServerState, now: float) -> list:
         fmt_num(load.accept_len if load else None, 2),
         run_queue,
         fmt_duration(view.uptime(now)),
-        safe(view.reason, "dim"),
+        Text(canary_text, style={True: "green", False: "bold red"}.get(canary_ok, "dim")),
+        safe(why, "dim"),
     ]
 
 
@@ -149,6 +159,12 @@ def router_lines(fleet: FleetState) -> list[Text]:
         elif router.reachable:
             healthy = sum(1 for worker in router.workers if worker.healthy)
             title.append(f"  {healthy}/{len(router.workers)} workers healthy", style="dim")
+        run = router.canary.runs[-1] if router.canary.runs else None
+        if run is not None:  # the canary asked through it (state.canary)
+            marks = router.canary.marks(None)[-canary.MARKS_SHOWN :]
+            title.append(f"  canary {run.verdict} {marks}", style="green" if run.ok else "bold red")
+            if run.finding:
+                title.append(f" {clean(run.finding)}", style="red")
         lines.append(title)
         for key in router.worker_urls:
             host, _, port = key.rpartition(":")

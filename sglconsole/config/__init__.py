@@ -5,6 +5,7 @@ from sglconsole.config.load import CONFIG_ENV, check_file, discover, file_proble
 from sglconsole.config.schema import (
     Baseline,
     BaselineLevel,
+    Canary,
     Config,
     Host,
     HostFields,
@@ -19,6 +20,7 @@ __all__ = [
     "CONFIG_ENV",
     "Baseline",
     "BaselineLevel",
+    "Canary",
     "Config",
     "Host",
     "HostFields",

@@ -150,6 +150,16 @@ class Probe(Model):
     expect: str | None = "4"
 
 
+class Canary(Model):
+    """The canary: a few fixed prompts with known answers (temperature 0, a few tokens each), one
+    at a time, through the SSH forward (remote.feeds.canary)."""
+
+    interval: float = Field(default=300, ge=0)
+    """Seconds between two canary runs on a server (0: no canary)."""
+    timeout: float = Field(default=30, gt=0)
+    """Seconds a canary answer may take before it counts as TIMEOUT."""
+
+
 class Profile(Model):
     python: str = "python3"
     """Interpreter on the host that has SGLang installed."""
@@ -162,6 +172,8 @@ class Profile(Model):
     probe: Probe = Probe()
     startup_timeout: float = Field(default=900, gt=0)
     description: str | None = None
+    canary: Canary | None = None
+    """The canary of this profile's servers (unset: every 300 s)."""
 
 
 class Server(Model):
@@ -173,6 +185,8 @@ class Server(Model):
     launcher: Launcher = "nohup"
     http_address: str = "127.0.0.1"
     """Where the server listens as seen from the SSH host (the container's address for pct)."""
+    canary: Canary | None = None
+    """This server's canary, over its profile's."""
 
     @property
     def systemd_unit(self) -> str | None:
@@ -209,6 +223,10 @@ class HostFields(Model):
     gpu_interval_ms: int = Field(default=1000, ge=100)
     lock_dir: str = "/tmp"
     """Where the per-server action locks live on the host (shared by every console)."""
+
+    def lock_file(self, port: int) -> str:
+        """The lock an action on PORT holds (actions.lock takes it, the canary reads it)."""
+        return f"{self.lock_dir.rstrip('/')}/sglconsole-{port}.lock"
 
 
 class Host(HostFields):
@@ -286,6 +304,8 @@ class Router(Model):
     (default: http://<http_address>:PORT on the router's own host, else http://<address>:PORT)."""
     drain_timeout: float = Field(default=60, gt=0)
     """How long an action waits for a worker's running requests to finish once it is out."""
+    canary: Canary | None = None
+    """The canary asked through this router, as its clients ask (unset: every 300 s)."""
 
 
 class HostsFile(Model):

@@ -14,6 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from sglconsole import __version__
+from sglconsole.exporter.canary import canary_metrics, router_canary_metrics
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status
 
 PREFIX = "sglconsole_"
@@ -55,9 +56,10 @@ class FleetCollector(Collector):
         hosts = list(self.fleet.hosts.values())
         yield from self._hosts(hosts)
         yield from self._gpus(hosts)
-        yield from self._servers(
-            [server for host in hosts for server in host.servers.values()], now
-        )
+        servers = [server for host in hosts for server in host.servers.values()]
+        yield from self._servers(servers, now)
+        yield from canary_metrics(servers, server_labels, SERVER_LABELS, now)
+        yield from router_canary_metrics(self.fleet.routers.values(), now)
         info = InfoMetricFamily(PREFIX + "exporter", "The sglconsole exporter's version")
         info.add_metric([], {"version": __version__})
         yield info

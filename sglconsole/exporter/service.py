@@ -142,7 +142,7 @@ class Exporter:
             word,
             alert.target,
             alert.old.value,
-            alert.new_word,
+            alert.what,
             alert.reason,
         )
         argv = self.config.model.alert_command

@@ -30,10 +30,13 @@ class FleetMonitor:
         log_poll: float = 0.1,
         use_source: bool = True,
         stops: StopLookup = no_stops,
+        canaries: bool = True,
     ):
         """use_source=False: over SSH even when hosts.yaml names a source (the exporter, which
         is what that Prometheus reads). stops: the operator's stops, from the audit log (read
-        above this layer)."""
+        above this layer). canaries=False: no canary runs (a one-shot status does not wait for
+        them)."""
+        self.canaries = canaries
         self.config = config
         self.state = FleetState(config, stops)
         self.ssh = ssh or SshFleet(config.hosts)  # connects only when used: actions need it
@@ -60,7 +63,9 @@ class FleetMonitor:
         )
         # routers are read over this console's own connections, in either mode: a router's
         # worker list is in no Prometheus series we read
-        self.routers = RouterFeed(config, self.ssh, self.state) if config.routers else None
+        self.routers = (
+            RouterFeed(config, self.ssh, self.state, canaries=canaries) if config.routers else None
+        )
         if self.on_demand is not None and self.routers is not None:
             self.on_demand.pinned = {
                 router.host for router in config.routers.values() if router.host
@@ -77,6 +82,7 @@ class FleetMonitor:
             watch_interval=watch_interval,
             log_poll=log_poll,
             parser_cache=self.parser_cache,
+            canaries=self.canaries,
         )
 
     def look_at(self, host: str | None) -> None:

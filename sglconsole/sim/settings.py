@@ -32,6 +32,12 @@ How a real scheduler wedges (stall.py; what real SGLang 0.5.17 did on an H200):
   access lines (about 160 bytes each) as if the server had served a while, so a lifetime's
   startup lines sit far back in the log (N=2000 puts them > 256 KiB back, in well under 1 s).
   `--decode-log-interval` is honoured too (1 under load writes a decode line per step).
+
+Healthy but wrong (misbehave.py, read live per generation request; /health stays 200):
+"stop_serving_after": N (no answer after the Nth request), "hang_requests" (every request hangs,
+0 running and 0 queued), "degrade_after": N (answers loop after the Nth), "nondeterministic"
+(a greedy answer changes between requests), "nan_logits" (SGLang's NaN warning per request),
+"kv_canary_violations": N (SGLang's `[canary] ... violations=N` line every 2 s).
 """
 
 from __future__ import annotations
@@ -57,6 +63,12 @@ SGLANG_DEFAULTS: dict = {
     "jit_stall_s": None,  # first flashinfer-sampled request on a fresh host wedges it this long
     "health_timeout_s": None,  # SGLang's HEALTH_CHECK_TIMEOUT (None: its env var, else 20 s)
     "log_history_lines": 0,  # decode/access lines written right after ready (a long log)
+    "stop_serving_after": None,  # generation requests after the Nth never answer (misbehave.py)
+    "hang_requests": False,  # every generation request hangs, never queued nor running
+    "degrade_after": None,  # answers loop after the Nth generation request
+    "nondeterministic": False,  # a greedy answer changes from one request to the next
+    "nan_logits": False,  # each request logs SGLang's NaN-in-logits warning
+    "kv_canary_violations": None,  # SGLang's KV canary line, with violations=N, every 2 s
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from sglconsole.config import Config
 from sglconsole.config.routers import routes_of
 from sglconsole.core.sglang_log.record import LogRecord
+from sglconsole.state.canary import AnswerBook
 from sglconsole.state.model import (  # noqa: F401 - the names every view imports from here
     HISTORY,
     LOG_LINES,
@@ -44,6 +45,8 @@ class FleetState:
         self.hosts: dict[str, HostState] = {}
         self._listeners: list[Listener] = []
         self.generation = 0
+        self.answers = AnswerBook()
+        """The first greedy canary answer per (profile, prompt) (state.canary)."""
         for name, host in config.hosts.items():
             state = HostState(name)
             for server in host.servers:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.core.sglang_log.record import LogRecord
+from sglconsole.core.sglang_log.signals import signal_of
 from sglconsole.state.fleet import record_decode
 from sglconsole.state.model import ServerState
 
@@ -13,7 +14,11 @@ from sglconsole.state.model import ServerState
 def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
     server.log_lines.append(text)
     server.log_pid = server.log_owner.feed(text)
+    signal = signal_of(text)
     record = parse_line(text)
+    if signal is not None:  # SGLang's own warnings, counted per lifetime (state.canary)
+        when = record.time.timestamp() if record is not None and record.time else now
+        server.signals.feed(signal[0], when, server.log_pid, signal[1])
     if record is None:
         return None
     if record.time is not None:

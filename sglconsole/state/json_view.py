@@ -17,11 +17,12 @@ from sglconsole.core.drift import Report
 from sglconsole.core.long_values import elide_env
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
+from sglconsole.state.canary import canary_json, signals_json
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, Sample, ServerState, ServerView
 from sglconsole.state.routing import RouterState, RouteView
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 
 # ------------------------------------------------------------ status --json
@@ -36,11 +37,11 @@ def fleet_json(fleet: FleetState, now: float | None = None) -> dict:
         "generation": fleet.generation,
         "hosts": {name: host_json(host, now) for name, host in fleet.hosts.items()},
         "worst": fleet.worst().value,
-        "routers": {name: router_json(router) for name, router in fleet.routers.items()},
+        "routers": {name: router_json(router, now) for name, router in fleet.routers.items()},
     }
 
 
-def router_json(router: RouterState) -> dict:
+def router_json(router: RouterState, now: float | None = None) -> dict:
     return {
         "where": router.where,
         "reachable": router.reachable,
@@ -56,6 +57,10 @@ def router_json(router: RouterState) -> dict:
             }
             for worker in router.workers
         ],
+        # the canary asked through it (state.canary; issue 27)
+        "canary": canary_json(
+            router.canary, None, time.time() if now is None else now, router=True
+        ),
     }
 
 
@@ -149,6 +154,9 @@ def server_json(server: ServerState, now: float) -> dict:
         "generation": view.generation,
         "stale_s": None if view.stale_since is None else round(now - view.stale_since, 1),
         "routers": [route_json(route) for route in view.routes],
+        # the canary and SGLang's own warnings (state.canary): the current process's only
+        "canary": canary_json(server.canary, view.pid, now),
+        "sglang_signals": signals_json(server.signals, view.pid, view.started),
     }
 
 

@@ -22,6 +22,7 @@ from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.server_load import RequestLoad
+from sglconsole.state.canary import CanaryLog, SignalCounts
 from sglconsole.state.statuses import SEVERITY, Status, worst  # noqa: F401 - its readers import them here
 
 if TYPE_CHECKING:
@@ -183,6 +184,10 @@ class ServerState:
     view: ServerView = field(default_factory=ServerView)
     """What every view shows (status, reason, tok/s, load), published by
     FleetState.publish."""
+    canary: CanaryLog = field(default_factory=CanaryLog)
+    """The canary's runs (remote.feeds.canary), each with the pid it asked."""
+    signals: SignalCounts = field(default_factory=SignalCounts)
+    """SGLang's own warning lines of the lifetime writing the log (state.canary)."""
 
     @property
     def key(self) -> str:

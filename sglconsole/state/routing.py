@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from sglconsole.state.canary import CanaryLog
 from sglconsole.state.model import HostState, ServerState
 
 
@@ -40,6 +41,8 @@ class RouterState:
     """When the worker list in `workers` was asked for (not when it came)."""
     since: float | None = None
     """When `reachable` last changed."""
+    canary: CanaryLog = field(default_factory=CanaryLog)
+    """The canary asked through the router (remote.router.feed), its runs without a pid."""
 
     def worker(self, url: str) -> RouterWorker | None:
         return next((worker for worker in self.workers if same_url(worker.url, url)), None)

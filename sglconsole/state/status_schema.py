@@ -75,6 +75,72 @@ class StatusRoute(_Model):
     """Unix time it entered this state, as far as this console watched."""
 
 
+# ---- the canary (issue 27; state.canary) -------------------------------------------------------
+
+
+class StatusCanaryAnswer(_Model):
+    prompt: str
+    """The prompt's short name (arith, capital, weekday)."""
+    expected: str
+    """A word the answer must contain."""
+    answer: str | None = None
+    """What the server said (null: nothing came)."""
+    verdict: str
+    """OK, WRONG, DEGENERATE, TIMEOUT or ERROR (an HTTP error)."""
+    reason: str = ""
+    digest: str | None = None
+    """sha256 of the answer, first 12 hex digits."""
+    ttft_s: float | None = None
+    tok_s: float | None = None
+
+
+class StatusCanarySkip(_Model):
+    at: float
+    reason: str
+    """Why a due run did not ask (an action on it, saturated past --max-running-requests)."""
+
+
+class StatusCanary(_Model):
+    """The canary's last run on the current process (null verdict: none yet)."""
+
+    verdict: str | None = None
+    """The worst answer's verdict."""
+    ok: bool | None = None
+    """Right answers, none looping, none changed since the profile's first."""
+    finding: str | None = None
+    """The problem in one line (a TIMEOUT while /health says 200 says so)."""
+    at: float | None = None
+    age_s: float | None = None
+    via: str | None = None
+    """'forward' (the SSH port forward)."""
+    ttft_s: float | None = None
+    tok_s: float | None = None
+    history: str = ""
+    """This process's runs, oldest first: ✓ passed, ✗ failed."""
+    failing_streak: int = 0
+    skipped: StatusCanarySkip | None = None
+    answers: list[StatusCanaryAnswer] = []
+
+
+class StatusSignal(_Model):
+    count: int
+    """Lines of this process lifetime."""
+    last_at: float | None = None
+
+
+class StatusSignals(_Model):
+    """SGLang's own warning lines in the server's log, this process lifetime."""
+
+    kv_canary: StatusSignal
+    """`[canary] ... violations=N` lines with N > 0 (--kv-canary log)."""
+    nan_logits: StatusSignal
+    """`Detected errors during sampling! NaN in the logits.`"""
+    health_check_failed: StatusSignal
+    """`Health check failed ...`"""
+    kv_canary_violations: int | None = None
+    """The KV canary's newest violations=N (null: no such line)."""
+
+
 class StatusRouterWorker(_Model):
     url: str
     id: str | None = None
@@ -93,6 +159,8 @@ class StatusRouter(_Model):
     """Unix time its worker list was asked for."""
     workers: list[StatusRouterWorker] = []
     """Its GET /workers (the last answer, when unreachable now)."""
+    canary: StatusCanary | None = None
+    """The canary asked through the router, as its clients ask (schema 1.5)."""
 
 
 class StatusServer(_Model):
@@ -130,6 +198,10 @@ class StatusServer(_Model):
     null: current."""
     routers: list[StatusRoute] = []
     """One entry per router in front of it (hosts.yaml `routers:`)."""
+    canary: StatusCanary | None = None
+    """The canary (schema 1.5; null: not asked yet, or a one-shot status)."""
+    sglang_signals: StatusSignals | None = None
+    """SGLang's own warnings, counted (schema 1.5)."""
 
 
 class StatusHost(_Model):

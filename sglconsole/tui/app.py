@@ -202,14 +202,18 @@ class ConsoleApp(App[int]):
                 alert.time,
                 alert.target,
                 alert.old.value,
-                alert.routing if alert.router else alert.new_word,  # its router: what changed
+                alert.what,  # its router, its canary or its status: what changed
                 alert.reason,
             )
         )
         looking_at = self.main.selected[0] if self.main.selected else None
         if alert.host != looking_at or not alert.problem:
             word = "problem" if alert.problem else "recovered"
-            change = alert.routing if alert.router else f"{alert.old.value} → {alert.new_word}"
+            change = (
+                alert.what
+                if alert.router or alert.canary
+                else f"{alert.old.value} → {alert.new_word}"
+            )
             self.notify(
                 f"{clean(alert.target)}: {change}\n{clean(alert.reason)}",
                 title=word,

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench import (
+    canary_cost,
     checks,
     exporter_cost,
     idle_cost,
@@ -47,6 +48,7 @@ SCRIPTS = {
     "parser_bench.py": ("--json",),
     "prom_scale.py": (),
     "exporter_cost.py": (),
+    "canary_cost.py": (),
     "idle_cost.py": (),
     "router_restore.py": (),
     "router_view.py": (),
@@ -169,6 +171,11 @@ def test_exporter_cost_measures_every_promise(benches):
     kept(benches.result("exporter_cost.py"), exporter_cost.PROMISES)
 
 
+@bench("canary_cost.py")
+def test_canary_cost_measures_every_promise(benches):
+    kept(benches.result("canary_cost.py"), canary_cost.PROMISES)
+
+
 @bench("idle_cost.py")
 def test_idle_cost_measures_every_promise(benches):
     kept(benches.result("idle_cost.py"), idle_cost.PROMISES)
@@ -195,7 +202,7 @@ def test_every_bench_script_is_smoked():
     helpers |= {"results_file", "sglang_regex", "sglang_target", "worker", "readme_figures"}
     benches = {path.stem for path in (REPO / "bench").glob("*.py")} - helpers
     tested = {"run", "parser_bench", "prom_scale", "exporter_cost", "idle_cost"}
-    tested |= {"router_restore", "router_view"}
+    tested |= {"router_restore", "router_view", "canary_cost"}
     assert benches == tested
     for name in benches:  # each declares what it promises and runs at its smallest size
         module = importlib.import_module(f"bench.{name}")

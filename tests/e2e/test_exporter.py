@@ -45,6 +45,8 @@ LABELS = {
     "verdict",
     "name",
     "version",
+    "signal",
+    "router",
 }
 NO_PROMETHEUS = (
     "Debian's prometheus package is not installed (./dev test and .ci/run install it where apt "
@@ -338,11 +340,12 @@ def test_example_rules_pass_promtool():
         [promtool, "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 5 rules found" in result.stdout
+    assert "SUCCESS: 11 rules found" in result.stdout
     names = re.findall(r"- alert: (\w+)", RULES.read_text())
-    assert sorted(names) == sorted(
-        f"Sglconsole{s}" for s in ("Slow", "Looping", "Down", "Drift", "Unreachable")
-    )
+    statuses = ("Slow", "Looping", "Down", "Drift", "Unreachable")
+    canary = ("CanarySilent", "CanaryFailing", "CanaryChanged", "KvCanaryViolations", "NanLogits")
+    canary += ("RouterCanaryFailing",)
+    assert sorted(names) == sorted(f"Sglconsole{s}" for s in statuses + canary)
 
 
 def free_port() -> int:

@@ -19,6 +19,7 @@ import asyncssh
 from sglconsole.config import Host
 from sglconsole.errors import RemoteError
 from sglconsole.remote.feeds.backoff import MAX_BACKOFF_S, Backoff
+from sglconsole.remote.feeds.canary import CanaryFeed
 from sglconsole.remote.feeds.drift import DriftFeed
 from sglconsole.remote.feeds.gpu import GpuFeed
 from sglconsole.remote.feeds.host_link import HostLink
@@ -43,6 +44,7 @@ class HostMonitor:
         watch_interval: float = 2.0,
         log_poll: float = 0.1,
         parser_cache: ParserCache | None = None,
+        canaries: bool = True,
     ):
         self.name = name
         self.ssh = ssh
@@ -59,6 +61,7 @@ class HostMonitor:
             on_activity=self.http.activity,
         )
         self.journal = JournalFeed(self.link, on_activity=self.http.activity)
+        self.canary = CanaryFeed(self.link, enabled=canaries)
 
     async def run(self) -> None:
         backoff = Backoff(cap=MAX_BACKOFF_S)
@@ -94,7 +97,7 @@ class HostMonitor:
 
     async def _connected(self) -> None:
         """Every feed at once; the first to fail (the connection is gone) stops them all."""
-        feeds = [self.gpus.run(), self.watcher.run(), self.http.run()]
+        feeds = [self.gpus.run(), self.watcher.run(), self.http.run(), self.canary.run()]
         feeds += [self.journal.run(server) for server in self.journal.servers()]
         tasks = [asyncio.create_task(coroutine) for coroutine in feeds]
         try:

@@ -5,6 +5,11 @@ actions use (remote.router) and writing the answer into the fleet's `RouterState
 of the hosts it fronts are published again, since whether a server serves anybody is derived
 from that list (state.routing). A router that does not answer is marked unreachable with the
 reason; the other routers and the hosts keep updating.
+
+Every `canary.interval` of the router (300 s unset) the canary's prompts are asked through it too,
+as its clients ask (remote.canary_ask): the router picks the worker, so a run belongs to the
+router, not to one server; an answer that differs from the first one seen on the profile of its
+servers (when they share one) is a finding, as for a server.
 """
 
 from __future__ import annotations
@@ -13,10 +18,14 @@ import asyncio
 import logging
 import time
 
-from sglconsole.config import Config, Router
+from sglconsole.config import Canary, Config, Router
+from sglconsole.config.routers import split_target
+from sglconsole.core.canary import worst
 from sglconsole.errors import ConsoleError
+from sglconsole.remote.canary_ask import ask_all
 from sglconsole.remote.router.workers import RouterClient, RouterError, router_endpoint
 from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.state.canary import CanaryRun
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.routing import RouterWorker
 
@@ -28,15 +37,93 @@ TIMEOUT_S = 5.0
 
 class RouterFeed:
     def __init__(
-        self, config: Config, ssh: SshFleet, fleet: FleetState, *, interval: float = INTERVAL_S
+        self,
+        config: Config,
+        ssh: SshFleet,
+        fleet: FleetState,
+        *,
+        interval: float = INTERVAL_S,
+        canaries: bool = True,
     ):
         self.routers = dict(config.routers)
+        self.config = config
         self.ssh = ssh
         self.fleet = fleet
         self.interval = interval
+        self.canaries = canaries
 
     def tasks(self) -> list[asyncio.Task]:
-        return [asyncio.create_task(self.run(name), name=f"router:{name}") for name in self.routers]
+        tasks = [
+            asyncio.create_task(self.run(name), name=f"router:{name}") for name in self.routers
+        ]
+        if self.canaries:
+            tasks += [
+                asyncio.create_task(self.canary(name), name=f"router-canary:{name}")
+                for name, router in self.routers.items()
+                if (router.canary or Canary()).interval > 0
+            ]
+        return tasks
+
+    async def canary(self, name: str) -> None:
+        """The canary through router NAME, every interval while it answers its worker list."""
+        router = self.routers[name]
+        settings = router.canary or Canary()
+        while True:
+            if self.fleet.routers[name].reachable:
+                try:
+                    await self.ask(name, router, settings)
+                except Exception:  # noqa: BLE001 - a bug must not stop the router's canary
+                    log.exception("router %s: canary failed", name)
+            await asyncio.sleep(settings.interval)
+
+    async def ask(self, name: str, router: Router, settings: Canary) -> None:
+        state = self.fleet.routers[name]
+        began = time.time()
+        try:
+            endpoint = await asyncio.wait_for(router_endpoint(self.ssh, router), TIMEOUT_S)
+        except (ConsoleError, TimeoutError, OSError) as exc:
+            state.canary.skipped = (began, f"not reached: {exc}")
+            return
+        answers = await ask_all(endpoint, settings.timeout)
+        profiles = self._profiles(router)
+        profile = next(iter(profiles)) if len(profiles) == 1 else None
+        changed = tuple(
+            note
+            for answer in answers
+            if (note := self.fleet.answers.compare(profile, answer, f"router {name}"))
+        )
+        verdict = worst([answer.verdict for answer in answers])
+        reasons = [f"{one.prompt}: {one.reason}" for one in answers if one.verdict != "OK"]
+        healthy = any(worker.healthy for worker in state.workers)
+        state.canary.record(
+            CanaryRun(
+                time=began,
+                pid=None,
+                verdict=verdict,
+                reason="; ".join(reasons),
+                answers=tuple(answers),
+                via=f"router {name}",
+                health_ok=healthy,
+                changed=changed,
+            )
+        )
+        for host in sorted(self.fleet.routed_hosts(name)):
+            if host in self.fleet.hosts:
+                self.fleet.publish(host)
+
+    def _profiles(self, router: Router) -> set[str]:
+        """The profiles of the servers the router fronts, as hosts.yaml says."""
+        found = set()
+        for target in router.servers:
+            parsed = split_target(target)
+            server = (
+                self.config.find_server(*parsed)
+                if parsed and parsed[0] in self.config.hosts
+                else None
+            )
+            if server is not None:
+                found.add(server.profile)
+        return found
 
     async def run(self, name: str) -> None:
         while True:

@@ -123,10 +123,24 @@ class WordStream:
         return out, self._ends and len(out) < count
 
 
-def answer_stream(prompt: str, rng: random.Random) -> WordStream:
+KNOWN_ANSWERS = (
+    ("2+2", ["4"]),
+    ("capitalofFrance", [" Paris"]),
+    ("Monday,Tuesday,Wednesday,", [" Thursday"]),
+)
+"""Prompts the simulated model answers like a real one does at temperature 0, then stops (the
+console's canary asks these)."""
+
+
+def known_answer(prompt: str) -> list[str] | None:
     compact = prompt.replace(" ", "")
-    if "2+2" in compact:
-        return WordStream(["4"], ends=True)
+    return next((list(tokens) for key, tokens in KNOWN_ANSWERS if key in compact), None)
+
+
+def answer_stream(prompt: str, rng: random.Random) -> WordStream:
+    known = known_answer(prompt)
+    if known is not None:
+        return WordStream(known, ends=True)
     if any(word in prompt.lower() for word in ("code", "python", "function", "program")):
         blocks = (code_block(rng) for _ in itertools.count())
         return WordStream((tok for block in blocks for tok in tokenize(block)), ends=False)

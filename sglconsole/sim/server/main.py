@@ -32,6 +32,7 @@ from sglconsole.sim.server.failures import (
 from sglconsole.sim.server.history import write_history
 from sglconsole.sim.server.http import HttpServer
 from sglconsole.sim.server.launch_args import LaunchRefused, parser_argv
+from sglconsole.sim.server.misbehave import Misbehaviour
 from sglconsole.sim.server.routes import Routes
 from sglconsole.sim.server.stall import SchedulerStall, needs_flashinfer_sampling
 
@@ -41,8 +42,7 @@ READY_LINE = "The server is fired up and ready to roll!"
 def main(
     argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server"
 ) -> int:
-    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve`
-    CLI)."""
+    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (`sglang serve`)."""
     warning = versiontable.load(version).get("launch_server_warning")
     if entry == "launch_server" and warning:  # it warns on import, before parsing
         where = sys.argv[0] if sys.argv else "launch_server.py"
@@ -99,6 +99,7 @@ class SimServer:
         self.children = ServerChildren(root, self.settings, version)
         self.engine: Engine | None = None
         self.stall = SchedulerStall(root, self.port)
+        self.misbehaviour = Misbehaviour(root, self.port)  # healthy but wrong (misbehave.py)
         self.startup_timings: dict | None = None  # /server_info's startup_time (0.5.17+)
         self.resolved: dict = {}
         self._stop = asyncio.Event()
@@ -245,6 +246,7 @@ class SimServer:
         self.engine = self._engine(model, max_total)
         asyncio.create_task(self.engine.run())
         asyncio.create_task(self.stall.poll())
+        asyncio.create_task(self.misbehaviour.kv_canary())
         await self._serve_http()
         await asyncio.sleep(startup * 0.1)
         await self._warmup()
@@ -304,8 +306,6 @@ class SimServer:
             write_plan(self.root, os.getpid(), {"util": util})
             self.children.reap()
             await asyncio.sleep(1.0)
-
-    # -------------------------------------------------------------- serving
 
     def _resolve(self, model: dict, max_total: int) -> dict:
         args = dict(self.args)

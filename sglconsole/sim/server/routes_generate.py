@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
+from sglconsole.sim.server import corpus
 from sglconsole.sim.server.http import Request, Response, json_response, text_response
 from sglconsole.sim.server.stall import needs_flashinfer_sampling
 
@@ -24,6 +25,22 @@ class Generation:
     def __init__(self, server: SimServer):
         self.server = server
 
+    async def _start(self, prompt: str, max_new: int, params: dict):
+        """The request into the scheduler, as the host's misbehaviours (misbehave.py) have it: a
+        hung one never gets there (None is returned only once the client has gone)."""
+        misbehaviour = self.server.misbehaviour
+        hang, degrade = misbehaviour.admit()
+        if hang:
+            await misbehaviour.hang()
+        job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))
+        # before the scheduler's next tick (no await since): what it will generate
+        known = corpus.known_answer(prompt)
+        if degrade:
+            job.words = corpus.degenerate_stream(prompt)
+        elif known is not None:
+            job.words = corpus.WordStream(misbehaviour.vary(known), ends=True)
+        return job
+
     async def generate(self, request: Request) -> Response:
         if (busy := not_ready(self.server)) is not None:
             return busy
@@ -35,7 +52,7 @@ class Generation:
             prompt = " ".join(str(token_id) for token_id in body.get("input_ids") or [0])
         params = body.get("sampling_params") or {}
         max_new = int(params.get("max_new_tokens", 128))
-        job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))
+        job = await self._start(prompt, max_new, params)
         if body.get("stream"):
             return Response(
                 200, stream=self._generate_stream(job), content_type="text/event-stream"
@@ -109,7 +126,7 @@ class Generation:
         params = {
             key: body[key] for key in ("temperature", "top_p", "top_k", "min_p") if key in body
         }
-        job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))
+        job = await self._start(prompt, max_new, params)
         model = body.get("model") or self.server.resolved.get("served_model_name")
         cid = f"chatcmpl-{uuid.uuid4().hex}"
         if body.get("stream"):

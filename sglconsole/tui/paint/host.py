@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole.core.text import clean, fmt_duration, fmt_num
+from sglconsole.state import canary
 from sglconsole.state.fleet import HostState, ServerState
 from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
 from sglconsole.tui.paint.gpus import WIDE, gpu_table
@@ -66,9 +67,12 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
         return Text("no servers configured or found", style=palette.muted)
     wide = width >= WIDE
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    # the canary's column once a canary has run on one of them (state.canary)
+    asked = any(server.canary.runs or server.canary.skipped for server in host.servers.values())
     names = (
         ["port", "status", "tok/s", "run/q"]
         + (["accept", "pid", "uptime", "profile"] if wide else [])
+        + (["canary"] if asked else [])
         + ["why"]
     )
     for name in names:
@@ -79,8 +83,20 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
             no_wrap=name != "why",
         )
     for server in sorted(host.servers.values(), key=lambda server: server.port):
-        table.add_row(*server_row(server, palette, now, wide))
+        row = server_row(server, palette, now, wide)
+        if asked:
+            row.insert(-1, canary_cell(server, palette, wide))
+        table.add_row(*row)
     return table
+
+
+def canary_cell(server: ServerState, palette: Palette, wide: bool) -> Text:
+    """Its verdict and newest runs (✓ ✗); narrow: the runs alone."""
+    text, passed = canary.cell(server.canary, server.view.pid)
+    if not wide and " " in text:
+        text = text.split(" ", 1)[1][-4:]
+    style = {True: palette.good, False: palette.bad}.get(passed, palette.muted)
+    return Text(text, style=style)
 
 
 def server_row(server: ServerState, palette: Palette, now: float, wide: bool) -> list:

@@ -71,6 +71,7 @@ def router_label(router: RouterState, fleet: FleetState, palette: Palette, width
 
 def router_view(router: RouterState, fleet: FleetState, palette: Palette, now: float) -> Group:
     parts: list[RenderableType] = [_title(router, palette, now)]
+    parts += router_canary(router, palette, now)
     parts.append(Text("\nWorkers", style="bold underline"))
     parts.append(_workers(router, fleet, palette))
     unknown = [worker for worker in router.workers if router.server_of(worker.url) is None]
@@ -80,6 +81,20 @@ def router_view(router: RouterState, fleet: FleetState, palette: Palette, now: f
             health = "healthy" if worker.healthy else "unhealthy"
             parts.append(Text(f"{clean(worker.url)}  {health}  load {worker.load}"))
     return Group(*parts)
+
+
+def router_canary(router: RouterState, palette: Palette, now: float) -> list[Text]:
+    """The canary asked through the router (state.canary): nothing before its first run."""
+    run = router.canary.runs[-1] if router.canary.runs else None
+    if run is None:
+        return []
+    style = palette.good if run.ok else palette.bad
+    text = Text.assemble(("canary through it ", "bold"), (run.verdict, style))
+    text.append(f" {router.canary.marks(None)[-24:]}", style=style)
+    text.append(f" ({fmt_duration(now - run.time)} ago)", style=palette.muted)
+    if run.finding:
+        text.append(f" {clean(run.finding)}", style=palette.bad)
+    return [text]
 
 
 def _title(router: RouterState, palette: Palette, now: float) -> Text:

@@ -8,6 +8,7 @@ from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import ServerState, Status
 from sglconsole.state.status import baseline_for
+from sglconsole.tui.paint.canary import canary_lines
 from sglconsole.tui.paint.labels import target, tok_s, uptime, why
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.router import route_lines
@@ -25,6 +26,7 @@ def header(server: ServerState, palette: Palette, now: float) -> Text:
         lines.append(Text(f"now: {clean(server.action)}", style=palette.accent))
     if server.probe is not None:
         lines.append(probe_line(server.probe, palette, now))
+    lines += canary_lines(server, palette, now)
     return Text("\n").join(lines)
 
 

@@ -1,0 +1,90 @@
+"""Alerts on the canary's findings: wrong, looping, silent or changed answers (state.canary).
+
+Not a status of the server (a server can be UP and answer wrong), so they are watched apart from
+the status tracker, like a server's place in its router (alerts.routes). Hysteresis in runs, not
+seconds: a finding is news once FAIL_RUNS runs of one process in a row failed (one slow answer
+under a burst is no outage), and its end once RECOVER_RUNS runs in a row passed; a finding
+alerted is told once, however long it lasts.
+
+SGLang's own warnings (state.canary's signals: KV canary violations, NaN in the logits) are news
+the first time a process lifetime logs them (`canary` = KV_CANARY or NAN_LOGITS), and over when
+another lifetime runs without them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sglconsole.state.fleet import FleetState
+
+FAIL_RUNS = 2
+RECOVER_RUNS = 2
+WARNINGS = {"kv_canary": "KV_CANARY", "nan_logits": "NAN_LOGITS"}
+"""SGLang's warning lines that are news, by the word their alert carries."""
+
+
+@dataclass
+class CanaryWatch:
+    fail_runs: int = FAIL_RUNS
+    recover_runs: int = RECOVER_RUNS
+    told: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(host, port) -> the verdict alerted and not yet over."""
+    warned: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    """(host, port, signal) -> the pid whose warning lines were alerted."""
+
+
+def passing_streak(runs, pid: int | None) -> int:
+    count = 0
+    for run in reversed(runs):
+        if run.pid != pid or not run.ok:
+            break
+        count += 1
+    return count
+
+
+def canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
+    """Alerts (built by `make_alert(host, server, verdict, reason, signal=None)`) for findings
+    that held `fail_runs` runs, and for the end of each one alerted; then SGLang's warnings."""
+    found = []
+    for host in fleet.hosts.values():
+        for server in host.servers.values():
+            key = (host.name, server.port)
+            pid = server.view.pid
+            run = server.canary.current(pid)
+            told = watch.told.get(key)
+            if run is None:
+                continue
+            failing = server.canary.failing_streak(pid) >= watch.fail_runs
+            word = run.verdict if run.verdict != "OK" else "CHANGED"
+            if failing and not run.ok and told is None:
+                watch.told[key] = word
+                found.append(make_alert(host, server, word, run.finding or word))
+            elif told is not None and passing_streak(server.canary.runs, pid) >= watch.recover_runs:
+                del watch.told[key]
+                found.append(make_alert(host, server, "OK", "the canary's answers are right again"))
+    return found + warning_news(fleet, watch, make_alert)
+
+
+def warning_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
+    found = []
+    for host in fleet.hosts.values():
+        for server in host.servers.values():
+            pid = server.view.pid
+            signals = server.signals.of(pid, server.view.started)
+            for kind, word in WARNINGS.items():
+                key = (host.name, server.port, kind)
+                count = signals.counts.get(kind, 0)
+                if count and pid is not None and watch.warned.get(key) != pid:
+                    watch.warned[key] = pid
+                    said = (
+                        f"SGLang's KV canary found {signals.violations} violations"
+                        if kind == "kv_canary"
+                        else f"SGLang logged NaN in the logits {count} times"
+                    )
+                    found.append(make_alert(host, server, word, f"{said} (pid {pid})", kind))
+                elif not count and key in watch.warned and watch.warned[key] != pid and pid:
+                    del watch.warned[key]
+                    found.append(
+                        make_alert(host, server, "OK", f"pid {pid} logs no {kind} line", kind)
+                    )
+    return found
