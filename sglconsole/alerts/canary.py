@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sglconsole.state.canary import FAIL_RUNS
 from sglconsole.state.fleet import FleetState
 
-FAIL_RUNS = 2
 RECOVER_RUNS = 2
 WARNINGS = {"kv_canary": "KV_CANARY", "nan_logits": "NAN_LOGITS"}
 """SGLang's warning lines that are news, by the word their alert carries."""

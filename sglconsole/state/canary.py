@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from sglconsole.core.canary import CanaryAnswer
 
 RUNS_KEPT = 48  # a server's last runs: 4 hours at the default 5 min (the sparkline shows the end)
+FAIL_RUNS = 2
+"""Runs of one process failed in a row before it is a finding (one slow answer under a burst is no
+outage): the server's status says it (state.status) and its alert fires (alerts.canary)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,3 +219,20 @@ def cell(log: CanaryLog, pid: int | None) -> tuple[str, bool | None]:
         return ("skipped" if log.skipped else "-"), None
     word = run.verdict if run.verdict != "OK" or run.ok else "CHANGED"
     return f"{word} {log.marks(pid)[-MARKS_SHOWN:]}", run.ok
+
+
+def failed_canary(log: CanaryLog, pid: int | None) -> tuple[str, str] | None:
+    """(status name, reason) when process PID's last FAIL_RUNS canary runs failed the way a status
+    tells: answers that loop or are wrong (DEGENERATE), no answer while /health says 200
+    (STALLED: it looks healthy and serves nobody). A changed greedy answer or an HTTP error is an
+    alert, not a status."""
+    run = log.current(pid)
+    if run is None or log.failing_streak(pid) < FAIL_RUNS:
+        return None
+    runs = f"its last {log.failing_streak(pid)} canary runs failed"
+    if run.verdict in ("DEGENERATE", "WRONG"):
+        word = "loop" if run.verdict == "DEGENERATE" else "are wrong"
+        return "DEGENERATE", f"the canary's answers {word} ({runs}: {run.reason})"
+    if run.verdict == "TIMEOUT" and run.health_ok:
+        return "STALLED", f"{run.finding} ({runs})"
+    return None

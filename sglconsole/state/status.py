@@ -14,6 +14,7 @@ from sglconsole.core.drift import Report
 from sglconsole.core.log_owner import belongs
 from sglconsole.core.processes import flag
 from sglconsole.core.text import fmt_duration
+from sglconsole.state.canary import failed_canary
 from sglconsole.state.liveness import stall_reason
 from sglconsole.state.model import (
     LOOP_SAMPLES,
@@ -58,6 +59,9 @@ def derive_status(server: ServerState, host: HostState, now: float) -> tuple[Sta
     failed = failed_probe(server, now)
     if failed:
         return failed
+    canary = failed_canary(server.canary, server.process.main.pid)
+    if canary:  # healthy but wrong: /health says 200 and the answers are garbage or never come
+        return Status(canary[0]), canary[1]
     if looping(server):
         version = f" on sglang {server.version}" if server.version else ""
         return (

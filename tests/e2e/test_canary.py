@@ -101,6 +101,9 @@ def test_answers_that_decay_into_loops_are_degenerate(fleet_factory, watch_of):
     looped = canary["answers"][0]
     assert looped["expected"] == "4" and "2 + 2 = 2" in looped["answer"], looped
     assert server["health"] == "ok", server  # /health never noticed
+    # two failed runs in a row: the server's status says it, not UP (healthy but wrong)
+    server = watch.until(lambda s: s["status"] == "DEGENERATE", 30, "the status turns")
+    assert "canary's answers loop" in server["reason"], server
 
 
 @pytest.mark.usefixtures("state_dir")
@@ -113,6 +116,8 @@ def test_a_server_that_stops_answering_while_health_says_200(fleet_factory, watc
     assert "no answer while /health says 200" in canary["finding"], canary
     assert canary["history"].startswith("✓"), canary  # its first 3 requests were answered
     assert server["health"] == "ok", server
+    server = watch.until(lambda s: s["status"] == "STALLED", 30, "the status turns")
+    assert "no answer while /health says 200" in server["reason"], server
 
 
 @pytest.mark.usefixtures("state_dir")

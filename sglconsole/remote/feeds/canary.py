@@ -20,11 +20,13 @@ from sglconsole.core import canary
 from sglconsole.remote.agents import source
 from sglconsole.remote.canary_ask import CONNECT_S, ask_all
 from sglconsole.remote.feeds.host_link import HostLink
+from sglconsole.remote.load_reader import load_of
 from sglconsole.state.canary import CanaryRun
 from sglconsole.state.fleet import ServerState
-from sglconsole.state.model import reading_is_current
 
-TICK_S = 1.0  # how often the feed looks for a server whose run is due
+LOOK_S = 5.0
+"""At most this long between looks for a due run (a new server's first run waits no longer); a
+run due sooner is waited for exactly: an idle console does not wake every second per host."""
 
 
 def settings_of(server: ServerState) -> Canary:
@@ -61,10 +63,24 @@ class CanaryFeed:
                 if self.enabled:
                     for server in list(self.link.state.servers.values()):
                         self._consider(server, time.time())
-                await asyncio.sleep(TICK_S)
+                await asyncio.sleep(self._until_due(time.time()))
         finally:
             for task in self._runs.values():
                 task.cancel()
+
+    def asking(self, port: int) -> bool:
+        """Whether a run is asking the server on PORT now (its batch lines are ours)."""
+        task = self._runs.get(port)
+        return task is not None and not task.done()
+
+    def _until_due(self, now: float) -> float:
+        """Seconds until the soonest run is due, between 0.2 and LOOK_S."""
+        waits = [LOOK_S]
+        for server in self.link.state.servers.values():
+            asked, interval = self._asked.get(server.port), settings_of(server).interval
+            if asked is not None and interval > 0:
+                waits.append(asked[1] + interval - now)
+        return max(0.2, min(waits))
 
     def _consider(self, server: ServerState, now: float) -> None:
         settings = settings_of(server)
@@ -118,13 +134,10 @@ class CanaryFeed:
             f"{one.prompt}: {one.reason}" for one in answers if one.verdict != "OK" and one.reason
         ]
         reason = "; ".join(reasons)
-        load = server.load
-        if (
-            verdict == "TIMEOUT"
-            and load
-            and reading_is_current(server, server.load_at, 15, time.time())
-        ):
-            reason += f"; the server says {load.running} running, {load.waiting} queued"
+        if verdict == "TIMEOUT":  # what the server says now, not a reading taken mid-run
+            load = (await load_of(endpoint, settings.timeout)).load
+            if load is not None:
+                reason += f"; the server says {load.running} running, {load.waiting} queued"
         server.canary.record(
             CanaryRun(
                 time=began,

@@ -58,10 +58,16 @@ class HostMonitor:
             watch_interval=watch_interval,
             log_poll=log_poll,
             on_new_process=self.http.new_process,
-            on_activity=self.http.activity,
+            on_activity=self._work_arrived,
         )
-        self.journal = JournalFeed(self.link, on_activity=self.http.activity)
+        self.journal = JournalFeed(self.link, on_activity=self._work_arrived)
         self.canary = CanaryFeed(self.link, enabled=canaries)
+
+    def _work_arrived(self, port: int) -> None:
+        """A batch line in a server's log: the HTTP feed asks a quiet server at once, unless the
+        batch is our own canary's."""
+        if not self.canary.asking(port):
+            self.http.activity(port)
 
     async def run(self) -> None:
         backoff = Backoff(cap=MAX_BACKOFF_S)
