@@ -17,7 +17,7 @@ from multiprocessing import resource_tracker
 
 from sglconsole.sim import flagtable, gpustate, settings, versiontable
 from sglconsole.sim.gpu_models import get_model
-from sglconsole.sim.server import graphs, logfmt, perf
+from sglconsole.sim.server import args_checks, graphs, logfmt, perf
 from sglconsole.sim.server.args_resolve import post_init
 from sglconsole.sim.server.children import ServerChildren, write_plan
 from sglconsole.sim.server.engine import Engine
@@ -41,8 +41,7 @@ READY_LINE = "The server is fired up and ready to roll!"
 def main(
     argv: list[str] | None = None, *, version: str, root: str, entry: str = "launch_server"
 ) -> int:
-    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (the `sglang serve`
-    CLI)."""
+    """`entry`: "launch_server" (python -m sglang.launch_server) or "serve" (`sglang serve`)."""
     warning = versiontable.load(version).get("launch_server_warning")
     if entry == "launch_server" and warning:  # it warns on import, before parsing
         where = sys.argv[0] if sys.argv else "launch_server.py"
@@ -166,6 +165,7 @@ class SimServer:
         args = self.args
         startup = max(0.0, float(self.settings.get("startup_s") or 0))
         model = settings.model_info(str(args.get("model_path") or ""))
+        args_checks.refuse(self.version, args, model)  # ServerArgs.__post_init__ raises first
         plain(f"server_args={_server_args_repr(args)}")
         if model is None:
             raise StartupFailed(missing_model(str(args.get("model_path"))))
