@@ -1,0 +1,142 @@
+"""`sglconsole upgrade HOST:PORT --to VERSION` over real SSH on simulated hosts: the seed story's
+0.5.9 host translated to 0.5.11 with what 0.5.11's ServerArgs requires added (read from its
+generated checks), the model card's minimum SGLang named, a 0.5.12 profile's CUDA-graph flags
+rewritten for 0.5.23; --dry-run changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from sglconsole import config
+from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.sim.fleet.scenarios import NEXT_059, QWEN8B, demo_profiles
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
+from tests.cli import cli
+
+CARD = "# Qwen3-Next-80B-A3B\n\nServe it with SGLang (`pip install 'sglang>=0.5.10'`).\n"
+GRAPHS_0512 = [*QWEN8B, "--cuda-graph-max-bs", "16", "--cuda-graph-bs", "1", "2", "4", "8", "16"]
+
+
+def old059() -> HostSpec:
+    """The seed story's host: SGLang 0.5.9, whose NEXTN server loops (degenerate output)."""
+    return HostSpec(
+        name="old059",
+        gpu_model="H200",
+        gpu_count=1,
+        sglang_version="0.5.9",
+        models=("Qwen3-Next-80B-A3B",),
+        sglang={"startup_s": 1.0, "degenerate": True, "load": {"concurrency": 1}},
+        servers=[
+            ServerSpec(
+                30000,
+                "qwen-next-mtp",
+                [0],
+                running=NEXT_059,
+                running_env={"SGLANG_ENABLE_SPEC_V2": "1"},
+            )
+        ],
+        files={"models/Qwen3-Next-80B-A3B/README.md": CARD},
+    )
+
+
+def h0512() -> HostSpec:
+    return HostSpec(
+        name="h0512",
+        gpu_model="H200",
+        gpu_count=1,
+        sglang_version="0.5.12",
+        models=("Qwen3-8B",),
+        sglang={"startup_s": 1.0},
+        servers=[ServerSpec(30000, "graphs-0512", [0], running=GRAPHS_0512)],
+    )
+
+
+def profiles() -> dict:
+    return {
+        **demo_profiles(),
+        "graphs-0512": {
+            "description": "Qwen3-8B with its CUDA graphs sized, as proven on 0.5.12",
+            "args": GRAPHS_0512,
+            "baseline": {"gen_throughput": 95.0, "concurrency": 2},
+            "startup_timeout": 120,
+        },
+    }
+
+
+def on_host(path, host: str, argv: list[str]) -> str:
+    async def run() -> str:
+        fleet = SshFleet(config.load(path).hosts)
+        try:
+            return (await fleet[host].run(argv)).stdout
+        finally:
+            await fleet.close()
+
+    return asyncio.run(run())
+
+
+def pids(path) -> str:
+    return on_host(path, "old059", ["pgrep", "-f", "sglang.launch_server"]).strip()
+
+
+def test_seed_story_translation_adds_what_0511_requires_and_changes_nothing(fleet_factory):
+    fleet = fleet_factory([old059()], profiles())
+    path = str(fleet.config_path)
+    before = pids(fleet.config_path)
+    result = cli("upgrade", "-c", path, "old059:30000", "--to", "0.5.11", "--dry-run", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["from_version"] == "0.5.9" and report["to_version"] == "0.5.11"
+    translation = report["translation"]
+    assert translation["ok"]
+    added = [change for change in translation["changes"] if change["kind"] == "added"]
+    assert [change["new"] for change in added] == [["--mamba-scheduler-strategy", "extra_buffer"]]
+    assert "ServerArgs refuses this launch" in added[0]["reason"]
+    assert "Speculative decoding for Qwen3NextForCausalLM" in added[0]["reason"]
+    # the variable was already set: kept, now with the reason 0.5.11 needs it
+    spec_v2 = [c for c in translation["changes"] if c["old"] == ["SGLANG_ENABLE_SPEC_V2=1"]]
+    assert spec_v2 and spec_v2[0]["kind"] == "kept" and "ServerArgs asks" in spec_v2[0]["reason"]
+    new_args = translation["new"]["args"]
+    assert new_args[-2:] == ["--mamba-scheduler-strategy", "extra_buffer"]
+    old_args = translation["old"]["args"]
+    assert new_args[: len(old_args)] == old_args  # every other value byte-exact
+    assert translation["new"]["env"] == {"SGLANG_ENABLE_SPEC_V2": "1"}
+    card = report["model_card"]
+    assert card["min_sglang"] == "0.5.10" and card["host_older"] and not card["target_older"]
+    assert card["architecture"] == "Qwen3NextForCausalLM"
+    venv = report["venv"]
+    assert venv.endswith("-sglang-0.5.11") and report["python"] == venv + "/bin/python"
+    assert report["commands"][0].endswith(f"-m venv {venv}")
+    assert report["commands"][1] == f"{venv}/bin/python -m pip install sglang==0.5.11"
+    assert report["commands"][2].startswith(f"SGLANG_ENABLE_SPEC_V2=1 {venv}/bin/python -m")
+    assert pids(fleet.config_path) == before  # a dry run changes nothing
+    shown = on_host(fleet.config_path, "old059", ["ls", venv.rsplit("/", 1)[0]])
+    assert venv.rsplit("/", 1)[1] not in shown
+
+    text = cli("upgrade", "-c", path, "old059:30000", "--to", "0.5.11", "--dry-run")
+    assert text.returncode == 0, text.stdout + text.stderr
+    lines = text.stdout.splitlines()
+    assert "model card (README.md): sglang>=0.5.10; the host's 0.5.9 is older" in text.stdout
+    first = next(line for line in lines if line.lstrip().startswith(("added", "kept")))
+    assert first.split()[:3] == ["added", "--mamba-scheduler-strategy", "extra_buffer"]
+    assert "dry run: these remote commands would run:" in text.stdout
+
+
+def test_a_0512_profile_gets_its_cuda_graph_flags_rewritten_for_0523(fleet_factory):
+    fleet = fleet_factory([h0512()], profiles())
+    result = cli(
+        "upgrade", "-c", str(fleet.config_path), "h0512:30000", "--to", "0.5.23", "--dry-run",
+        "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    translation = json.loads(result.stdout)["translation"]
+    renamed = {
+        tuple(change["old"]): change
+        for change in translation["changes"]
+        if change["kind"] == "renamed"
+    }
+    assert renamed[("--cuda-graph-max-bs", "16")]["new"] == ["--cuda-graph-max-bs-decode", "16"]
+    graphs = renamed[("--cuda-graph-bs", "1", "2", "4", "8", "16")]
+    assert graphs["new"] == ["--cuda-graph-bs-decode", "1", "2", "4", "8", "16"]
+    assert "removed in SGLang 0.5.20" in graphs["reason"]
+    assert "--cuda-graph-max-bs" not in translation["new"]["args"]
