@@ -130,7 +130,7 @@ async def _run(
         for line in ctx.commands if getattr(args, "verbose", False) else ctx.commands_short:
             stdout().print(safe("  " + line), soft_wrap=True)
     if args.json:
-        print_json(_result_json(result))
+        print_json(result_json(result))
     else:
         stdout().print(safe(result.summary, "bold green" if result.ok else "bold red"))
     return 0 if result.ok else 1
@@ -176,7 +176,7 @@ def _stage_json(stage: Stage) -> dict:
     }
 
 
-def _result_json(result) -> dict:
+def result_json(result) -> dict:
     data = {
         key: (value.to_dict() if hasattr(value, "to_dict") else value)
         for key, value in result.data.items()

@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole import config
+from sglconsole.actions.base import ActionContext, Interrupted, Plan
 from sglconsole.actions.upgrade.install import plan_install
-from sglconsole.commands.actions import target
+from sglconsole.commands.actions import confirm, print_stage, result_json, target
 from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.config.flag_tables import release_of
@@ -23,10 +24,11 @@ from sglconsole.config.upgrade import Translation, translate
 from sglconsole.config.upgrade.options import split
 from sglconsole.core.flag_table import version_key
 from sglconsole.core.text import safe
-from sglconsole.errors import RemoteError
+from sglconsole.errors import ConsoleError, RemoteError
 from sglconsole.remote.model_card import ModelCard, read_model_card
 from sglconsole.remote.parser_cache import installed_version
 from sglconsole.remote.ssh.connection import SshFleet
+from sglconsole.upgrade.run import upgrade
 
 KIND_STYLE = {"kept": "dim", "renamed": "yellow", "removed": "red", "added": "green"}
 
@@ -108,19 +110,50 @@ async def _run(
         "dry_run": bool(args.dry_run),
         "verdict": None,
     }
-    if args.json:
+    final = not translation.ok or args.dry_run
+    if args.json and final:  # else: once, with the verdict
         print_json(report)
-    else:
+    elif not args.json:
         _print(report, translation, card)
-    if not translation.ok:
-        return 1
-    if not args.dry_run:
-        stderr().print(
-            "upgrade: only --dry-run is in this build (install, canary and promote are not):"
-            " nothing was changed"
-        )
+    if final:
+        return 0 if translation.ok else 1
+    plan = Plan(
+        "upgrade",
+        f"{host}:{port}",
+        [*commands[:-1], f"canary on the same GPUs: {commands[-1]}", *AFTER],
+    )
+    if args.json and not args.yes:
+        stderr().print("upgrade --json changes the host: give --yes too (nothing was changed)")
         return 2
-    return 0
+    if not args.json and not confirm(plan, args.yes):
+        stderr().print("cancelled; nothing was changed")
+        return 2
+    return await _execute(cfg, args, host, port, translation, install, report)
+
+
+AFTER = (
+    "then: probe, compare with the baseline; promote (hosts.yaml points at the new profile, the"
+    " old one kept) or roll back to what runs now",
+)
+
+
+async def _execute(cfg, args, host, port, translation, install, report) -> int:
+    fleet = SshFleet(cfg.hosts)
+    ctx = ActionContext(cfg, fleet, progress=print_stage if not args.json else (lambda _: None))
+    try:
+        result = await upgrade(ctx, host, port, translation=translation, install=install)
+    except Interrupted as exc:
+        stderr().print(safe(f"upgrade {host}:{port} interrupted: {exc}", "yellow"))
+        return 130
+    except ConsoleError as exc:
+        result = ctx.result("upgrade", f"{host}:{port}", False, str(exc), verdict="stopped")
+    finally:
+        await fleet.close()
+    if args.json:
+        print_json({**report, **result_json(result)})
+    else:
+        stdout().print(safe(result.summary, "bold green" if result.ok else "bold red"))
+    return 0 if result.ok else 1
 
 
 def _shown(argv: tuple[str, ...], translation: Translation) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from sglconsole import config
 from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.sim.fleet.scenarios import NEXT_059, QWEN8B, demo_profiles
@@ -26,7 +28,7 @@ def old059() -> HostSpec:
         gpu_count=1,
         sglang_version="0.5.9",
         models=("Qwen3-Next-80B-A3B",),
-        sglang={"startup_s": 1.0, "degenerate": True, "load": {"concurrency": 1}},
+        sglang={"startup_s": 1.0, "degenerate": ["0.5.9", "0.5.10"], "load": {"concurrency": 1}},
         servers=[
             ServerSpec(
                 30000,
@@ -40,14 +42,15 @@ def old059() -> HostSpec:
     )
 
 
-def h0512() -> HostSpec:
+def h0512(looping: list[str] | None = None) -> HostSpec:
+    """A 0.5.12 host; LOOPING: the releases whose output loops on it."""
     return HostSpec(
         name="h0512",
         gpu_model="H200",
         gpu_count=1,
         sglang_version="0.5.12",
         models=("Qwen3-8B",),
-        sglang={"startup_s": 1.0},
+        sglang={"startup_s": 1.0, "degenerate": looping or [], "load": {"concurrency": 2}},
         servers=[ServerSpec(30000, "graphs-0512", [0], running=GRAPHS_0512)],
     )
 
@@ -64,6 +67,13 @@ def profiles() -> dict:
     }
 
 
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    return folder
+
+
 def on_host(path, host: str, argv: list[str]) -> str:
     async def run() -> str:
         fleet = SshFleet(config.load(path).hosts)
@@ -75,8 +85,15 @@ def on_host(path, host: str, argv: list[str]) -> str:
     return asyncio.run(run())
 
 
-def pids(path) -> str:
-    return on_host(path, "old059", ["pgrep", "-f", "sglang.launch_server"]).strip()
+def pids(path, host: str = "old059") -> str:
+    return on_host(path, host, ["pgrep", "-f", "sglang.launch_server"]).strip()
+
+
+def running_python(path, host: str) -> str:
+    """The interpreter of the server on port 30000 (argv[0] of its main process)."""
+    ps = on_host(path, host, ["ps", "-eo", "args"])
+    line = next(line for line in ps.splitlines() if "sglang.launch_server" in line)
+    return line.split()[0]
 
 
 def test_seed_story_translation_adds_what_0511_requires_and_changes_nothing(fleet_factory):
@@ -140,3 +157,52 @@ def test_a_0512_profile_gets_its_cuda_graph_flags_rewritten_for_0523(fleet_facto
     assert graphs["new"] == ["--cuda-graph-bs-decode", "1", "2", "4", "8", "16"]
     assert "removed in SGLang 0.5.20" in graphs["reason"]
     assert "--cuda-graph-max-bs" not in translation["new"]["args"]
+
+
+def test_seed_story_end_to_end_promotes_the_translated_profile(fleet_factory, state_dir):
+    fleet = fleet_factory([old059()], profiles())
+    path = fleet.config_path
+    old_python = running_python(path, "old059")
+    result = cli("upgrade", "-c", str(path), "old059:30000", "--to", "0.5.11", "--yes", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["verdict"] == "promoted", report["summary"]
+    stages = {stage["name"]: stage for stage in report["stages"]}
+    assert stages["install"]["state"] == "ok" and "SGLang 0.5.11" in stages["install"]["detail"]
+    assert report["probe"]["verdict"] == "OK"  # 0.5.9 looped; 0.5.11 answers
+    # promoted: the new profile with its provenance and measured baseline, the server pointed at
+    # it, the old profile kept
+    cfg = config.load(path)
+    name = "qwen-next-mtp-sglang-0.5.11"
+    assert cfg.server("old059", 30000).profile == name and "qwen-next-mtp" in cfg.profiles
+    promoted = cfg.profiles[name]
+    assert promoted.args[-2:] == ["--mamba-scheduler-strategy", "extra_buffer"]
+    assert promoted.env == {"SGLANG_ENABLE_SPEC_V2": "1"}
+    assert promoted.python == report["python"] and promoted.requires_sglang is not None
+    assert "translated from SGLang 0.5.9 to 0.5.11" in (promoted.description or "")
+    assert promoted.baseline.sglang_version == "0.5.11" and promoted.baseline.gen_throughput
+    # the new server runs from the new venv; the old env is untouched and still 0.5.9
+    assert running_python(path, "old059") == report["python"]
+    asked = "import sglang; print(sglang.__version__)"
+    assert on_host(path, "old059", [old_python, "-c", asked]).strip() == "0.5.9"
+    actions = [
+        json.loads(line)
+        for line in (state_dir / "sglconsole" / "actions.jsonl").read_text().splitlines()
+    ]
+    ended = [record["action"] for record in actions if record["phase"] == "end"]
+    assert "upgrade" in ended and "restore" in ended  # each step in the audit log
+
+
+def test_a_failed_canary_rolls_back_and_the_old_server_serves_again(fleet_factory, state_dir):
+    fleet = fleet_factory([h0512(looping=["0.5.23"])], profiles())
+    path = fleet.config_path
+    before = config.load(path).server("h0512", 30000).profile
+    result = cli("upgrade", "-c", str(path), "h0512:30000", "--to", "0.5.23", "--yes", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "rolled_back" and "DEGENERATE" in report["reason"], report
+    assert "serves again" in report["summary"], report["summary"]
+    assert config.load(path).server("h0512", 30000).profile == before  # hosts.yaml unchanged
+    assert running_python(path, "h0512").endswith("ml-env/bin/python3")  # the old env's server
+    probed = cli("probe", "-c", str(path), "h0512:30000", "--json")
+    assert json.loads(probed.stdout)["probe"]["verdict"] in ("OK", "SLOW"), probed.stdout

@@ -6,7 +6,13 @@ touched. Remote commands are argv lists."""
 from __future__ import annotations
 
 import posixpath
+import shlex
 from dataclasses import dataclass
+
+from sglconsole.actions.base import ActionContext, StageFailed
+from sglconsole.remote.parser_cache import installed_version
+
+INSTALL_TIMEOUT_S = 1800.0  # a real `pip install sglang` downloads torch: minutes, not seconds
 
 
 @dataclass(frozen=True)
@@ -37,3 +43,27 @@ def plan_install(current_python: str, version: str, python: str | None = None) -
         ),
         venv,
     )
+
+
+async def install_release(ctx: ActionContext, host: str, install: Install, version: str) -> None:
+    """Run the steps; then the interpreter must import exactly `version`."""
+    ssh = ctx.ssh[host]
+    async with ctx.stage(
+        "install", f"SGLang {version} in {install.venv or install.python}"
+    ) as stage:
+        for argv in install.steps:
+            if ctx.dry_run:
+                ctx.would_run(ssh, list(argv))
+                continue
+            done = await ssh.run(list(argv), timeout=INSTALL_TIMEOUT_S)
+            if done.exit_status != 0:
+                raise StageFailed(
+                    f"`{shlex.join(argv)}` exited {done.exit_status}",
+                    evidence=(done.stdout + done.stderr).splitlines()[-20:],
+                )
+        if ctx.dry_run:
+            return
+        found = await installed_version(ssh, install.python)
+        if found != version:
+            raise StageFailed(f"{install.python} has SGLang {found or 'none'}, not {version}")
+        stage.detail = f"{install.python}: SGLang {found}"

@@ -332,7 +332,7 @@ class SimServer:
             log=lambda text: print(text, flush=True),
             prefix=self.prefix(0),
             mfu=bool(self.args.get("enable_mfu_metrics")),
-            degenerate=bool(self.settings.get("degenerate")),
+            degenerate=settings.degenerate(self.settings, self.version),
             seed=self.port,
             hybrid=model.get("sim_hybrid"),
             tick_s=float(self.settings.get("tick_s") or 0.05),
