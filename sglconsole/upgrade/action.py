@@ -20,12 +20,14 @@ async def plan_upgrade(
     ctx: ActionContext, host: str, port: int, version: str | None = None, python: str | None = None
 ) -> Plan:
     prepared = await prepare(ctx, host, port, version or newest(), python)
-    plan = Plan("upgrade", prepared.target, prepared.lines(), prepared=prepared)
-    if not prepared.translation.ok:
-        plan.warnings = [
-            f"cannot translate: {change.reason}" for change in prepared.translation.refused
-        ]
-    return plan
+    if not prepared.translation.ok:  # what cannot be translated is said, and nothing runs
+        raise StageFailed(_refusal(prepared))
+    return Plan("upgrade", prepared.target, prepared.lines(), prepared=prepared)
+
+
+def _refusal(prepared: Prepared) -> str:
+    reasons = "; ".join(change.reason for change in prepared.translation.refused)
+    return f"cannot translate to SGLang {prepared.translation.to_version}: {reasons}"
 
 
 async def run_upgrade(
