@@ -12,11 +12,10 @@ import pytest
 
 from sglconsole import config
 from sglconsole.remote.ssh.connection import SshFleet
-from sglconsole.sim.fleet.scenarios import NEXT_059, QWEN8B, demo_profiles
+from sglconsole.sim.fleet.scenarios import NEXT_059, NEXT_CARD, QWEN8B, demo_profiles
 from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from tests.cli import cli
 
-CARD = "# Qwen3-Next-80B-A3B\n\nServe it with SGLang (`pip install 'sglang>=0.5.10'`).\n"
 GRAPHS_0512 = [*QWEN8B, "--cuda-graph-max-bs", "16", "--cuda-graph-bs", "1", "2", "4", "8", "16"]
 
 
@@ -38,7 +37,7 @@ def old059() -> HostSpec:
                 running_env={"SGLANG_ENABLE_SPEC_V2": "1"},
             )
         ],
-        files={"models/Qwen3-Next-80B-A3B/README.md": CARD},
+        files={"models/Qwen3-Next-80B-A3B/README.md": NEXT_CARD},
     )
 
 
