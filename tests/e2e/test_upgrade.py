@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -14,7 +19,7 @@ from sglconsole import config
 from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.sim.fleet.scenarios import NEXT_059, NEXT_CARD, QWEN8B, demo_profiles
 from sglconsole.sim.fleet.start import HostSpec, ServerSpec
-from tests.cli import cli
+from tests.cli import cli, ctrl_c_default
 
 GRAPHS_0512 = [*QWEN8B, "--cuda-graph-max-bs", "16", "--cuda-graph-bs", "1", "2", "4", "8", "16"]
 
@@ -205,3 +210,42 @@ def test_a_failed_canary_rolls_back_and_the_old_server_serves_again(fleet_factor
     assert running_python(path, "h0512").endswith("ml-env/bin/python3")  # the old env's server
     probed = cli("probe", "-c", str(path), "h0512:30000", "--json")
     assert json.loads(probed.stdout)["probe"]["verdict"] in ("OK", "SLOW"), probed.stdout
+
+
+def test_ctrl_c_during_the_canary_brings_the_old_server_back(fleet_factory, state_dir):
+    """Ctrl-C once the canary has stopped the old server and answered its probe (the A/B bench
+    runs): the old server is launched again from its own env, hosts.yaml is unchanged."""
+    fleet = fleet_factory([h0512()], profiles())
+    path = fleet.config_path
+    argv = ["upgrade", "-c", str(path), "h0512:30000", "--to", "0.5.23", "--yes"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "XDG_STATE_HOME": str(state_dir)},
+        preexec_fn=ctrl_c_default,
+    )
+    seen = []
+    try:
+        deadline = time.monotonic() + 120
+        while not any(line.lstrip().startswith("OK") and "answer" in line for line in seen):
+            assert time.monotonic() < deadline and process.poll() is None, "".join(seen)
+            seen.append(process.stdout.readline())
+        assert running_python(path, "h0512").endswith("-sglang-0.5.23/bin/python")  # the canary
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, "".join(seen) + out + err
+    assert running_python(path, "h0512").endswith("ml-env/bin/python3"), out + err
+    assert config.load(path).server("h0512", 30000).profile == "graphs-0512"
+    probed = cli("probe", "-c", str(path), "h0512:30000", "--json")
+    assert json.loads(probed.stdout)["probe"]["verdict"] in ("OK", "SLOW"), probed.stdout
+    ended = [
+        json.loads(line)
+        for line in (state_dir / "sglconsole" / "actions.jsonl").read_text().splitlines()
+    ]
+    upgrade = [record for record in ended if record["action"] == "upgrade"][-1]
+    assert upgrade["phase"] == "end" and not upgrade["ok"] and "serves again" in upgrade["outcome"]
