@@ -143,8 +143,9 @@ def next_step(message: str, target: str) -> str:
         return (
             "the server runs its proven profile and still answers wrongly: the SGLang on the "
             "host is the likeliest cause (a version with a known bug loops). A rollback would "
-            "bring back the same config; try the profile with another SGLang (its python: or "
-            f"requires_sglang), or roll back only if {target} ran something else before"
+            "bring back the same config; try the profile with another SGLang (`sglconsole upgrade "
+            f"{target} --to VERSION` translates it and tries it on a canary), or roll back only if "
+            f"{target} ran something else before"
         )
     return f"to bring back what ran before: sglconsole rollback {target}"
 

@@ -249,3 +249,13 @@ def test_ctrl_c_during_the_canary_brings_the_old_server_back(fleet_factory, stat
     ]
     upgrade = [record for record in ended if record["action"] == "upgrade"][-1]
     assert upgrade["phase"] == "end" and not upgrade["ok"] and "serves again" in upgrade["outcome"]
+
+
+def test_preflight_warns_when_the_model_card_asks_for_a_newer_sglang(fleet_factory):
+    fleet = fleet_factory([old059()], profiles())
+    result = cli("check", "-c", str(fleet.config_path), "--against", "old059")
+    assert result.returncode == 0, result.stdout + result.stderr  # a hint, not a refusal
+    assert (
+        "WARN model card: README.md asks for sglang>=0.5.10; the host's SGLang 0.5.9 is older"
+        in result.stdout
+    ), result.stdout
