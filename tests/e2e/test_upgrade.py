@@ -142,6 +142,15 @@ def test_seed_story_translation_adds_what_0511_requires_and_changes_nothing(flee
     assert first.split()[:3] == ["added", "--mamba-scheduler-strategy", "extra_buffer"]
     assert "dry run: these remote commands would run:" in text.stdout
 
+    # --python: an interpreter that already has the release; nothing to install
+    named = cli(
+        "upgrade", "-c", path, "old059:30000", "--to", "0.5.11", "--python", "/opt/sg11/bin/python",
+        "--dry-run", "--json",
+    )  # fmt: skip
+    named_report = json.loads(named.stdout)
+    assert named_report["python"] == "/opt/sg11/bin/python" and named_report["venv"] is None
+    assert [line.split()[1] for line in named_report["commands"]] == ["/opt/sg11/bin/python"]
+
 
 def test_a_0512_profile_gets_its_cuda_graph_flags_rewritten_for_0523(fleet_factory):
     fleet = fleet_factory([h0512()], profiles())
