@@ -58,6 +58,7 @@ SGLCONSOLE_CHECK_FLAG_TABLES="$VERSION" "$PY" -m pytest -q -p no:cacheprovider \
   "$T::test_every_release_from_the_oldest_to_the_newest_has_both_tables" \
   "$T::test_each_table_is_its_release_and_names_the_wheel_it_came_from[$VERSION]" \
   "$T::test_the_version_table_is_what_its_wheel_says[$VERSION]" \
+  "$T::test_the_server_args_checks_are_what_its_wheel_says[$VERSION]" \
   "$T::test_the_flag_table_is_what_its_release_parser_says[$VERSION]" \
   "$A::test_each_version_is_judged_by_its_own_table[$VERSION]" \
   "$A::test_the_console_reads_a_table_as_the_simulator_does[$VERSION]"
