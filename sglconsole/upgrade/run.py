@@ -90,8 +90,14 @@ async def upgrade(
             raise StageFailed(result.summary)
     except (ConsoleError, asyncio.CancelledError) as exc:
         stopped = rollbacks.latest(host, port) != saved  # the canary stopped the old server
-        back = await _back(ctx, host, port, audit, rollbacks) if stopped else "never stopped"
         why = str(exc) or type(exc).__name__
+        if not stopped:  # refused before anything was stopped (its preflight, the host's parser)
+            audit.end(record, False, f"canary not started: {why}; the old server never stopped")
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            summary = f"canary not started: {why}; the old server was not touched"
+            return ctx.result("upgrade", target, False, summary, verdict="stopped", reason=why)
+        back = await _back(ctx, host, port, audit, rollbacks)
         audit.end(record, False, f"canary failed: {why}; the old server {back}")
         if isinstance(exc, asyncio.CancelledError):
             raise
