@@ -1,7 +1,8 @@
 """The canary's A/B: the candidate benchmarked at the old profile's baseline concurrencies, each
 level's SGLang gen throughput (its own decode lines, the quantity the baseline stores) compared
-with the baseline's at the same concurrency: like with like. Under the baseline's slow_fraction
-at any level fails the canary; the sweep becomes the promoted profile's baseline."""
+with the baseline's at the same concurrency: like with like, as `bench --save-baseline` stores
+it (requests others send meanwhile are counted, and named in the line). Under the baseline's
+slow_fraction at any level fails the canary; the sweep becomes the promoted profile's baseline."""
 
 from __future__ import annotations
 
@@ -53,13 +54,14 @@ async def compare(ctx: ActionContext, host: str, port: int, baseline: Baseline |
         if measured is None:
             problems.append(f"c={concurrency}: no gen throughput measured (unknown, not zero)")
             continue
+        level = f"c={concurrency}" + (
+            f" (+{row.other_requests} other)" if row.other_requests else ""
+        )
         if expected is None:
-            lines.append(f"c={concurrency}: {measured:.1f} tok/s (no baseline at this level)")
+            lines.append(f"{level}: {measured:.1f} tok/s (no baseline at this level)")
             continue
         share = measured / expected
-        lines.append(
-            f"c={concurrency}: {measured:.1f} tok/s vs baseline {expected:g} ({share:.0%})"
-        )
+        lines.append(f"{level}: {measured:.1f} tok/s vs baseline {expected:g} ({share:.0%})")
         if share < fraction:
             problems.append(
                 f"c={concurrency}: {measured:.1f} tok/s is under {fraction:.0%} of the baseline's"

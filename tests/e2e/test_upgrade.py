@@ -183,6 +183,10 @@ def test_seed_story_end_to_end_promotes_the_translated_profile(fleet_factory, st
     stages = {stage["name"]: stage for stage in report["stages"]}
     assert stages["install"]["state"] == "ok" and "SGLang 0.5.11" in stages["install"]["detail"]
     assert report["probe"]["verdict"] == "OK"  # 0.5.9 looped; 0.5.11 answers
+    # the A/B at the baseline's concurrency (1), like with like: it reaches the baseline
+    (ab,) = report["ab"]
+    assert ab.startswith("c=1") and "vs baseline 55 (" in ab, ab
+    assert stages["a/b"]["state"] == "ok"
     # promoted: the new profile with its provenance and measured baseline, the server pointed at
     # it, the old profile kept
     cfg = config.load(path)
@@ -268,3 +272,23 @@ def test_preflight_warns_when_the_model_card_asks_for_a_newer_sglang(fleet_facto
         "WARN model card: README.md asks for sglang>=0.5.10; the host's SGLang 0.5.9 is older"
         in result.stdout
     ), result.stdout
+
+
+def test_a_canary_under_the_baseline_in_the_ab_bench_rolls_back(fleet_factory, state_dir):
+    """It answers right, but the A/B bench finds it under the baseline at the baseline's own
+    concurrency: not promoted, the old server back."""
+    fast = profiles()
+    fast["graphs-0512"] = {
+        **fast["graphs-0512"],
+        "baseline": {"gen_throughput": 900.0, "concurrency": 2},
+    }
+    fleet = fleet_factory([h0512()], fast)
+    path = fleet.config_path
+    result = cli("upgrade", "-c", str(path), "h0512:30000", "--to", "0.5.23", "--yes", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "rolled_back", report["summary"]
+    assert report["reason"].startswith("A/B: c=2") and "of the baseline's 900" in report["reason"]
+    assert "serves again" in report["summary"]
+    assert config.load(path).server("h0512", 30000).profile == "graphs-0512"
+    assert running_python(path, "h0512").endswith("ml-env/bin/python3")
