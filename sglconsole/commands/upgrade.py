@@ -19,7 +19,7 @@ from sglconsole.commands.output import print_json
 from sglconsole.commands.registry import command, config_path, run_async, stderr, stdout
 from sglconsole.config.flag_tables import release_of
 from sglconsole.core.text import safe
-from sglconsole.errors import ConsoleError
+from sglconsole.errors import ConsoleError, UsageError
 from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.upgrade.prepare import Prepared, prepare
 from sglconsole.upgrade.run import upgrade
@@ -34,6 +34,11 @@ def _upgrade(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--python", help="an interpreter on the host that already has SGLang VERSION"
     )
+    parser.add_argument(
+        "--gpus",
+        metavar="G[,G...]",
+        help="run the canary on these free GPUs, beside the old server (which keeps serving)",
+    )
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     parser.add_argument(
         "--dry-run", action="store_true", help="print the translation and every remote command"
@@ -43,6 +48,7 @@ def _upgrade(parser: argparse.ArgumentParser):
     def handle(args: argparse.Namespace) -> int:
         cfg = config.load(config_path(args))
         host, port = target(args, cfg)
+        args.gpus = gpu_list(args.gpus)
         return run_async(_run(cfg, args, host, port, release_of(args.to)))
 
     return handle
@@ -54,7 +60,7 @@ async def _run(cfg: config.Config, args: argparse.Namespace, host: str, port: in
     ctx = ActionContext(cfg, fleet, progress=(lambda _: None) if quiet else print_stage)
     try:
         try:
-            prepared = await prepare(ctx, host, port, version, args.python)
+            prepared = await prepare(ctx, host, port, version, args.python, args.gpus)
         except ConsoleError as exc:
             stderr().print(safe(f"upgrade {host}:{port}: {exc}", "red"))
             return 1
@@ -75,7 +81,12 @@ async def _run(cfg: config.Config, args: argparse.Namespace, host: str, port: in
             return 2
         try:
             result = await upgrade(
-                ctx, host, port, translation=prepared.translation, install=prepared.install
+                ctx,
+                host,
+                port,
+                translation=prepared.translation,
+                install=prepared.install,
+                gpus=prepared.gpus,
             )
         except Interrupted as exc:
             stderr().print(safe(f"upgrade {host}:{port} interrupted: {exc}", "yellow"))
@@ -89,6 +100,16 @@ async def _run(cfg: config.Config, args: argparse.Namespace, host: str, port: in
     else:
         stdout().print(safe(result.summary, "bold green" if result.ok else "bold red"))
     return 0 if result.ok else 1
+
+
+def gpu_list(text: str | None) -> tuple[int, ...]:
+    """`--gpus 2,3` -> (2, 3)."""
+    if not text:
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UsageError(f"--gpus takes GPU indexes, e.g. 2 or 2,3 (not {text!r})") from None
 
 
 def _print(prepared: Prepared, dry_run: bool) -> None:

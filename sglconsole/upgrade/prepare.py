@@ -24,6 +24,12 @@ AFTER = (
 )
 
 
+BESIDE = (
+    "then: probe its answer, A/B bench at the baseline's concurrencies, stop it; only if it passed:"
+    " restore the new profile on the server's own GPUs (rolled back if that fails) and promote it"
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Prepared:
     host: str
@@ -36,6 +42,8 @@ class Prepared:
     install: Install
     commands: tuple[str, ...]
     """Every remote command that changes the host, in order (the canary's launch last)."""
+    gpus: tuple[int, ...] = ()
+    """--gpus: the canary runs there, beside the old server, on a port of its own."""
 
     @property
     def target(self) -> str:
@@ -91,8 +99,16 @@ class Prepared:
         out.append(f"kept as written: {kept} options and variables")
         out += [f"note: {note}" for note in translation.notes]
         out += [f"run: {command}" for command in self.commands[:-1]]
-        out.append(f"canary on the same GPUs: {self.commands[-1]}")
-        out.append(AFTER)
+        if self.gpus:
+            where = ",".join(map(str, self.gpus))
+            out.append(
+                f"canary on GPU {where}, beside the old server (which keeps serving), on the first"
+                f" free port from {self.port + 100}: {self.commands[-1]}"
+            )
+            out.append(BESIDE)
+        else:
+            out.append(f"canary on the same GPUs: {self.commands[-1]}")
+            out.append(AFTER)
         return out
 
 
@@ -110,7 +126,12 @@ def model_path(args: list[str] | tuple[str, ...], version: str) -> str | None:
 
 
 async def prepare(
-    ctx: ActionContext, host: str, port: int, version: str, python: str | None = None
+    ctx: ActionContext,
+    host: str,
+    port: int,
+    version: str,
+    python: str | None = None,
+    gpus: tuple[int, ...] = (),
 ) -> Prepared:
     """Read-only: raises StageFailed where the host's SGLang cannot be read."""
     cfg = ctx.config
@@ -136,8 +157,11 @@ async def prepare(
     install = plan_install(spec.python, target, python)
     canary = (install.python, "-m", MODULE, *translation.new_args)
     if "--port" not in canary:
-        canary += ("--port", str(port))
-    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in translation.new_env.items())
+        canary += ("--port", "PORT" if gpus else str(port))
+    shown_env = dict(translation.new_env)
+    if gpus:
+        shown_env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpus))
+    env = " ".join(f"{key}={shlex.quote(value)}" for key, value in shown_env.items())
     launch = f"{env} {shlex.join(canary)}".strip()
     return Prepared(
         host=host,
@@ -148,4 +172,5 @@ async def prepare(
         translation=translation,
         install=install,
         commands=(*(shlex.join(step) for step in install.steps), launch),
+        gpus=tuple(gpus),
     )

@@ -25,6 +25,7 @@ from sglconsole.config.schema import Baseline
 from sglconsole.config.upgrade import Translation
 from sglconsole.errors import ConsoleError
 from sglconsole.upgrade.ab import Comparison, compare
+from sglconsole.upgrade.beside import canary_beside
 
 
 async def upgrade(
@@ -36,7 +37,9 @@ async def upgrade(
     install: Install,
     audit: AuditLog | None = None,
     rollbacks: RollbackStore | None = None,
+    gpus: tuple[int, ...] = (),
 ) -> ActionResult:
+    """GPUS: run the canary there, beside the old server (beside.py), then switch."""
     audit, rollbacks = audit or AuditLog(), rollbacks or RollbackStore()
     target, version = f"{host}:{port}", translation.to_version
     old_name = ctx.config.server(host, port).profile
@@ -67,10 +70,28 @@ async def upgrade(
         ctx, config=with_profile(ctx.config, name, profile, host, port)
     )
     spec = spec_for_profile(host, ctx.config.server(host, port), name, profile)
+    beside: Comparison | None = None
+    if gpus:
+        try:
+            beside = await canary_beside(
+                ctx, host, port, name=name, profile=profile, gpus=gpus,
+                baseline=old.baseline, audit=audit, rollbacks=rollbacks,
+            )  # fmt: skip
+        except (ConsoleError, asyncio.CancelledError) as exc:
+            why = str(exc) or type(exc).__name__
+            audit.end(record, False, f"canary beside failed: {why}; the old server kept serving")
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            summary = f"canary on GPU {gpus} failed: {why}; the old server was not touched"
+            return ctx.result("upgrade", target, False, summary, verdict="rejected", reason=why)
     saved = rollbacks.latest(host, port)
 
     async def canary() -> ActionResult:
         started = await restore(canary_ctx, host, port, spec=spec, audit=audit, rollbacks=rollbacks)
+        if beside is not None:  # benched beside already: the switch is judged by its probe
+            return ctx.result(
+                "upgrade", target, True, started.summary, comparison=beside, **started.data
+            )
         compared = await compare(canary_ctx, host, port, old.baseline, name)
         async with ctx.stage("a/b", "; ".join(compared.lines)):
             if compared.problems:

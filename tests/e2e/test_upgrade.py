@@ -46,12 +46,12 @@ def old059() -> HostSpec:
     )
 
 
-def h0512(looping: list[str] | None = None) -> HostSpec:
+def h0512(looping: list[str] | None = None, gpu_count: int = 1) -> HostSpec:
     """A 0.5.12 host; LOOPING: the releases whose output loops on it."""
     return HostSpec(
         name="h0512",
         gpu_model="H200",
-        gpu_count=1,
+        gpu_count=gpu_count,
         sglang_version="0.5.12",
         models=("Qwen3-8B",),
         sglang={"startup_s": 1.0, "degenerate": looping or [], "load": {"concurrency": 2}},
@@ -292,3 +292,44 @@ def test_a_canary_under_the_baseline_in_the_ab_bench_rolls_back(fleet_factory, s
     assert "serves again" in report["summary"]
     assert config.load(path).server("h0512", 30000).profile == "graphs-0512"
     assert running_python(path, "h0512").endswith("ml-env/bin/python3")
+
+
+def test_a_canary_on_free_gpus_runs_beside_the_old_server_then_switches(fleet_factory, state_dir):
+    fleet = fleet_factory([h0512(gpu_count=2)], profiles())
+    path = fleet.config_path
+    old_pid = pids(path, "h0512")
+    argv = ["upgrade", "-c", str(path), "h0512:30000", "--to", "0.5.23", "--gpus", "1"]
+    result = cli(*argv, "--yes", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "promoted", report["summary"]
+    names = [stage["name"] for stage in report["stages"]]
+    port = next(s for s in report["stages"] if s["name"] == "canary port")["detail"]
+    assert port.startswith("h0512:30100 on GPU 1"), port
+    # the old server kept serving until the canary had passed and was stopped: the switch (a
+    # restore on its own GPUs) measures it first
+    assert names.index("a/b") < names.index("measure") < names.index("promote"), names
+    assert names.count("a/b") == 1  # the switch is judged by its probe, the A/B was the canary's
+    canary_log = [
+        json.loads(line)
+        for line in (state_dir / "sglconsole" / "actions.jsonl").read_text().splitlines()
+    ]
+    stopped = [r for r in canary_log if r["action"] == "kill" and r["phase"] == "end"]
+    assert [r["port"] for r in stopped] == [30100]  # the canary never outlives its verdict
+    assert pids(path, "h0512") != old_pid and running_python(path, "h0512").endswith(
+        "-sglang-0.5.23/bin/python"
+    )
+    assert config.load(path).server("h0512", 30000).profile == "graphs-0512-sglang-0.5.23"
+
+
+def test_a_failed_canary_on_free_gpus_leaves_the_old_server_untouched(fleet_factory, state_dir):
+    fleet = fleet_factory([h0512(looping=["0.5.23"], gpu_count=2)], profiles())
+    path = fleet.config_path
+    old_pid = pids(path, "h0512")
+    argv = ["upgrade", "-c", str(path), "h0512:30000", "--to", "0.5.23", "--gpus", "1"]
+    result = cli(*argv, "--yes", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "rejected" and "DEGENERATE" in report["reason"], report
+    assert pids(path, "h0512") == old_pid  # never stopped; the canary is gone
+    assert config.load(path).server("h0512", 30000).profile == "graphs-0512"
