@@ -49,6 +49,7 @@ def _upgrade(parser: argparse.ArgumentParser):
         cfg = config.load(config_path(args))
         host, port = target(args, cfg)
         args.gpus = gpu_list(args.gpus)
+        args.dry_run = args.dry_run or getattr(args, "global_dry_run", False)
         return run_async(_run(cfg, args, host, port, release_of(args.to)))
 
     return handle

@@ -142,6 +142,10 @@ def test_seed_story_translation_adds_what_0511_requires_and_changes_nothing(flee
     assert first.split()[:3] == ["added", "--mamba-scheduler-strategy", "extra_buffer"]
     assert "dry run: these remote commands would run:" in text.stdout
 
+    # `sglconsole --dry-run ACTION`, as for every action
+    assert cli("--dry-run", "upgrade", "-c", path, "old059:30000", "--to", "0.5.11").returncode == 0
+    assert pids(fleet.config_path) == before
+
     # --python: an interpreter that already has the release; nothing to install
     named = cli(
         "upgrade", "-c", path, "old059:30000", "--to", "0.5.11", "--python", "/opt/sg11/bin/python",
