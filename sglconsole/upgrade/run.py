@@ -21,7 +21,7 @@ from sglconsole.actions.upgrade.install import Install, install_release
 from sglconsole.actions.upgrade.promote import promote
 from sglconsole.config.launch_spec import spec_for_profile
 from sglconsole.config.routers import routes_of
-from sglconsole.config.schema import Baseline
+from sglconsole.config.schema import Baseline, Profile
 from sglconsole.config.upgrade import Translation
 from sglconsole.errors import ConsoleError
 from sglconsole.upgrade.ab import Comparison, compare
@@ -133,18 +133,33 @@ async def upgrade(
 
 
 async def _promote(
-    ctx, record, audit, host, port, name, profile, previous, compared
+    ctx: ActionContext,
+    record: dict,
+    audit: AuditLog,
+    host: str,
+    port: int,
+    name: str,
+    profile: Profile,
+    previous: Baseline | None,
+    compared: Comparison,
 ) -> ActionResult:
     target = f"{host}:{port}"
     measured = compared.baseline(previous)
     promoted = profile.model_copy(
         update={"baseline": Baseline(**measured) if measured else previous}
     )
-    async with ctx.stage("promote", f"profile {name} in {ctx.config.path}") as stage:
-        promote(ctx.config.path, host, port, name, promoted)
-        stage.detail = (
-            f"{target} now runs profile {name}; {ctx.config.server(host, port).profile} kept"
+    old_name = ctx.config.server(host, port).profile
+    try:
+        async with ctx.stage("promote", f"profile {name} in {ctx.config.path}") as stage:
+            promote(ctx.config.path, host, port, name, promoted)
+            stage.detail = f"{target} now runs profile {name}; {old_name} kept"
+    except ConsoleError as exc:  # the canary passed and serves; hosts.yaml still names the old
+        said = (
+            f"{target} runs {name}, which passed its canary, but hosts.yaml was not changed"
+            f" ({exc}): it still names {old_name} (`sglconsole restore {target}` brings that back)"
         )
+        audit.end(record, False, said)
+        return ctx.result("upgrade", target, False, said, verdict="not_promoted", candidate=name)
     summary = f"promoted: {target} runs {name} ({'; '.join(compared.lines)})"
     audit.end(record, True, summary, profile=name)
     return ctx.result(

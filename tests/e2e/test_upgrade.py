@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from sglconsole import config
 from sglconsole.remote.ssh.connection import SshFleet
@@ -337,3 +338,25 @@ def test_a_failed_canary_on_free_gpus_leaves_the_old_server_untouched(fleet_fact
     assert report["verdict"] == "rejected" and "DEGENERATE" in report["reason"], report
     assert pids(path, "h0512") == old_pid  # never stopped; the canary is gone
     assert config.load(path).server("h0512", 30000).profile == "graphs-0512"
+
+
+def test_a_hosts_yaml_the_safe_editor_cannot_change_is_left_whole(fleet_factory, state_dir):
+    """Profiles written in flow style cannot take a new entry in place: the canary passed and
+    serves, hosts.yaml is left exactly as it was (no server pointed at a profile it lacks), and
+    the verdict says what runs and how to bring the old profile back."""
+    fleet = fleet_factory([h0512()], profiles())
+    path = fleet.config_path
+    written = path.read_text()
+    head, tail = written.split("\nprofiles:\n")
+    data = yaml.safe_load(written)
+    text = head + "\nprofiles: " + json.dumps(data["profiles"]) + "\n"
+    assert yaml.safe_load(text) == data  # the same file, its profiles in flow style
+    path.write_text(text)
+    result = cli("upgrade", "-c", str(path), "h0512:30000", "--to", "0.5.23", "--yes", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "not_promoted", report["summary"]
+    assert "hosts.yaml was not changed" in report["summary"], report["summary"]
+    assert "sglconsole restore h0512:30000" in report["summary"]
+    assert path.read_text() == text
+    assert running_python(path, "h0512").endswith("-sglang-0.5.23/bin/python")
