@@ -15,7 +15,7 @@ from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
 from sglconsole.actions.restore import restore
 from sglconsole.actions.rollback import rollback
-from sglconsole.actions.routing import through_routers
+from sglconsole.actions.routing import router_in, through_routers
 from sglconsole.actions.upgrade.candidate import candidate, candidate_name, with_profile
 from sglconsole.actions.upgrade.install import Install, install_release
 from sglconsole.actions.upgrade.promote import promote
@@ -182,4 +182,13 @@ async def _back(
         done = await asyncio.shield(rollback(ctx, host, port, audit=audit, rollbacks=rollbacks))
     except ConsoleError as exc:
         return f"could not be brought back ({exc}): `sglconsole rollback {host}:{port}`"
-    return f"serves again ({done.summary})" if done.ok else f"is back, but: {done.summary}"
+    if not done.ok:
+        return f"is back, but: {done.summary}"
+    said = f"serves again ({done.summary})"
+    if routes_of(ctx.config, host, port):  # taken out for the canary: back in once it answers
+        try:
+            back_in = await asyncio.shield(router_in(ctx, host, port, audit=audit))
+            said += f"; {back_in.summary}"
+        except ConsoleError as exc:
+            said += f"; not back in its routers ({exc}): `sglconsole router-in {host}:{port}`"
+    return said

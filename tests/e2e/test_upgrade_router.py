@@ -59,3 +59,18 @@ def test_upgrade_behind_the_router_drains_first_and_puts_the_canary_back(fleet_f
     assert names[-3:] == ["a/b", "router in", "promote"], names  # benched while out
     assert healthy(path) == both
     assert config.load(path).server(HOST, 30000).profile == "qwen8b-tp1-sglang-0.5.23"
+
+
+def test_a_failed_canary_behind_the_router_is_rolled_back_and_put_back(fleet_factory, state_dir):
+    host = dataclasses.replace(routed_host(2, degenerate=["0.5.23"]), sglang_version="0.5.22")
+    fleet = fleet_factory([host], extra_config=routers_yaml(2))
+    path = fleet.config_path
+    both = {"http://127.0.0.1:30000", "http://127.0.0.1:30001"}
+    assert healthy(path, start=True) == both
+    result = cli("upgrade", "-c", str(path), f"{HOST}:30000", "--to", "0.5.23", "--yes", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "rolled_back" and "DEGENERATE" in report["reason"], report
+    assert f"{HOST}:30000 in router front" in report["summary"], report["summary"]
+    assert healthy(path) == both  # the old server serves again, through the router
+    assert config.load(path).server(HOST, 30000).profile == "qwen8b-tp1"
