@@ -1,7 +1,8 @@
 """The action registry, assembled in one place from complete records: the CLI and the TUI read it.
 
 The actions layer declares the actions that change or probe a server (`SERVER_ACTIONS`); the
-quick bench lives a layer above them (it runs a bench sweep) and declares its own record. Both
+quick bench lives a layer above them (it runs a bench sweep) and declares its own record, as does
+the upgrade (sglconsole.upgrade: a canary and an A/B bench), a layer above that. All
 are put together here, explicitly, so the registry holds every action whatever else was
 imported: no module registers itself as a side effect of being imported. This module sits in a
 layer of its own, between the views (tui, commands) and the bench.
@@ -14,6 +15,7 @@ from types import MappingProxyType
 
 from sglconsole.actions.registry import SERVER_ACTIONS, Action, routed
 from sglconsole.bench.quick import BENCH
+from sglconsole.upgrade.action import UPGRADE
 
 
 def assemble(actions: Iterable[Action]) -> Mapping[str, Action]:
@@ -32,4 +34,4 @@ def assemble(actions: Iterable[Action]) -> Mapping[str, Action]:
     return MappingProxyType(by_name)
 
 
-ACTIONS: Mapping[str, Action] = assemble((*SERVER_ACTIONS, BENCH))
+ACTIONS: Mapping[str, Action] = assemble((*SERVER_ACTIONS, BENCH, UPGRADE))

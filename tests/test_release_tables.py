@@ -114,6 +114,22 @@ def test_the_version_table_is_what_its_wheel_says(version, tmp_path):
     )
 
 
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_server_args_checks_are_what_its_wheel_says(version, tmp_path):
+    src, origin = _unpack(version)
+    out = tmp_path / f"sglang-{version}.json"
+    made = _tool(str(TOOLS / "gen_server_args_checks.py"), str(src), str(out), "--origin", origin)
+    assert made.returncode == 0, made.stderr
+    checked_in = REPO / "sglconsole" / "data" / "checks" / f"sglang-{version}.json"
+    assert json.loads(checked_in.read_text()) == json.loads(out.read_text()), (
+        f"{checked_in} differs: run tools/add_sglang_release.sh {version}"
+    )
+
+
+def test_every_release_has_its_server_args_checks():
+    assert _versions(REPO / "sglconsole" / "data" / "checks") == RELEASES
+
+
 def _flag_check_wanted(version: str) -> bool:
     wanted = os.environ.get("SGLCONSOLE_CHECK_FLAG_TABLES", "")
     if wanted == "all" or version in wanted.split(","):

@@ -13,7 +13,8 @@
 #    (tools/gen_flag_table_overlay.sh; builds tools/real_sglang_venv.sh's venv once);
 # 4. the env registry table, when tools/gen_env_table.py exists:
 #    tools/gen_env_table.py WHEEL sglconsole/data/envs/sglang-X.json;
-# 5. the checks of X: tests/test_release_tables.py (both tables regenerated and compared),
+# 5. the ServerArgs checks: sglconsole/data/checks/sglang-X.json (tools/gen_server_args_checks.py);
+# 6. the checks of X: tests/test_release_tables.py (both tables regenerated and compared),
 #    tests/test_argdiff_tables.py (argdiff --sglang-version X judges with X's own table).
 #
 # Then review `git diff`/`git status` and commit the new tables. A version newer than the
@@ -44,6 +45,10 @@ if [ -f tools/gen_env_table.py ]; then
   python3 tools/gen_env_table.py "$WHEEL" "sglconsole/data/envs/sglang-$VERSION.json"
 fi
 
+log "ServerArgs checks (what the release refuses and names the remedy of)"
+python3 tools/gen_server_args_checks.py "$SRC" "sglconsole/data/checks/sglang-$VERSION.json" \
+  --origin "$ORIGIN"
+
 log "checks"
 PY="$REPO/.venv/bin/python"
 [ -x "$PY" ] || { ./dev setup >/dev/null 2>&1 || true; }
@@ -53,7 +58,8 @@ SGLCONSOLE_CHECK_FLAG_TABLES="$VERSION" "$PY" -m pytest -q -p no:cacheprovider \
   "$T::test_every_release_from_the_oldest_to_the_newest_has_both_tables" \
   "$T::test_each_table_is_its_release_and_names_the_wheel_it_came_from[$VERSION]" \
   "$T::test_the_version_table_is_what_its_wheel_says[$VERSION]" \
+  "$T::test_the_server_args_checks_are_what_its_wheel_says[$VERSION]" \
   "$T::test_the_flag_table_is_what_its_release_parser_says[$VERSION]" \
   "$A::test_each_version_is_judged_by_its_own_table[$VERSION]" \
   "$A::test_the_console_reads_a_table_as_the_simulator_does[$VERSION]"
-log "done: git add sglconsole/data/flags/sglang-$VERSION.json sglconsole/sim/versions/sglang-$VERSION.json"
+log "done: git add sglconsole/data/{flags,checks}/sglang-$VERSION.json sglconsole/sim/versions/sglang-$VERSION.json"

@@ -30,7 +30,10 @@ What it records (all read from the source with ``ast``):
   named after their label (``avail mem=`` -> ``{avail_mem:.2f}``);
 * ``runtime_modes``: ``rust_server`` (the environment variable that moves HTTP, tokenizer and
   detokenizer into the scheduler, when srt/environ.py declares it) and ``weight_cache_daemon``
-  (the module of the standalone weight-cache daemon, when the release has it).
+  (the module of the standalone weight-cache daemon, when the release has it);
+* ``server_args_checks``: what ServerArgs refuses and names the remedy of (0.5.10-0.5.13:
+  speculative decoding with radix cache on a hybrid-mamba model needs
+  ``--mamba-scheduler-strategy extra_buffer``), tools/server_args_checks.py.
 
 Stdlib only; the output is deterministic for a given source tree.
 """
@@ -45,6 +48,7 @@ import re
 import sys
 from pathlib import Path
 
+from server_args_checks import server_args_checks  # noqa: E402 - tools/ is sys.path[0]
 from sim_metric_families import metric_families  # noqa: E402 - tools/ is sys.path[0]
 
 GENERATED_BY = "tools/gen_sim_version_table.py"
@@ -719,6 +723,8 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
             "srt/entrypoints/v1_loads.py",
             "srt/managers/load_snapshot.py",
             "srt/environ.py",
+            "srt/server_args.py",
+            "srt/configs/linear_attn_model_registry.py",
             *METRICS_FILES,
             *BATCH_FILES,
             *(rel for files, _ in MILESTONES.values() for rel in files),
@@ -757,6 +763,7 @@ def table(pkg: Path, origin: str | None, commit: str | None) -> dict:
         "log": {kind: batch_fields(pkg, kind) for kind in BATCH_LINES},
         "startup": startup(pkg),
         "runtime_modes": runtime_modes(pkg),
+        "server_args_checks": server_args_checks(pkg),
     }
 
 

@@ -75,6 +75,8 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     """What the console already knows against doing it (sglconsole.actions.caveats): shown
     first."""
+    prepared: object | None = None
+    """What else the run is given, as it was shown (the upgrade's translation and commands)."""
 
 
 def masked_argv(argv: list[str]) -> list[str]:

@@ -198,7 +198,9 @@ async def _preflight(
                 "; ".join(check.detail for check in checked.failures()) + " (nothing was touched)",
                 checked.lines(),
             )
+        warned = [check.name for check in checked.checks if check.warning]
         stage.detail = f"SGLang {checked.verdict.version}: all {len(checked.checks)} checks passed"
+        stage.detail += f" ({len(warned)} warned: {', '.join(warned)})" if warned else ""
         stage.evidence = checked.lines()
 
 

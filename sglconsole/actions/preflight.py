@@ -39,6 +39,18 @@ if log:
     while probe and not os.path.isdir(probe):
         probe = os.path.dirname(probe)
     out["log"] = os.access(probe or "/", os.W_OK)
+if model and out.get("model") and os.path.isdir(model):
+    import re
+    for name in ("README.md", "config.json"):
+        try:
+            with open(os.path.join(model, name), errors="replace") as handle:
+                text = handle.read(1000000)
+            found = re.search(r"sglang\s*>=\s*v?([0-9]+(?:\.[0-9]+)+)", text, re.I)
+        except Exception:
+            continue
+        if found:
+            out["card"] = [found.group(1), name]
+            break
 print(json.dumps(out))
 """
 
@@ -48,6 +60,8 @@ class Check:
     name: str
     passed: bool
     detail: str
+    warning: bool = False
+    """Passed, but worth reading first (the model card asks for a newer SGLang than the host's)."""
 
 
 @dataclass
@@ -66,7 +80,8 @@ class Preflight:
 
     def lines(self) -> list[str]:
         return [
-            f"{'ok  ' if check.passed else 'FAIL'} {check.name}: {check.detail}"
+            f"{'FAIL' if not check.passed else 'WARN' if check.warning else 'ok  '} {check.name}:"
+            f" {check.detail}"
             for check in self.checks
         ]
 
@@ -127,7 +142,8 @@ async def run_preflight(
         result.checks.append(
             Check("version", version_ok, f"SGLang {verdict.version} {verb} {spec.requires_sglang}")
         )
-    result.checks += answers.paths
+    result.checks += [_card(check, verdict.version) if check.name == "card" else check
+                      for check in answers.paths]  # fmt: skip
     result.checks += _port(spec.port, snap)
     result.checks += _gpus(spec, snap)
     return result
@@ -172,6 +188,8 @@ async def _paths(ssh: SshHost, spec: LaunchSpec, model: object) -> list[Check]:
                 f"{spec.cwd} {'exists' if found['workdir'] else 'is missing'}",
             )
         )
+    if found.get("card"):  # judged against the host's version by run_preflight (_card)
+        checks.append(Check("card", True, " ".join(found["card"])))
     if "log" in found:
         checks.append(
             Check(
@@ -181,6 +199,20 @@ async def _paths(ssh: SshHost, spec: LaunchSpec, model: object) -> list[Check]:
             )
         )
     return checks
+
+
+def _card(found: Check, version: str | None) -> Check:
+    """The model card's minimum SGLang against the host's: a hint, never a refusal (the card may
+    be stale); the one that ended the seed story's hunt for degenerate output."""
+    minimum, name = found.detail.split(" ", 1)
+    older = version is not None and check_version(version, f">={minimum}") is False
+    detail = f"{name} asks for sglang>={minimum}"
+    if older:
+        detail += (
+            f"; the host's SGLang {version} is older: its output may be wrong"
+            " (`sglconsole upgrade HOST:PORT --to VERSION`)"
+        )
+    return Check("model card", True, detail, warning=older)
 
 
 def _port(port: int, snap: Snapshot) -> list[Check]:

@@ -18,6 +18,7 @@ ALL = (
     "schema",
     "status",
     "tui",
+    "upgrade",
 )
 """Every module, in the order `sglconsole --help` lists their subcommands."""
 
@@ -42,6 +43,7 @@ MODULES = {
     "status": "status",
     "log-stats": "status",
     "parse-log": "status",
+    "upgrade": "upgrade",
 }
 """Which module registers each subcommand (tests/test_command_modules.py holds it to the
 registry): a command line that names one imports that module alone, so a one-shot `status`

@@ -130,7 +130,7 @@ async def _run(
         for line in ctx.commands if getattr(args, "verbose", False) else ctx.commands_short:
             stdout().print(safe("  " + line), soft_wrap=True)
     if args.json:
-        print_json(_result_json(result))
+        print_json(result_json(result))
     else:
         stdout().print(safe(result.summary, "bold green" if result.ok else "bold red"))
     return 0 if result.ok else 1
@@ -143,8 +143,9 @@ def next_step(message: str, target: str) -> str:
         return (
             "the server runs its proven profile and still answers wrongly: the SGLang on the "
             "host is the likeliest cause (a version with a known bug loops). A rollback would "
-            "bring back the same config; try the profile with another SGLang (its python: or "
-            f"requires_sglang), or roll back only if {target} ran something else before"
+            "bring back the same config; try the profile with another SGLang (`sglconsole upgrade "
+            f"{target} --to VERSION` translates it and tries it on a canary), or roll back only if "
+            f"{target} ran something else before"
         )
     return f"to bring back what ran before: sglconsole rollback {target}"
 
@@ -176,7 +177,7 @@ def _stage_json(stage: Stage) -> dict:
     }
 
 
-def _result_json(result) -> dict:
+def result_json(result) -> dict:
     data = {
         key: (value.to_dict() if hasattr(value, "to_dict") else value)
         for key, value in result.data.items()

@@ -254,8 +254,7 @@ def render(key: str, value: Any, indent: int) -> list[str]:
 
 def _block(key: str, value: Any, indent: int, *, first_padded: bool) -> str:
     lines = render(key, value, indent)
-    if not first_padded:
-        lines[0] = lines[0][indent:]
+    lines[0] = lines[0] if first_padded else lines[0][indent:]
     return "\n".join(lines) + "\n"
 
 
@@ -370,13 +369,17 @@ def set_entry(
 
 
 def update_file(path: Path, parent: tuple[str, ...], key: str, value: Any, validate) -> str:
-    """Apply set_entry to the file, check the result with `validate(text)`, write it atomically.
+    """set_entry, checked with `validate(text)`, written atomically (through a symlink)."""
+    return update_entries(path, [(parent, key, value)], validate)
 
-    A symlinked hosts.yaml stays a symlink: the file it points at is rewritten."""
-    path = Path(path)
+
+def update_entries(path: Path, edits: list[tuple[tuple[str, ...], str, Any]], validate) -> str:
+    """update_file for several entries at once: all of them are written, or none."""
     target = Path(os.path.realpath(path))
     original = target.read_bytes().decode("utf-8")  # bytes: keep \r\n as written
-    updated = set_entry(original, parent, key, value, str(path))
+    updated = original
+    for parent, key, value in edits:
+        updated = set_entry(updated, parent, key, value, str(path))
     try:
         validate(updated)
     except ConfigError as exc:

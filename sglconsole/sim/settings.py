@@ -4,7 +4,7 @@ They live in ROOT/sim/host.json next to the GPU settings (see gpustate), under
 "sglang", with optional per-port overrides — failure modes are properties of
 the simulated *host*, never flags a real server lacks:
 
-    "sglang": {"version": "0.5.23", "startup_s": 3.0, "degenerate": false,
+    "sglang": {"version": "0.5.23", "startup_s": 3.0, "degenerate": false,  # or ["0.5.9"]
                "oom_at_start": false, "die_after_s": null, "linger_children": false,
                "zombie_child": false, "reserved_gib": 0.0,
                "load": {"concurrency": 0, "max_tokens": 256, "sampled": false},
@@ -88,6 +88,15 @@ def server_settings(root: str, port: int) -> dict:
     merged.update((host.get("ports") or {}).get(str(port), {}))
     merged["load"] = {**SGLANG_DEFAULTS["load"], **(merged.get("load") or {})}
     return merged
+
+
+def degenerate(settings: dict, version: str) -> bool:
+    """Whether this server's output loops: `degenerate` true (whatever runs), or a list of the
+    releases that loop on this host (the seed story: 0.5.9 loops on a model 0.5.11 serves well)."""
+    value = settings.get("degenerate")
+    if isinstance(value, list):
+        return version in value
+    return bool(value)
 
 
 def model_info(model_path: str) -> dict | None:

@@ -80,6 +80,7 @@ KEYS: list[Key] = [
     Key(FIX, _act("rollback"), 8),
     Key(FIX, _act("capture"), 14),
     Key(FIX, _act("router-in")),
+    Key(FIX, _act("upgrade")),
     Key(LOOK, _act("probe"), 7),
     Key(LOOK, _act("bench")),
     Key(

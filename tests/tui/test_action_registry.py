@@ -26,6 +26,7 @@ def test_the_cli_and_the_console_offer_the_same_actions():
         "bench",
         "capture",
         "router-in",
+        "upgrade",
     }
     # the CLI: a subcommand for each (the generic ones described by the registry itself)
     assert names <= set(COMMANDS)
@@ -50,6 +51,7 @@ def test_what_asks_first_has_a_plan_to_show():
         "rollback",
         "bench",  # it loads a live server its users share
         "router-in",  # it sends a router's users to the server
+        "upgrade",  # it stops the server for a canary
     }
 
 

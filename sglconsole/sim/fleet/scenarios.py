@@ -99,6 +99,13 @@ NEXT_059 = [
 ]
 
 
+# the model card's hint that ended the seed story's hunt: the release it needs is newer
+NEXT_CARD = (
+    "# Qwen3-Next-80B-A3B\n\nServe it with SGLang: `pip install 'sglang>=0.5.10'`, then\n"
+    "`python -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B ...`\n"
+)
+
+
 def demo_profiles() -> dict:
     return {
         "qwen27b-tp2-mtp": {
@@ -175,7 +182,7 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
             models=("Qwen3-Next-80B-A3B",),
             sglang={
                 "startup_s": startup_s,
-                "degenerate": True,
+                "degenerate": ["0.5.9", "0.5.10"],  # the loop the fix in 0.5.11 ended
                 "load": {"concurrency": 1, "max_tokens": 200},
             },
             servers=[
@@ -187,6 +194,7 @@ def demo_hosts(startup_s: float = 3.0) -> list[HostSpec]:
                     running_env={"SGLANG_ENABLE_SPEC_V2": "1"},
                 )
             ],
+            files={"models/Qwen3-Next-80B-A3B/README.md": NEXT_CARD},
         ),
         seed_host(startup_s=startup_s),  # the seed story, still on 0.5.11
     ]

@@ -22,6 +22,8 @@ import sysconfig
 from pathlib import Path
 
 from sglconsole.sim import envtable, gpustate
+from sglconsole.sim.host.wheels import write_index
+from sglconsole.sim.versiontable import available_versions
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -94,6 +96,8 @@ def create_host(
     _install_shim(root, sglang_version)
     _write_bin(root)
     _write_serve_cli(root, sglang_version)
+    write_index(root, {release: shim_files(root, release) for release in available_versions()},
+                sim_paths())  # fmt: skip
     for name in models:
         add_model(root, name)
     gpustate.write_host(
@@ -151,8 +155,7 @@ def _make_venv(env: Path) -> None:
     site = _site_packages(env)
     site.mkdir(parents=True, exist_ok=True)
     # the simulator's own code (console.sim) and its one C extension (setproctitle)
-    paths = [str(PROJECT_ROOT), *_our_site_packages()]
-    (site / "_sglsim.pth").write_text("\n".join(dict.fromkeys(paths)) + "\n")
+    (site / "_sglsim.pth").write_text(sim_paths())
 
 
 def _site_packages(env: Path) -> Path:
@@ -179,26 +182,38 @@ WEIGHT_CACHE_SHIM = {
 }
 
 
-def _install_shim(root: Path, version: str) -> None:
+def shim_files(root: Path, version: str) -> dict[str, str]:
+    """The simulated `sglang` package of `version` on this host: path under the package -> text
+    (what its env has installed, and what its wheel index serves: wheels.py)."""
     from sglconsole.sim.versiontable import runtime_mode
 
-    package = _site_packages(root / "env") / "sglang"
     files = {
         **SHIM_FILES,
         **(WEIGHT_CACHE_SHIM if runtime_mode(version, "weight_cache_daemon") else {}),
+        "_sim.py": f"ROOT = {str(root)!r}\nVERSION = {version!r}\n",
+        # as SGLang writes it: a literal, readable without importing the package
+        "version.py": f'__version__ = "{version}"\n',
     }
-    for relative, text in files.items():
-        path = package / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    (package / "_sim.py").write_text(f"ROOT = {str(root)!r}\nVERSION = {version!r}\n")
-    # as SGLang writes it: a literal, readable without importing the package
-    (package / "version.py").write_text(f'__version__ = "{version}"\n')
     # the release's environment registry, for a reader that parses the source (as on a real host)
     environ = envtable.environ_source(version)
     if environ is not None:
-        (package / "srt" / "environ.py").write_text(environ)
-        (package / "srt" / "_env_reads.py").write_text(envtable.elsewhere_source(version))
+        files["srt/environ.py"] = environ
+        files["srt/_env_reads.py"] = envtable.elsewhere_source(version)
+    return files
+
+
+def sim_paths() -> str:
+    """The `.pth` that lets a simulated host's python import the simulator (and setproctitle)."""
+    paths = [str(PROJECT_ROOT), *_our_site_packages()]
+    return "\n".join(dict.fromkeys(paths)) + "\n"
+
+
+def _install_shim(root: Path, version: str) -> None:
+    package = _site_packages(root / "env") / "sglang"
+    for relative, text in shim_files(root, version).items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
 
 
 def _write_bin(root: Path) -> None:

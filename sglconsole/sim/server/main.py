@@ -17,7 +17,7 @@ from multiprocessing import resource_tracker
 
 from sglconsole.sim import flagtable, gpustate, settings, versiontable
 from sglconsole.sim.gpu_models import get_model
-from sglconsole.sim.server import graphs, logfmt, perf
+from sglconsole.sim.server import args_checks, graphs, logfmt, perf
 from sglconsole.sim.server.args_resolve import post_init
 from sglconsole.sim.server.children import ServerChildren, write_plan
 from sglconsole.sim.server.engine import Engine
@@ -167,6 +167,7 @@ class SimServer:
         args = self.args
         startup = max(0.0, float(self.settings.get("startup_s") or 0))
         model = settings.model_info(str(args.get("model_path") or ""))
+        args_checks.refuse(self.version, args, model)  # ServerArgs.__post_init__ raises first
         plain(f"server_args={_server_args_repr(args)}")
         if model is None:
             raise StartupFailed(missing_model(str(args.get("model_path"))))
@@ -332,7 +333,7 @@ class SimServer:
             log=lambda text: print(text, flush=True),
             prefix=self.prefix(0),
             mfu=bool(self.args.get("enable_mfu_metrics")),
-            degenerate=bool(self.settings.get("degenerate")),
+            degenerate=settings.degenerate(self.settings, self.version),
             seed=self.port,
             hybrid=model.get("sim_hybrid"),
             tick_s=float(self.settings.get("tick_s") or 0.05),

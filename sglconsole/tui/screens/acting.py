@@ -6,6 +6,7 @@ back to: the confirmation dialog, the progress panel, notifications.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from sglconsole.actions import Plan
@@ -18,6 +19,7 @@ from sglconsole.tui.screens.ask import AskScreen
 from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.session import Session
 from sglconsole.tui.widgets.activity import ProgressPanel
+from sglconsole.upgrade.action import newest
 
 
 class RunsActions:
@@ -86,6 +88,22 @@ class RunsActions:
             AskScreen(f"Save what runs on {server.key} as the profile named:", default),
             partial(self._capture_as, server),
         )
+
+    def action_upgrade(self) -> None:
+        """Asks the release first (the newest one sglconsole has tables for, by default)."""
+        server = self.aim()
+        if server is None:
+            return
+        self.app.push_screen(
+            AskScreen(f"Upgrade {server.key}'s profile to SGLang version:", newest()),
+            partial(self._upgrade_to, server),
+        )
+
+    def _upgrade_to(self, server: ServerState, version: str | None) -> None:
+        if version:
+            action = ACTIONS["upgrade"]
+            plan = partial(action.plan, version=version.strip())
+            self.operate(replace(action, plan=plan), server, version=version.strip())
 
     def _capture_as(self, server: ServerState, name: str | None) -> None:
         if not name:
