@@ -263,8 +263,6 @@ class SimServer:
         its own template (the version table has both)."""
         return bool(versiontable.startup(self.version, "decode_graph_begin"))
 
-    # ------------------------------------------------------------------ GPUs
-
     def _gpus(self) -> list[int]:
         tp_size = self.tp_size
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
