@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from sglconsole.alerts.precursors import SignWatch, sign_news
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
 from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
@@ -30,11 +31,17 @@ class Alert:
     router: str | None = None
     """Set for news about the server's place in this router (alerts.routes), not its status."""
     routing: str | None = None
+    sign: str | None = None
+    """Set for news about a sign before an outage (alerts.precursors): host_memory, oom_kill,
+    xid or ecc; `sign_on` says whether it began (a problem) or is over."""
+    sign_on: bool = False
 
     @property
     def problem(self) -> bool:
         if self.router is not None:
             return self.routing in ROUTE_PROBLEMS
+        if self.sign is not None:
+            return self.sign_on
         return self.new in PROBLEMS
 
     @property
@@ -59,6 +66,7 @@ class Alert:
             "reason": self.reason,
             "time": self.time,
             **({"router": self.router, "routing": self.routing} if self.router else {}),
+            **({"sign": self.sign} if self.sign else {}),
         }
 
 
@@ -84,6 +92,7 @@ class AlertTracker:
     keeps them quiet: the operator sees the fleet."""
     _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
     routes: RouteWatch = field(default_factory=RouteWatch)
+    signs: SignWatch = field(default_factory=SignWatch)
 
     def observe(
         self, host: str, port: int | None, status: Status, reason: str, now: float
@@ -172,4 +181,17 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
             route.routing.value,
         ),
     )
+    found += sign_news(fleet, tracker.signs, tracker.hold_s, now, _sign_alert(now))
     return [alert for alert in found if alert is not None]
+
+
+def _sign_alert(now: float):
+    """An Alert for a sign before an outage (alerts.precursors): from/to are the status of what
+    it hits (the server, or the host's reachability), unchanged."""
+
+    def make(host: HostState, port: int | None, kind: str, text: str, on: bool) -> Alert:
+        server = host.servers.get(port) if port is not None else None
+        status = server.status if server is not None else Status.UP
+        return Alert(host.name, port, status, status, text, now, sign=kind, sign_on=on)
+
+    return make

@@ -27,7 +27,10 @@ OOM = re.compile(
 )
 ANON_RSS = re.compile(r"anon-rss:(?P<kb>\d+)kB")
 NVRM = re.compile(r"\bNVRM: ")
-DMESG_ISO = re.compile(r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:,(?P<frac>\d+))?(?P<zone>[+-]\d\d:?\d\d) (?P<text>.*)$")
+DMESG_ISO = re.compile(
+    r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:,(?P<frac>\d+))?(?P<zone>[+-]\d\d:?\d\d) "
+    r"(?P<text>.*)$"
+)
 JOURNAL_ISO = re.compile(
     r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(?P<frac>\d+))?(?P<zone>[+-]\d\d:?\d\d) "
     r"\S+ kernel: (?P<text>.*)$"

@@ -11,7 +11,7 @@ breathes by that much). Then the estimate is now + what is left / the fall, in w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 WINDOW_S = 1800.0  # half an hour: a leak of the kind #28902 saw (OOM kills a day apart) shows
 MIN_SPAN_S = 45.0
@@ -37,11 +37,34 @@ NO_TREND = Trend(slope_kb_s=None, steady=False, eta_s=None, span_s=0.0, samples=
 
 
 def trend(samples: Sequence[tuple[float, float]], now: float | None = None) -> Trend:
-    """(time, kB) samples, oldest first; those older than WINDOW_S before the newest are left out."""
+    """(time, kB) samples, oldest first. The longest window (WINDOW_S, then halves of it down to
+    MIN_SPAN_S) whose line is steady and whose newer half falls (or rises) at the same pace, within
+    AGREE: a step (a big allocation, a restart) followed by a leak is judged on the leak alone."""
     if not samples:
         return NO_TREND
     newest = samples[-1][0] if now is None else now
-    points = [(when, value) for when, value in samples if newest - when <= WINDOW_S]
+    window, best = WINDOW_S, None
+    while window >= MIN_SPAN_S:
+        points = [(when, value) for when, value in samples if newest - when <= window]
+        found = _fit(points)
+        best = best or found  # the longest window's line, when none is steady
+        if found.steady:
+            half = _fit([(when, value) for when, value in points if newest - when <= window / 2])
+            if half.slope_kb_s is not None and _agree(found.slope_kb_s, half.slope_kb_s):
+                return found
+        window /= 2
+    return replace(best, steady=False, eta_s=None)
+
+
+AGREE = 0.5  # the newer half's slope within 50% of the whole window's
+
+
+def _agree(whole: float | None, half: float) -> bool:
+    return whole is not None and abs(half - whole) <= AGREE * abs(whole)
+
+
+def _fit(points: list[tuple[float, float]]) -> Trend:
+    """A least-squares line through the points, judged by the module's rules."""
     if len(points) < 2:
         return Trend(slope_kb_s=None, steady=False, eta_s=None, span_s=0.0, samples=len(points))
     times = [when for when, _ in points]

@@ -142,7 +142,7 @@ class Exporter:
             word,
             alert.target,
             alert.old.value,
-            alert.new_word,
+            alert.sign or alert.new_word,  # a sign before an outage: its kind
             alert.reason,
         )
         argv = self.config.model.alert_command

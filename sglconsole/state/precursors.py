@@ -202,7 +202,9 @@ def findings(host: HostState, now: float, keep: frozenset[tuple] = frozenset()) 
             if rss_trend(host, port).steady
         ]
         growing = sorted((slope, port) for slope, port in growing if slope > 0)[::-1]
-        words = ", ".join(f":{port} +{slope * 60 / KIB_PER_MIB:.0f} MiB/min" for slope, port in growing)
+        words = ", ".join(
+            f":{port} +{slope * 60 / KIB_PER_MIB:.0f} MiB/min" for slope, port in growing
+        )
         falling = -(host_trend.slope_kb_s or 0) * 60 / KIB_PER_MIB
         text = (
             f"host {eta_words(eta)} (MemAvailable {host.signs.memory[-1][1] / KIB_PER_MIB**2:.1f}"
@@ -227,7 +229,7 @@ def findings(host: HostState, now: float, keep: frozenset[tuple] = frozenset()) 
 def describe(hit: HitEvent) -> str:
     event = hit.event
     if event.kind == "oom_kill":
-        rss = f", {event.rss_kb / KIB_PER_MIB**2:.1f} GiB anon" if event.rss_kb else ""
+        rss = f", {event.rss_kb / KIB_PER_MIB:,.0f} MiB resident" if event.rss_kb else ""
         return f"OOM killer killed pid {event.pid} ({event.comm}{rss})"
     if event.kind == "xid":
         return f"GPU Xid {event.xid} on PCI {event.bus}: {event.text.split(', ', 3)[-1]}"

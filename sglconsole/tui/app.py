@@ -202,7 +202,7 @@ class ConsoleApp(App[int]):
                 alert.time,
                 alert.target,
                 alert.old.value,
-                alert.routing if alert.router else alert.new_word,  # its router: what changed
+                alert.sign or (alert.routing if alert.router else alert.new_word),  # what changed
                 alert.reason,
             )
         )
@@ -210,6 +210,7 @@ class ConsoleApp(App[int]):
         if alert.host != looking_at or not alert.problem:
             word = "problem" if alert.problem else "recovered"
             change = alert.routing if alert.router else f"{alert.old.value} → {alert.new_word}"
+            change = f"sign before an outage: {alert.sign}" if alert.sign else change
             self.notify(
                 f"{clean(alert.target)}: {change}\n{clean(alert.reason)}",
                 title=word,

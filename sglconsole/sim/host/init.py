@@ -98,7 +98,9 @@ def own_meminfo(root: str) -> None:
         ["mount", "--bind", meminfo_path(root), "/proc/meminfo"], capture_output=True, text=True
     )
     if bound.returncode != 0:
-        print(f"sglsim init: /proc/meminfo is the machine's: {bound.stderr.strip()}", file=sys.stderr)
+        print(
+            f"sglsim init: /proc/meminfo is the machine's: {bound.stderr.strip()}", file=sys.stderr
+        )
 
 
 def give_root_shell(root: str, shell: str) -> None:

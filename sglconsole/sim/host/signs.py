@@ -97,11 +97,14 @@ def keep_signs(root: str, stop: threading.Event) -> None:
     """Forever (until `stop`): the leaking MemAvailable, and the kernel events asked for."""
     available_kb = write_meminfo(root)
     done = _done(root)
-    last = time.monotonic()
+    last, base = time.monotonic(), None
     while not stop.wait(TICK_S):
         host = gpustate.load_host(root)
         now = time.monotonic()
-        leak = float((host.get("memory") or {}).get("leak_mib_s") or 0)
+        memory = {**MEMORY_DEFAULTS, **(host.get("memory") or {})}
+        if memory["available_mib"] != base:  # set anew: the leak goes on from there
+            base, available_kb = memory["available_mib"], int(memory["available_mib"]) * 1024
+        leak = float(memory["leak_mib_s"] or 0)
         available_kb = write_meminfo(root, int(available_kb - leak * 1024 * (now - last)))
         last = now
         for event in host.get("kernel_events") or []:

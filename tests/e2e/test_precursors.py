@@ -1,0 +1,177 @@
+"""Signs before an outage (issue #27 item 3), caught over real sshd on the simulator: a host whose
+memory leaks (an OOM estimate, the leaking server named, an alert), a GPU Xid line attributed to
+the server on that GPU, an OOM kill attributed to the server whose scheduler it killed, ECC
+counters that rise, and a login that may not read the kernel log. Each test switches the
+simulated host (its host.json, read live); none sets the console's state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from sglconsole import config
+from sglconsole.alerts.tracker import AlertTracker, sweep
+from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.sim.fleet.scenarios import QWEN8B
+from sglconsole.sim.fleet.start import HostSpec, ServerSpec
+from sglconsole.state.json_view import fleet_json
+from sglconsole.state.precursors import findings
+
+FAST = {"defaults": {"memory_interval": 1, "gpu_health_interval": 2}}
+
+
+def two_servers(**host) -> HostSpec:
+    """gpu4: two TP=1 servers, on GPUs 0 and 1."""
+    return HostSpec(
+        name="gpu4",
+        gpu_count=2,
+        sglang={"startup_s": 0.5},
+        servers=[
+            ServerSpec(30000, "qwen8b-tp1", [0], running=[*QWEN8B, "--port", "30000"]),
+            ServerSpec(30001, "qwen8b-tp1", [1], running=[*QWEN8B, "--port", "30001"]),
+        ],
+        **host,
+    )
+
+
+def switch(fleet, **values) -> None:
+    """Change the simulated host's settings while it runs (read live); `sglang` merges."""
+    path = fleet.hosts["gpu4"].root / "sim" / "host.json"
+    data = json.loads(path.read_text())
+    for key, value in values.items():
+        if key == "sglang":
+            data.setdefault("sglang", {}).setdefault("ports", {})
+            for port, settings in value.items():
+                data["sglang"]["ports"].setdefault(port, {}).update(settings)
+        else:
+            data[key] = value
+    path.write_text(json.dumps(data))
+
+
+async def until(check, timeout: float, what) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what()
+        await asyncio.sleep(0.3)
+
+
+def running(state) -> bool:
+    host = state.hosts["gpu4"]
+    return all(
+        server.process is not None and server.process.children for server in host.servers.values()
+    )
+
+
+async def test_a_leaking_server_gives_an_oom_estimate_names_the_server_and_alerts(fleet_factory):
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    cfg = config.load(fleet.config_path)
+    tracker, alerts = AlertTracker(hold_s=1.0), []
+    async with FleetMonitor(cfg) as monitor:
+        state = monitor.state
+        host = state.hosts["gpu4"]
+        await until(lambda: running(state), 60, lambda: "servers never ran")
+        alerts += sweep(state, tracker, time.time())  # the baseline: nothing in it is news
+        assert not findings(host, time.time())
+        # 16 GiB left; the host loses 64 MiB/s: ~4 min to go; the server on :30001 grows 4 MiB/s
+        switch(fleet, memory={"available_mib": 16384, "leak_mib_s": 64})
+        switch(fleet, sglang={"30001": {"leak_mib_s": 4}})
+
+        def leak_found():
+            alerts.extend(sweep(state, tracker, time.time()))
+            return [found for found in findings(host, time.time()) if found.kind == "host_memory"]
+
+        await until(leak_found, 150, lambda: (list(host.signs.memory)[-3:], alerts))
+        await until(
+            lambda: leak_found() and any(alert.sign == "host_memory" for alert in alerts),
+            30,
+            lambda: alerts,
+        )
+        (found,) = leak_found()
+        assert "host out of memory in ~" in found.text and "min" in found.text, found.text
+        assert ":30001 +" in found.text and ":30000" not in found.text, found.text
+        document = fleet_json(state)["hosts"]["gpu4"]
+        memory = document["memory"]
+        assert memory["oom_eta_s"] is not None and memory["oom_eta_s"] < 600, memory
+        assert memory["available_mib"] < 16384, memory
+        (leaky,) = [server for server in document["servers"] if server["port"] == 30001]
+        assert leaky["rss_mib"] and leaky["rss_slope_mib_min"] > 60, leaky
+    (alert,) = [alert for alert in alerts if alert.sign == "host_memory"]
+    assert alert.problem and alert.port is None and "out of memory" in alert.reason
+
+
+async def test_an_xid_and_an_oom_kill_are_attributed_to_the_servers_they_hit(fleet_factory):
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    cfg = config.load(fleet.config_path)
+    tracker, alerts = AlertTracker(hold_s=1.0), []
+    async with FleetMonitor(cfg) as monitor:
+        state = monitor.state
+        host = state.hosts["gpu4"]
+        await until(lambda: running(state) and host.signs.kernel_source, 60, lambda: host.signs)
+        alerts += sweep(state, tracker, time.time())
+        (doomed,) = [  # its scheduler
+            child.pid
+            for child in state.server("gpu4", 30000).process.children
+            if child.title.startswith("sglang::scheduler")
+        ]
+        switch(
+            fleet,
+            kernel_events=[
+                {"id": 1, "kind": "xid", "gpu": 1, "xid": 79},
+                {"id": 2, "kind": "oom_kill", "port": 30000},
+            ],
+        )
+
+        def hits():
+            alerts.extend(sweep(state, tracker, time.time()))
+            return {(found.kind, found.port) for found in findings(host, time.time())}
+
+        def told():
+            hits()
+            return {(alert.sign, alert.port) for alert in alerts if alert.problem}
+
+        await until(lambda: {("xid", 30001), ("oom_kill", 30000)} <= hits(), 30, hits)
+        await until(lambda: {("xid", 30001), ("oom_kill", 30000)} <= told(), 10, told)
+        by_kind = {found.kind: found for found in findings(host, time.time())}
+        assert "GPU Xid 79" in by_kind["xid"].text and "fallen off the bus" in by_kind["xid"].text
+        assert f"killed pid {doomed}" in by_kind["oom_kill"].text, by_kind["oom_kill"].text
+        document = fleet_json(state)["hosts"]["gpu4"]
+        kernel = document["kernel_log"]
+        assert kernel["source"] == "dmesg" and kernel["error"] is None, kernel
+        assert {(event["kind"], tuple(event["ports"])) for event in kernel["events"]} >= {
+            ("xid", (30001,)),
+            ("oom_kill", (30000,)),
+        }, kernel
+    (xid,) = [alert for alert in alerts if alert.sign == "xid"]
+    assert xid.to_json()["sign"] == "xid" and xid.to_json()["event"] == "problem"
+
+
+async def test_rising_ecc_counters_are_found_on_the_server_of_that_gpu(fleet_factory):
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    cfg = config.load(fleet.config_path)
+    async with FleetMonitor(cfg) as monitor:
+        state = monitor.state
+        host = state.hosts["gpu4"]
+        await until(lambda: running(state) and host.signs.health, 60, lambda: host.signs)
+        assert not [found for found in findings(host, time.time()) if found.kind == "ecc"]
+        switch(fleet, ecc={"0": {"corrected": 12, "remapped_correctable": 1}})
+
+        def ecc():
+            return [found for found in findings(host, time.time()) if found.kind == "ecc"]
+
+        await until(ecc, 30, lambda: host.signs.health)
+        (found,) = ecc()
+        assert found.port == 30000 and "ecc corrected 0->12" in found.text, found
+        gpus = fleet_json(state)["hosts"]["gpu4"]["gpu_health"]
+        assert gpus[0]["ecc_corrected"] == 12 and gpus[1]["ecc_corrected"] == 0, gpus
+
+
+async def test_a_login_that_may_not_read_the_kernel_log_is_told_so(fleet_factory):
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    switch(fleet, kernel_log="denied")
+    cfg = config.load(fleet.config_path)
+    async with FleetMonitor(cfg) as monitor:
+        host = monitor.state.hosts["gpu4"]
+        await until(lambda: host.signs.kernel_error, 60, lambda: host.signs)
+        assert "Operation not permitted" in host.signs.kernel_error, host.signs.kernel_error
+        assert "not readable by this login" in host.signs.kernel_error
