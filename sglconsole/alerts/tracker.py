@@ -189,9 +189,9 @@ def _sign_alert(now: float):
     """An Alert for a sign before an outage (alerts.precursors): from/to are the status of what
     it hits (the server, or the host's reachability), unchanged."""
 
-    def make(host: HostState, port: int | None, kind: str, text: str, on: bool) -> Alert:
+    def make(host: HostState, port: int | None, kind: str, text: str, began: bool) -> Alert:
         server = host.servers.get(port) if port is not None else None
         status = server.status if server is not None else Status.UP
-        return Alert(host.name, port, status, status, text, now, sign=kind, sign_on=on)
+        return Alert(host.name, port, status, status, text, now, sign=kind, sign_on=began)
 
     return make

@@ -30,7 +30,7 @@ class Trend:
     """Seconds until the series reaches zero at this slope; None unless steady and falling."""
     span_s: float
     samples: int
-    r2: float | None = None
+    r_squared: float | None = None
 
 
 NO_TREND = Trend(slope_kb_s=None, steady=False, eta_s=None, span_s=0.0, samples=0)
@@ -78,12 +78,14 @@ def _fit(points: list[tuple[float, float]]) -> Trend:
     cov = sum((when - mean_t) * (value - mean_v) for when, value in points)
     slope = cov / var_t
     var_v = sum((value - mean_v) ** 2 for value in values)
-    r2 = 1.0 if var_v == 0 else (cov * cov) / (var_t * var_v)
-    steady = span >= MIN_SPAN_S and count >= MIN_SAMPLES and r2 >= MIN_R2
+    r_squared = 1.0 if var_v == 0 else (cov * cov) / (var_t * var_v)
+    steady = span >= MIN_SPAN_S and count >= MIN_SAMPLES and r_squared >= MIN_R2
     eta = None
     if steady and slope < -MIN_FALL_KB_S:
         eta = max(0.0, values[-1] / -slope)
-    return Trend(slope_kb_s=slope, steady=steady, eta_s=eta, span_s=span, samples=count, r2=r2)
+    return Trend(
+        slope_kb_s=slope, steady=steady, eta_s=eta, span_s=span, samples=count, r_squared=r_squared
+    )
 
 
 def eta_words(eta_s: float | None) -> str | None:

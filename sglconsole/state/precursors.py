@@ -127,7 +127,7 @@ def attribute(host: HostState, event: KernelEvent) -> tuple[int, ...]:
     """The servers an event hit: the pid's server, else (an Xid) the servers on that GPU."""
     for server in host.servers.values():  # pids of the live trees first (the freshest)
         process = server.process
-        if process and event.pid in {process.main.pid, *(c.pid for c in process.children)}:
+        if process and event.pid in {process.main.pid, *(child.pid for child in process.children)}:
             return (server.port,)
     if event.pid is not None and event.pid in host.signs.pids:
         return (host.signs.pids[event.pid],)
