@@ -14,6 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from sglconsole import __version__
+from sglconsole.exporter.precursors import precursor_metrics
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status
 
 PREFIX = "sglconsole_"
@@ -58,6 +59,7 @@ class FleetCollector(Collector):
         yield from self._servers(
             [server for host in hosts for server in host.servers.values()], now
         )
+        yield from precursor_metrics(hosts, now)  # the signs before an outage (its own module)
         info = InfoMetricFamily(PREFIX + "exporter", "The sglconsole exporter's version")
         info.add_metric([], {"version": __version__})
         yield info

@@ -10,8 +10,12 @@ import asyncio
 import json
 import time
 
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
 from sglconsole import config
 from sglconsole.alerts.tracker import AlertTracker, sweep
+from sglconsole.exporter.service import Exporter as ExporterService
 from sglconsole.remote.monitor import FleetMonitor
 from sglconsole.sim.fleet.scenarios import QWEN8B
 from sglconsole.sim.fleet.start import HostSpec, ServerSpec
@@ -175,3 +179,47 @@ async def test_a_login_that_may_not_read_the_kernel_log_is_told_so(fleet_factory
         await until(lambda: host.signs.kernel_error, 60, lambda: host.signs)
         assert "Operation not permitted" in host.signs.kernel_error, host.signs.kernel_error
         assert "not readable by this login" in host.signs.kernel_error
+
+
+async def test_the_exporter_serves_the_signs_and_the_gpu_counters(fleet_factory):
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    cfg = config.load(fleet.config_path)
+    async with ExporterService(cfg, listen=("127.0.0.1", 0)) as exporter:
+        base = f"http://127.0.0.1:{exporter.address[1]}"
+        host = exporter.fleet.hosts["gpu4"]
+        await until(lambda: running(exporter.fleet) and host.signs.health, 60, lambda: host.signs)
+        switch(fleet, ecc={"1": {"uncorrected": 2, "remapped_pending": True}})
+        async with httpx.AsyncClient() as client:
+
+            async def scrape() -> dict:
+                text = (await client.get(base + "/metrics")).text
+                return {
+                    (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                    for family in text_string_to_metric_families(text)
+                    for sample in family.samples
+                }
+
+            sign = (
+                "sglconsole_sign_active",
+                (("host", "gpu4"), ("kind", "ecc"), ("server", "gpu4:30001")),
+            )
+            deadline = time.monotonic() + 30
+            while sign not in (series := await scrape()):
+                assert time.monotonic() < deadline, sorted(
+                    name for name in series if "sign" in name[0]
+                )
+                await asyncio.sleep(0.5)
+        uncorrected = ("gpu", "1"), ("host", "gpu4"), ("type", "uncorrected")
+        assert series[("sglconsole_gpu_ecc_errors", uncorrected)] == 2
+        assert (
+            series[
+                (
+                    "sglconsole_gpu_remap_state",
+                    (("gpu", "1"), ("host", "gpu4"), ("state", "pending")),
+                )
+            ]
+            == 1
+        )
+        assert series[("sglconsole_host_memory_available_bytes", (("host", "gpu4"),))] > 0
+        assert series[("sglconsole_host_kernel_log_readable", (("host", "gpu4"),))] == 1
+        assert not [key for key in series if key[0] == "sglconsole_host_oom_eta_seconds"]
