@@ -22,7 +22,7 @@ from sglconsole.state.precursors import (
 
 PREFIX = "sglconsole_"
 KINDS = ("xid", "oom_kill", "nvrm")
-KB = 1024
+BYTES_PER_KB = 1024
 
 
 def _gauge(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
@@ -123,19 +123,19 @@ def precursor_metrics(hosts: list[HostState], now: float) -> Iterator[Metric]:
 def _memory(host: HostState, available, total, slope, eta, rss, rss_slope) -> None:
     signs = host.signs
     if signs.memory:
-        available.add_metric([host.name], signs.memory[-1][1] * KB)
+        available.add_metric([host.name], signs.memory[-1][1] * BYTES_PER_KB)
     if signs.total_kb is not None:
-        total.add_metric([host.name], signs.total_kb * KB)
+        total.add_metric([host.name], signs.total_kb * BYTES_PER_KB)
     trend = memory_trend(host)
     if trend.steady and trend.slope_kb_s is not None:
-        slope.add_metric([host.name], trend.slope_kb_s * KB)
+        slope.add_metric([host.name], trend.slope_kb_s * BYTES_PER_KB)
     if trend.eta_s is not None:
         eta.add_metric([host.name], trend.eta_s)
     for server in host.servers.values():
         labels = [host.name, str(server.port), server.profile_name or ""]
         value = rss_kb(host, server.port)
         if value is not None:
-            rss.add_metric(labels, value * KB)
+            rss.add_metric(labels, value * BYTES_PER_KB)
         server_trend = rss_trend(host, server.port)
         if server_trend.steady and server_trend.slope_kb_s is not None:
-            rss_slope.add_metric(labels, server_trend.slope_kb_s * KB)
+            rss_slope.add_metric(labels, server_trend.slope_kb_s * BYTES_PER_KB)

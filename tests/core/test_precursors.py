@@ -71,7 +71,9 @@ def test_dmesg_and_journal_lines_of_an_xid_and_an_oom_kill():
     )
     assert (oom.kind, oom.pid, oom.comm, oom.rss_kb) == ("oom_kill", 4243, "sglang::schedul", 100)
     assert parse_kernel_line("2026-12-05T21:41:00,000000+00:00 usb 1-1: new device") is None
-    assert parse_kernel_line("[  12.5] NVRM: loading NVIDIA UNIX x86_64 Kernel Module").kind == "nvrm"
+    assert (
+        parse_kernel_line("[  12.5] NVRM: loading NVIDIA UNIX x86_64 Kernel Module").kind == "nvrm"
+    )
     assert bus_key("00000000:18:00.0") == bus_key("PCI:0000:18:00") == "18:00"
 
 
