@@ -12,6 +12,7 @@ from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
 from sglconsole.tui.paint.gpus import WIDE, gpu_table
 from sglconsole.tui.paint.labels import tok_s, uptime
 from sglconsole.tui.paint.palette import Palette
+from sglconsole.tui.paint.precursors import host_section, server_marks
 
 
 def host_view(host: HostState, palette: Palette, now: float, width: int) -> Group:
@@ -21,6 +22,7 @@ def host_view(host: HostState, palette: Palette, now: float, width: int) -> Grou
     parts += warnings(host, palette, now)
     parts += [section("GPUs"), gpu_table(host, palette, width)]
     parts += [section("Servers"), server_table(host, palette, now, width)]
+    parts += host_section(host, palette, now)  # the signs before an outage (paint.precursors)
     parts += problems(host, palette)
     return Group(*parts)
 
@@ -79,11 +81,13 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
             no_wrap=name != "why",
         )
     for server in sorted(host.servers.values(), key=lambda server: server.port):
-        table.add_row(*server_row(server, palette, now, wide))
+        table.add_row(*server_row(server, palette, now, wide, server_marks(host, server.port, now)))
     return table
 
 
-def server_row(server: ServerState, palette: Palette, now: float, wide: bool) -> list:
+def server_row(
+    server: ServerState, palette: Palette, now: float, wide: bool, marks: str = ""
+) -> list:
     view = server.view
     load = view.load
     run_q = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
@@ -95,6 +99,10 @@ def server_row(server: ServerState, palette: Palette, now: float, wide: bool) ->
             pid,
             uptime(view.uptime(now)),
             clean(server.profile_name or "(unmanaged)"),
+        ]
+    if marks:  # the signs before an outage that hit it (paint.precursors)
+        return row + [
+            Text.assemble((f"{marks} ", palette.bad), (clean(view.reason), palette.muted))
         ]
     return row + [Text(clean(view.reason), style=palette.muted)]
 
