@@ -26,6 +26,9 @@ OOM = re.compile(
     r"Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)(?P<rest>.*)"
 )
 ANON_RSS = re.compile(r"anon-rss:(?P<kb>\d+)kB")
+# the line before the kill names the victim's cgroup: a systemd unit (sglang-30001.service, as
+# the console's systemd-run launches name it) says whose process it was even once it is gone
+OOM_CONTEXT = re.compile(r"oom-kill:.*task_memcg=(?P<memcg>[^,]*),task=[^,]*,pid=(?P<pid>\d+)")
 NVRM = re.compile(r"\bNVRM: ")
 DMESG_ISO = re.compile(
     r"^(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:,(?P<frac>\d+))?(?P<zone>[+-]\d\d:?\d\d) "
@@ -42,7 +45,8 @@ class KernelEvent:
     time: float | None
     """Epoch seconds the kernel logged it (None: the line did not say)."""
     kind: str
-    """'xid', 'oom_kill' or 'nvrm' (another line of the NVIDIA driver)."""
+    """'xid', 'oom_kill', 'oom_context' (the cgroup of the kill to come) or 'nvrm' (another line
+    of the NVIDIA driver)."""
     text: str
     pid: int | None = None
     """The process named: the one killed, or the one on the GPU for an Xid (often unknown)."""
@@ -52,6 +56,8 @@ class KernelEvent:
     xid: int | None = None
     rss_kb: int | None = None
     """The killed process's anon-rss, for an OOM kill."""
+    memcg: str | None = None
+    """The victim's cgroup ('oom_context': the OOM killer's line before the kill)."""
 
     @property
     def key(self) -> tuple:
@@ -89,6 +95,15 @@ def parse_kernel_line(line: str) -> KernelEvent | None:
             pid=int(oom.group("pid")),
             comm=oom.group("comm"),
             rss_kb=int(rss.group("kb")) if rss else None,
+        )
+    context = OOM_CONTEXT.search(text)
+    if context:
+        return KernelEvent(
+            time=when,
+            kind="oom_context",
+            text=text,
+            pid=int(context.group("pid")),
+            memcg=context.group("memcg"),
         )
     if NVRM.search(text):
         return KernelEvent(time=when, kind="nvrm", text=text)

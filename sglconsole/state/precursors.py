@@ -11,6 +11,7 @@ console saw in the server's process tree, else by the GPU of the Xid's PCI bus.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ OOM_CLEAR_S = 5400.0  # ... and stays one until the estimate is past 90 min (hys
 KERNEL_EVENTS = 50
 PID_MEMORY = 4096  # pids remembered with their server (a killed pid is gone from the next scan)
 KIB_PER_MIB = 1024
+UNIT = re.compile(r"/(?P<unit>[^/]+\.service)$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +56,8 @@ class HostSigns:
     """pid -> port: every pid seen in a server's process tree, the newest PID_MEMORY."""
     kernel: deque[HitEvent] = field(default_factory=lambda: deque(maxlen=KERNEL_EVENTS))
     kernel_seen: set[tuple] = field(default_factory=set)
+    memcg: dict[int, str] = field(default_factory=dict)
+    """pid -> its cgroup, from the OOM killer's line before the kill."""
     kernel_source: str | None = None
     """'dmesg' or 'journalctl -k' while followed; None: not (yet) read."""
     kernel_error: str | None = None
@@ -118,6 +122,9 @@ def take_kernel_event(host: HostState, event: KernelEvent, now: float) -> HitEve
     if event.key in signs.kernel_seen:
         return None
     signs.kernel_seen.add(event.key)
+    if event.kind == "oom_context":  # not an event: who the next kill's victim belongs to
+        signs.memcg[event.pid] = event.memcg or ""
+        return None
     hit = HitEvent(event=event, ports=attribute(host, event), read_at=now)
     signs.kernel.append(hit)
     return hit
@@ -131,6 +138,12 @@ def attribute(host: HostState, event: KernelEvent) -> tuple[int, ...]:
             return (server.port,)
     if event.pid is not None and event.pid in host.signs.pids:
         return (host.signs.pids[event.pid],)
+    unit = UNIT.search(host.signs.memcg.get(event.pid, "")) if event.pid is not None else None
+    if unit is not None:  # a gone pid, in the cgroup of a server's systemd unit
+        for server in host.servers.values():
+            named = server.config.systemd_unit if server.config else None
+            if unit.group("unit") in (named, f"{named}.service", f"sglang-{server.port}.service"):
+                return (server.port,)
     if event.kind == "xid" and event.bus:
         gpus = [gpu.index for gpu in host.gpus if bus_key(gpu.bus_id) == event.bus]
         return servers_on(host, gpus)
@@ -230,7 +243,10 @@ def describe(hit: HitEvent) -> str:
     event = hit.event
     if event.kind == "oom_kill":
         rss = f", {event.rss_kb / KIB_PER_MIB:,.0f} MiB resident" if event.rss_kb else ""
-        return f"OOM killer killed pid {event.pid} ({event.comm}{rss})"
+        unknown = (
+            "" if hit.ports else "; whose it was is not known (gone before this console saw it)"
+        )
+        return f"OOM killer killed pid {event.pid} ({event.comm}{rss}){unknown}"
     if event.kind == "xid":
         return f"GPU Xid {event.xid} on PCI {event.bus}: {event.text.split(', ', 3)[-1]}"
     return event.text

@@ -88,3 +88,13 @@ def test_health_counters_and_what_a_gpu_cannot_say():
     assert (worn.ecc_corrected, worn.ecc_uncorrected, worn.remapped_correctable) == (12, 1, 3)
     assert worn.remap_pending is True
     assert old.ecc_corrected is None and old.remap_failure is None  # unknown, never 0
+
+
+def test_the_oom_killers_line_before_the_kill_names_the_victims_unit():
+    context = parse_kernel_line(
+        "2026-12-05T21:41:00,000000+00:00 oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),"
+        "cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/system.slice/sglang-30001.service,"
+        "task=sglang::schedul,pid=4243,uid=0"
+    )
+    assert context.kind == "oom_context" and context.pid == 4243
+    assert context.memcg == "/system.slice/sglang-30001.service"

@@ -11,6 +11,7 @@ import json
 import time
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from sglconsole import config
@@ -21,6 +22,9 @@ from sglconsole.sim.fleet.scenarios import QWEN8B
 from sglconsole.sim.fleet.start import HostSpec, ServerSpec
 from sglconsole.state.json_view import fleet_json
 from sglconsole.state.precursors import findings
+from sglconsole.state.status_schema import StatusJson
+from tests.cli import cli
+from tests.e2e.test_actions import state_dir  # noqa: F401 (a fixture)
 
 FAST = {"defaults": {"memory_interval": 1, "gpu_health_interval": 2}}
 
@@ -223,3 +227,29 @@ async def test_the_exporter_serves_the_signs_and_the_gpu_counters(fleet_factory)
         assert series[("sglconsole_host_memory_available_bytes", (("host", "gpu4"),))] > 0
         assert series[("sglconsole_host_kernel_log_readable", (("host", "gpu4"),))] == 1
         assert not [key for key in series if key[0] == "sglconsole_host_oom_eta_seconds"]
+
+
+@pytest.mark.usefixtures("state_dir")
+def test_status_and_its_json_tell_an_oom_kill_of_the_last_hour_before_the_console_started(
+    fleet_factory,
+):
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    switch(fleet, kernel_events=[{"id": 1, "kind": "oom_kill", "port": 30001}])
+    deadline = time.monotonic() + 90
+    while True:  # the event is in the host's kernel log: a console opened now reads it
+        result = cli("status", "-c", str(fleet.config_path), "--json", timeout=150)
+        document = json.loads(result.stdout)
+        StatusJson.model_validate(document)  # the keys are the schema's (extra keys are errors)
+        host = document["hosts"]["gpu4"]
+        if [sign for sign in host["signs"] if sign["kind"] == "oom_kill"]:
+            break
+        assert time.monotonic() < deadline, host["kernel_log"]
+        time.sleep(1)
+    (sign,) = [sign for sign in host["signs"] if sign["kind"] == "oom_kill"]
+    # this console never saw the pid (killed before it started): told, by the host, as unknown
+    assert sign["port"] is None and "OOM killer killed pid" in sign["text"], sign
+    assert "whose it was is not known" in sign["text"], sign
+    assert host["memory"]["available_mib"] > 0 and host["kernel_log"]["source"] == "dmesg"
+    text = cli("status", "-c", str(fleet.config_path), timeout=150).stdout
+    assert "before an outage, the host: OOM killer killed pid" in text, text
+    assert "memory: " in text and "GiB available" in text, text

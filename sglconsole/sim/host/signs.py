@@ -137,7 +137,7 @@ def _happen(root: str, host: dict, event: dict) -> None:
         kernel_line(
             root,
             "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,"
-            f"global_oom,task_memcg=/,task={comm},pid={pid},uid=0",
+            f"global_oom,task_memcg={_memcg(pid)},task={comm},pid={pid},uid=0",
         )
         kernel_line(
             root,
@@ -176,6 +176,15 @@ def _scheduler_of_port(port: int) -> tuple[int, str] | None:
         if parent in mains:
             return pid, _comm(pid) or "python3"
     return None
+
+
+def _memcg(pid: int) -> str:
+    """The process's cgroup as the OOM killer names it (the v2 path of /proc/PID/cgroup), e.g. a
+    launch's systemd unit; a session's scope for one started by hand."""
+    for line in _read(f"/proc/{pid}/cgroup").splitlines():
+        if line.startswith("0::") and line[3:] not in ("", "/"):
+            return line[3:]
+    return "/user.slice/user-0.slice/session-1.scope"
 
 
 def _comm(pid: int) -> str:
