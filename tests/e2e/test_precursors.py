@@ -15,6 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from sglconsole import config
+from sglconsole.alerts.precursors import SignWatch
 from sglconsole.alerts.tracker import AlertTracker, sweep
 from sglconsole.exporter.service import Exporter as ExporterService
 from sglconsole.remote.monitor import FleetMonitor
@@ -74,7 +75,7 @@ def running(state) -> bool:
 async def test_a_leaking_server_gives_an_oom_estimate_names_the_server_and_alerts(fleet_factory):
     fleet = fleet_factory([two_servers()], extra_config=FAST)
     cfg = config.load(fleet.config_path)
-    tracker, alerts = AlertTracker(hold_s=1.0), []
+    tracker, alerts = AlertTracker(hold_s=1.0, signs=SignWatch(clear_s=5.0)), []
     async with FleetMonitor(cfg) as monitor:
         state = monitor.state
         host = state.hosts["gpu4"]
@@ -88,6 +89,9 @@ async def test_a_leaking_server_gives_an_oom_estimate_names_the_server_and_alert
         def leak_found():
             alerts.extend(sweep(state, tracker, time.time()))
             return [found for found in findings(host, time.time()) if found.kind == "host_memory"]
+
+        def told(kind):
+            return [alert for alert in alerts if alert.sign == kind]
 
         await until(leak_found, 150, lambda: (list(host.signs.memory)[-3:], alerts))
         await until(
@@ -104,8 +108,16 @@ async def test_a_leaking_server_gives_an_oom_estimate_names_the_server_and_alert
         assert memory["available_mib"] < 16384, memory
         (leaky,) = [server for server in document["servers"] if server["port"] == 30001]
         assert leaky["rss_mib"] and leaky["rss_slope_mib_min"] > 60, leaky
-    (alert,) = [alert for alert in alerts if alert.sign == "host_memory"]
-    assert alert.problem and alert.port is None and "out of memory" in alert.reason
+        # the leak stops: once the fall is no trend and that lasted clear_s, it is over, once
+        switch(fleet, memory={"available_mib": 16384, "leak_mib_s": 0})
+        switch(fleet, sglang={"30001": {"leak_mib_s": 0}})
+        await until(
+            lambda: leak_found() is not None and len(told("host_memory")) == 2, 150, lambda: alerts
+        )
+    began, ended = told("host_memory")
+    assert began.problem and began.port is None and "out of memory" in began.reason
+    assert not ended.problem and ended.reason.startswith("over: host out of memory")
+    assert ended.to_json()["event"] == "recovered" and ended.to_json()["sign"] == "host_memory"
 
 
 async def test_an_xid_and_an_oom_kill_are_attributed_to_the_servers_they_hit(fleet_factory):
