@@ -67,6 +67,8 @@ class HostSigns:
     """Each GPU's counters when this console first read them: a rise is news."""
     health_at: float | None = None
     health_error: str | None = None
+    trends: dict[int | None, tuple[tuple, Trend]] = field(default_factory=dict)
+    """The host's (None) and each port's trend, with the reading it was computed at."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,12 +171,22 @@ def take_health(host: HostState, readings: list[GpuHealth], now: float) -> None:
 
 
 def memory_trend(host: HostState) -> Trend:
-    return trend(list(host.signs.memory)) if host.signs.memory else NO_TREND
+    return _trend(host.signs, None, host.signs.memory)
 
 
 def rss_trend(host: HostState, port: int) -> Trend:
-    series = host.signs.rss.get(port)
-    return trend(list(series)) if series else NO_TREND
+    return _trend(host.signs, port, host.signs.rss.get(port))
+
+
+def _trend(signs: HostSigns, key: int | None, series: deque | None) -> Trend:
+    """A series' trend, computed once per new reading: every view, sweep and scrape asks."""
+    if not series:
+        return NO_TREND
+    marker = (len(series), series[-1])
+    held = signs.trends.get(key)
+    if held is None or held[0] != marker:
+        held = signs.trends[key] = (marker, trend(list(series)))
+    return held[1]
 
 
 def rss_kb(host: HostState, port: int) -> float | None:
