@@ -1,7 +1,7 @@
 """A simulated host's signs of trouble to come: memory that leaks, and a kernel log that gets GPU
 Xid / NVRM lines and OOM-killer lines on demand (hostd runs `keep_signs` in a thread).
 
-They live in ROOT/sim/host.json, read live (within ~0.5 s), like the other host settings:
+They live in ROOT/sim/host.json, read live (within ~1 s), like the other host settings:
 
     "memory": {"total_mib": 2063872, "available_mib": 1900000, "leak_mib_s": 0},
     "kernel_log": "ok" | "denied",
@@ -33,7 +33,7 @@ import time
 from sglconsole.sim import gpustate
 from sglconsole.sim.gpu_models import get_model, gpu_bus_id
 
-TICK_S = 0.5
+TICK_S = 1.0  # a switch takes effect within a second; hostd's CPU counts in the benches' host side
 MEMORY_DEFAULTS = {"total_mib": 2063872, "available_mib": 1900000, "leak_mib_s": 0}
 XID_TEXT = {
     79: "GPU has fallen off the bus.",
@@ -95,17 +95,18 @@ def kernel_line(root: str, text: str, when: float | None = None) -> None:
 
 def keep_signs(root: str, stop: threading.Event) -> None:
     """Forever (until `stop`): the leaking MemAvailable, and the kernel events asked for."""
-    available_kb = write_meminfo(root)
+    available_kb = written = write_meminfo(root)
     done = _done(root)
-    last, base = time.monotonic(), None
+    last, base, total = time.monotonic(), None, None
     while not stop.wait(TICK_S):
         host = gpustate.load_host(root)
         now = time.monotonic()
         memory = {**MEMORY_DEFAULTS, **(host.get("memory") or {})}
         if memory["available_mib"] != base:  # set anew: the leak goes on from there
             base, available_kb = memory["available_mib"], int(memory["available_mib"]) * 1024
-        leak = float(memory["leak_mib_s"] or 0)
-        available_kb = write_meminfo(root, int(available_kb - leak * 1024 * (now - last)))
+        available_kb = int(available_kb - float(memory["leak_mib_s"] or 0) * 1024 * (now - last))
+        if available_kb != written or memory["total_mib"] != total:  # unchanged: not rewritten
+            written, total = write_meminfo(root, available_kb), memory["total_mib"]
         last = now
         for event in host.get("kernel_events") or []:
             if isinstance(event, dict) and event.get("id") not in done:
