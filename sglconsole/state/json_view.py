@@ -19,7 +19,7 @@ from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, Sample, ServerState, ServerView
-from sglconsole.state.precursors_json import host_signs_json, server_signs_json
+from sglconsole.state.precursors.status_json import host_signs_json, server_signs_json
 from sglconsole.state.routing import RouterState, RouteView
 
 SCHEMA_VERSION = "1.5"
@@ -110,7 +110,7 @@ def host_json(host: HostState, now: float) -> dict:
             }
             for cache in (view.weight_caches if view else ())
         ],
-        **host_signs_json(host, now),  # the signs before an outage (state.precursors_json)
+        **host_signs_json(host, now),  # the signs before an outage (state.precursors.status_json)
     }
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sglconsole.state.json_view import SCHEMA_VERSION
 from sglconsole.state.model import Status
-from sglconsole.state.precursors_schema import (
+from sglconsole.state.precursors.status_schema import (
     StatusGpuHealth,
     StatusKernelLog,
     StatusMemory,

@@ -3,8 +3,9 @@ their shape is state.status_schema's StatusMemory, StatusKernelLog, StatusGpuHea
 
 from __future__ import annotations
 
-from sglconsole.state.model import HostState
-from sglconsole.state.precursors import (
+from typing import TYPE_CHECKING
+
+from sglconsole.state.precursors.signs import (
     KIB_PER_MIB,
     describe,
     findings,
@@ -12,6 +13,9 @@ from sglconsole.state.precursors import (
     rss_kb,
     rss_trend,
 )
+
+if TYPE_CHECKING:
+    from sglconsole.state.model import HostState
 
 
 def _mib(value_kb: float | None) -> float | None:

@@ -1,4 +1,4 @@
-"""The shape of the signs before an outage in `status --json` (state.precursors_json writes them;
+"""The shape of the signs before an outage in `status --json` (status_json writes them;
 state.status_schema puts them in a host and a server)."""
 
 from __future__ import annotations
