@@ -5,7 +5,7 @@ They live in ROOT/sim/host.json, read live (within ~1 s), like the other host se
 
     "memory": {"total_mib": 2063872, "available_mib": 1900000, "leak_mib_s": 0},
     "kernel_log": "ok" | "denied",
-    "kernel_events": [{"id": 1, "kind": "xid", "gpu": 0, "xid": 79},
+    "kernel_events": [{"id": 1, "kind": "xid", "gpu": 0, "xid": 79, "unknown_pid": false},
                       {"id": 2, "kind": "oom_kill", "port": 30000}]
 
 * memory: the host's /proc/meminfo. In its own namespaces, init binds ROOT/sim/meminfo over
@@ -17,7 +17,8 @@ They live in ROOT/sim/host.json, read live (within ~1 s), like the other host se
   CAP_SYSLOG under kernel.dmesg_restrict=1 (sim/host/dmesg.py).
 * kernel_events: each id is written once to ROOT/sim/kmsg (what `dmesg` prints), in the
   driver's and the kernel's own words. "xid": `NVRM: Xid (PCI:BUS): N, pid=P, name=NAME, ...`
-  for GPU `gpu` (pid and name: the first scheduler on that GPU, else '<unknown>'); "oom_kill":
+  for GPU `gpu` (pid and name: the first scheduler on that GPU, else, or with "unknown_pid",
+  '<unknown>' as drivers often write); "oom_kill":
   the OOM killer's three lines naming the scheduler of the server on `port`, which is then
   killed (SIGKILL), as the kernel does.
 """
@@ -119,7 +120,7 @@ def _happen(root: str, host: dict, event: dict) -> None:
     if event.get("kind") == "xid":
         gpu = int(event.get("gpu", 0))
         bus = gpu_bus_id(get_model(host.get("gpu_model")), gpu)  # 00000000:18:00.0
-        holder = _scheduler_on_gpu(root, gpu)
+        holder = None if event.get("unknown_pid") else _scheduler_on_gpu(root, gpu)
         pid, name = holder if holder else ("'<unknown>'", "<unknown>")
         number = int(event.get("xid", 79))
         text = XID_TEXT.get(number, "Unknown Error")
