@@ -16,6 +16,7 @@ from sglconsole.state.fleet import FleetState
 from sglconsole.state.precursors import findings
 
 CLEAR_S = 120.0
+EVERY_S = 1.0  # signs are looked at once a second per host, however often the sweep runs
 ALERT_NAMES = {
     "host_memory": "SglconsoleHostMemory",
     "oom_kill": "SglconsoleOomKill",
@@ -34,6 +35,9 @@ class SignWatch:
     """(host, port, kind) -> the text alerted, while the sign is not over."""
     gone: dict[tuple[str, int | None, str], float] = field(default_factory=dict)
     """(host, port, kind) alerted -> since when it has been absent."""
+    every_s: float = EVERY_S
+    looked: dict[str, float] = field(default_factory=dict)
+    """host -> when its signs were last looked at."""
 
 
 def sign_news(fleet: FleetState, watch: SignWatch, hold_s: float, now: float, make_alert) -> list:
@@ -43,6 +47,9 @@ def sign_news(fleet: FleetState, watch: SignWatch, hold_s: float, now: float, ma
     for host in fleet.hosts.values():
         if not host.reachable:
             continue  # what cannot be read now is not over: it is unknown
+        if now - watch.looked.get(host.name, -watch.every_s) < watch.every_s:
+            continue  # the console sweeps five times a second; signs move in seconds
+        watch.looked[host.name] = now
         keep = frozenset((kind, port) for name, port, kind in watch.told if name == host.name)
         present = {}
         for sign in findings(host, now, keep):
