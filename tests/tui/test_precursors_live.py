@@ -1,6 +1,6 @@
 """The signs before an outage in the console, driven over real SSH: a GPU Xid on the host shows
-in its pane with the server it hit, marks that server's row, and is told in the server's header;
-a login that may not read the kernel log is told so in the pane."""
+in its pane with the server it hit, marks that server's rows (pane and tree), and is told in the
+server's header; a login that may not read the kernel log is told so in the pane."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ async def test_an_xid_shows_in_the_host_pane_and_the_header_of_the_server_it_hit
         assert "Xid" in row, body
         (other,) = [line for line in body.splitlines() if line.strip().startswith("30000")]
         assert "Xid" not in other, body
+        tree = app.main.tree  # the fleet tree's rows: the same mark
+        await until(pilot, lambda: "Xid" in str(tree.node_for(("gpu4", 30001)).label), 5, "mark")
+        assert "Xid" not in str(tree.node_for(("gpu4", 30000)).label)
         await pilot.press("j", "j")  # down the fleet: gpu4:30000, then gpu4:30001
         await until(pilot, lambda: app.main.selected == ("gpu4", 30001), 5, "gpu4:30001 selected")
         await until(

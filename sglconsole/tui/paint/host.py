@@ -80,8 +80,9 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
             overflow="fold" if name == "why" else "ellipsis",
             no_wrap=name != "why",
         )
+    marks = server_marks(host, now)  # the signs before an outage that hit each
     for server in sorted(host.servers.values(), key=lambda server: server.port):
-        table.add_row(*server_row(server, palette, now, wide, server_marks(host, server.port, now)))
+        table.add_row(*server_row(server, palette, now, wide, marks.get(server.port, "")))
     return table
 
 

@@ -106,13 +106,17 @@ def host_section(host: HostState, palette: Palette, now: float | None = None) ->
     return [Text("\nBefore an outage", style="bold underline"), *lines]
 
 
-def server_marks(host: HostState, port: int, now: float) -> str:
-    """'Xid OOM' for the signs that hit this server (the host's memory too: it hits them all)."""
-    kinds = []
-    for found in findings(host, now):
-        if (found.port == port or found.kind == "host_memory") and MARK[found.kind] not in kinds:
-            kinds.append(MARK[found.kind])
-    return " ".join(kinds)
+def server_marks(host: HostState, now: float) -> dict[int, str]:
+    """port -> 'Xid OOM': the signs that hit each server (the host's memory hits them all)."""
+    found = findings(host, now)
+    marks = {}
+    for port in host.servers:
+        kinds = []
+        for sign in found:
+            if (sign.port == port or sign.kind == "host_memory") and MARK[sign.kind] not in kinds:
+                kinds.append(MARK[sign.kind])
+        marks[port] = " ".join(kinds)
+    return marks
 
 
 def server_sign_lines(host: HostState, port: int, palette: Palette, now: float) -> list[Text]:
