@@ -45,6 +45,8 @@ LABELS = {
     "verdict",
     "name",
     "version",
+    "kind",  # a sign before an outage or a kernel event: host_memory, oom_kill, xid, ecc, nvrm
+    "type",  # an ECC count or a remapped row's: corrected, uncorrected, (un)correctable
 }
 NO_PROMETHEUS = (
     "Debian's prometheus package is not installed (./dev test and .ci/run install it where apt "
