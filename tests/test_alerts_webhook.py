@@ -134,3 +134,26 @@ async def test_a_router_alert_fires_apart_from_the_status_of_the_same_server(rec
         assert list(manager.firing) == [("r1", 30001)]  # the SLOW one still fires
     finally:
         await manager.close()
+
+
+async def test_a_sign_before_an_outage_fires_apart_from_the_status_and_resolves(receiver):
+    manager = Alertmanager([receiver.url], resend_s=3600)
+    now = time.time()
+    xid = "GPU Xid 79 on PCI 18:00: GPU has fallen off the bus."
+    try:
+        manager.news(Alert("gpu4", 30001, Status.SLOW, Status.SLOW, "40 tok/s vs 95", now))
+        manager.news(Alert("gpu4", 30001, Status.UP, Status.UP, xid, now, sign="xid", sign_on=True))
+        await until(lambda: len(receiver.posts) == 2)
+        (firing,) = receiver.posts[1][1]
+        assert firing["labels"]["alertname"] == "SglconsoleGpuXid"
+        assert firing["labels"]["sign"] == "xid" and firing["labels"]["severity"] == "critical"
+        assert firing["annotations"]["summary"] == f"gpu4:30001: {xid}"
+        assert len(manager.firing) == 2  # the status's alert and the sign's, apart
+        over = Alert("gpu4", 30001, Status.UP, Status.UP, f"over: {xid}", now + 5, sign="xid")
+        manager.news(over)
+        await until(lambda: len(receiver.posts) == 3)
+        (resolved,) = receiver.posts[2][1]
+        assert resolved["labels"]["alertname"] == "SglconsoleGpuXid" and ends(resolved) <= now + 6
+        assert len(manager.firing) == 1
+    finally:
+        await manager.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sglconsole.alerts.canary import CanaryWatch, canary_news
+from sglconsole.alerts.precursors import SignWatch, sign_news
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
 from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
@@ -35,6 +36,10 @@ class Alert:
     """Set for news of the canary (alerts.canary): its verdict, "OK" when it is over."""
     signal: str | None = None
     """With `canary`: the SGLang warning line it is about (kv_canary, nan_logits), if one."""
+    sign: str | None = None
+    """Set for news about a sign before an outage (alerts.precursors): host_memory, oom_kill,
+    xid or ecc; `sign_on` says whether it began (a problem) or is over."""
+    sign_on: bool = False
 
     @property
     def problem(self) -> bool:
@@ -42,15 +47,19 @@ class Alert:
             return self.canary != "OK"
         if self.router is not None:
             return self.routing in ROUTE_PROBLEMS
+        if self.sign is not None:
+            return self.sign_on
         return self.new in PROBLEMS
 
     @property
     def what(self) -> str:
-        """What changed, in words: its place in a router, its canary, or its status."""
+        """What changed, in words: its place in a router, its canary, a sign, or its status."""
         if self.canary is not None and self.signal is not None:
             return f"SGLang warned: {self.signal}" if self.problem else f"no {self.signal} line"
         if self.canary is not None:
             return f"canary {self.canary}"
+        if self.sign is not None:  # a sign before an outage: its kind
+            return self.sign
         return self.routing if self.router else self.new_word
 
     @property
@@ -77,6 +86,7 @@ class Alert:
             **({"router": self.router, "routing": self.routing} if self.router else {}),
             **({"canary": self.canary} if self.canary is not None else {}),
             **({"signal": self.signal} if self.signal is not None else {}),
+            **({"sign": self.sign} if self.sign else {}),
         }
 
 
@@ -103,6 +113,7 @@ class AlertTracker:
     _tracks: dict[tuple[str, int | None], _Track] = field(default_factory=dict)
     routes: RouteWatch = field(default_factory=RouteWatch)
     canaries: CanaryWatch = field(default_factory=CanaryWatch)
+    signs: SignWatch = field(default_factory=SignWatch)
 
     def observe(
         self, host: str, port: int | None, status: Status, reason: str, now: float
@@ -205,4 +216,17 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
             signal=signal,
         ),
     )
+    found += sign_news(fleet, tracker.signs, tracker.hold_s, now, _sign_alert(now))
     return [alert for alert in found if alert is not None]
+
+
+def _sign_alert(now: float):
+    """An Alert for a sign before an outage (alerts.precursors): from/to are the status of what
+    it hits (the server, or the host's reachability), unchanged."""
+
+    def make(host: HostState, port: int | None, kind: str, text: str, began: bool) -> Alert:
+        server = host.servers.get(port) if port is not None else None
+        status = server.status if server is not None else Status.UP
+        return Alert(host.name, port, status, status, text, now, sign=kind, sign_on=began)
+
+    return make

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from sglconsole.alerts.precursors import ALERT_NAMES
 from sglconsole.alerts.tracker import Alert
 from sglconsole.state.model import Status
 from sglconsole.state.statuses import INFO
@@ -86,6 +87,7 @@ class Alertmanager:
         """Feed what the tracker said; the posts run in the background."""
         key = (alert.host, alert.port) + ((alert.router,) if alert.router else ())
         key += ("canary", alert.signal or "") if alert.canary is not None else ()
+        key += ("sign", alert.sign) if alert.sign else ()
         batch = []
         before = self.firing.pop(key, None)
         if before is not None:
@@ -110,6 +112,12 @@ class Alertmanager:
                 firing["labels"] |= {"alertname": name, "canary": alert.canary}
                 firing["labels"]["severity"] = (
                     "warning" if alert.canary in ("CHANGED", "NAN_LOGITS") else "critical"
+                )
+                firing["annotations"]["summary"] = f"{alert.target}: {alert.reason}"
+            if alert.sign:  # a sign before an outage, not its status (alerts.precursors)
+                firing["labels"] |= {"alertname": ALERT_NAMES[alert.sign], "sign": alert.sign}
+                firing["labels"]["severity"] = (
+                    "critical" if alert.sign in ("xid", "oom_kill") else "warning"
                 )
                 firing["annotations"]["summary"] = f"{alert.target}: {alert.reason}"
             firing["startsAt"] = iso(alert.time)

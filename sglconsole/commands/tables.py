@@ -11,6 +11,7 @@ from rich.text import Text
 from sglconsole.core.text import clean, fmt_duration, fmt_num, safe
 from sglconsole.state import canary
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status, gpu_holders
+from sglconsole.state.precursors import findings
 from sglconsole.state.statuses import STATUSES
 
 STATUS_STYLE = {record.status: record.style for record in STATUSES}
@@ -122,6 +123,7 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
                 parts.append(gpu_table(host))
             if host.servers:
                 parts.append(server_table(host, now))
+            parts += sign_lines(host, time.time() if now is None else now)
             for note in host.view.notes if host.view else ():
                 parts.append(Text("note: " + clean(note), style="dim"))
             for orphan in host.view.orphans if host.view else ():
@@ -145,6 +147,23 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
         parts.append(Text(""))
     parts += router_lines(fleet)
     return Group(*parts)
+
+
+def sign_lines(host: HostState, now: float) -> list[Text]:
+    """The signs before an outage (state.precursors): memory, a kernel log this login may not
+    read, and each sign with the server it hits."""
+    signs, lines = host.signs, []
+    if signs.memory:
+        text = Text(f"memory: {signs.memory[-1][1] / 2**20:,.1f} GiB available", style="dim")
+        if signs.total_kb:
+            text.append(f" of {signs.total_kb / 2**20:,.1f} GiB", style="dim")
+        lines.append(text)
+    if signs.kernel_error:
+        lines.append(Text(clean(signs.kernel_error), style="yellow"))
+    for found in findings(host, now):
+        where = "the host" if found.port is None else f"{host.name}:{found.port}"
+        lines.append(Text(f"before an outage, {where}: {clean(found.text)}", style="bold red"))
+    return lines
 
 
 def router_lines(fleet: FleetState) -> list[Text]:

@@ -223,6 +223,12 @@ class HostFields(Model):
     gpu_interval_ms: int = Field(default=1000, ge=100)
     lock_dir: str = "/tmp"
     """Where the per-server action locks live on the host (shared by every console)."""
+    memory_interval: float = Field(default=10.0, ge=0)
+    """Seconds between reads of the host's MemAvailable and its servers' RSS (0: not read)."""
+    kernel_log: bool = True
+    """Follow the kernel log (dmesg, else journalctl -k) for GPU Xid / NVRM and OOM-kill lines."""
+    gpu_health_interval: float = Field(default=60.0, ge=0)
+    """Seconds between nvidia-smi reads of ECC and row-remap counters (0: not read)."""
 
     def lock_file(self, port: int) -> str:
         """The lock an action on PORT holds (actions.lock takes it, the canary reads it)."""

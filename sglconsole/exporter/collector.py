@@ -15,6 +15,7 @@ from prometheus_client.registry import Collector
 
 from sglconsole import __version__
 from sglconsole.exporter.canary import canary_metrics, router_canary_metrics
+from sglconsole.exporter.precursors import precursor_metrics
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status
 
 PREFIX = "sglconsole_"
@@ -60,6 +61,7 @@ class FleetCollector(Collector):
         yield from self._servers(servers, now)
         yield from canary_metrics(servers, server_labels, SERVER_LABELS, now)
         yield from router_canary_metrics(self.fleet.routers.values(), now)
+        yield from precursor_metrics(hosts, now)  # the signs before an outage (its own module)
         info = InfoMetricFamily(PREFIX + "exporter", "The sglconsole exporter's version")
         info.add_metric([], {"version": __version__})
         yield info

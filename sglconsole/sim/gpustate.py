@@ -9,7 +9,10 @@ A simulated GPU host is a folder ROOT:
      "nvidia_smi": "ok" | "hang" | "fail" | "garbage" | "empty" | "no_driver"}
 
   ``pid_offset`` != 0 models an LXC container: nvidia-smi reports host PIDs
-  (container pid + offset) that do not exist in the container's /proc.
+  (container pid + offset) that do not exist in the container's /proc. Also there, read live:
+  ``"ecc": {"INDEX": {"corrected", "uncorrected", "remapped_correctable", ...}}`` (the GPU's
+  counters, nvidia_smi/state.py) and the signs before an outage (host/signs.py: "memory",
+  "kernel_log", "kernel_events").
 
 * ``ROOT/sim/gpu/<pid>.json`` — one per simulated process holding GPU memory::
 

@@ -28,6 +28,9 @@ How a real scheduler wedges (stall.py; what real SGLang 0.5.17 did on an H200):
   happens once per host (~85-89 s on the real H200).
 * "health_timeout_s": seconds or null — SGLang's HEALTH_CHECK_TIMEOUT for /health and
   /health_generate (null: env SGLANG_HEALTH_CHECK_TIMEOUT, else 20 s, like SGLang).
+* "leak_mib_s": MiB per second (default 0), read live — each scheduler of the server really
+  allocates this much host memory every second (its RSS grows, as a leaking SGLang's); the host's
+  MemAvailable falls by its own "memory" setting (sim/host/signs.py).
 * "log_history_lines": N (default 0) — right after the ready line, write N decode and uvicorn
   access lines (about 160 bytes each) as if the server had served a while, so a lifetime's
   startup lines sit far back in the log (N=2000 puts them > 256 KiB back, in well under 1 s).
@@ -69,6 +72,7 @@ SGLANG_DEFAULTS: dict = {
     "nondeterministic": False,  # a greedy answer changes from one request to the next
     "nan_logits": False,  # each request logs SGLang's NaN-in-logits warning
     "kv_canary_violations": None,  # SGLang's KV canary line, with violations=N, every 2 s
+    "leak_mib_s": 0,  # read live: each scheduler's RSS grows this fast (child.py; signs.py)
 }
 
 

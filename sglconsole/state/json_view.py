@@ -20,6 +20,7 @@ from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.canary import canary_json, signals_json
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, Sample, ServerState, ServerView
+from sglconsole.state.precursors.status_json import host_signs_json, server_signs_json
 from sglconsole.state.routing import RouterState, RouteView
 
 SCHEMA_VERSION = "1.5"
@@ -96,7 +97,7 @@ def host_json(host: HostState, now: float) -> dict:
             for gpu in host.gpus
         ],
         "servers": [
-            server_json(server, now)
+            server_json(server, now) | server_signs_json(host, server.port)
             for server in sorted(host.servers.values(), key=lambda server: server.port)
         ],
         "orphans": [
@@ -114,6 +115,7 @@ def host_json(host: HostState, now: float) -> dict:
             }
             for cache in (view.weight_caches if view else ())
         ],
+        **host_signs_json(host, now),  # the signs before an outage (state.precursors.status_json)
     }
 
 

@@ -23,6 +23,7 @@ from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.server_load import RequestLoad
 from sglconsole.state.canary import CanaryLog, SignalCounts
+from sglconsole.state.precursors import HostSigns
 from sglconsole.state.statuses import SEVERITY, Status, worst  # noqa: F401 - its readers import them here
 
 if TYPE_CHECKING:
@@ -261,6 +262,8 @@ class HostState:
     view: ProcessView | None = None
     servers: dict[int, ServerState] = field(default_factory=dict)
     watcher_error: str | None = None
+    signs: HostSigns = field(default_factory=HostSigns)
+    """Memory, kernel log and GPU health signs before an outage (state.precursors)."""
     source: str | None = None
     """Who reads the views when it is not this console's own SSH session ("prometheus"): that
     source publishes them through FleetState.publish with its own deriver; anyone else's

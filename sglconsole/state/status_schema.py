@@ -12,6 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sglconsole.state.json_view import SCHEMA_VERSION
 from sglconsole.state.model import Status
+from sglconsole.state.precursors.status_schema import (
+    StatusGpuHealth,
+    StatusKernelLog,
+    StatusMemory,
+    StatusSign,
+)
 from sglconsole.state.routing import Routing
 
 
@@ -202,6 +208,10 @@ class StatusServer(_Model):
     """The canary (schema 1.5; null: not asked yet, or a one-shot status)."""
     sglang_signals: StatusSignals | None = None
     """SGLang's own warnings, counted (schema 1.5)."""
+    rss_mib: float | None = None
+    """Resident memory of its whole process tree (ranks and children), MiB (schema 1.5)."""
+    rss_slope_mib_min: float | None = None
+    """Its trend, MiB per minute (this process's readings only)."""
 
 
 class StatusHost(_Model):
@@ -215,6 +225,12 @@ class StatusHost(_Model):
     notes: list[str] = []
     weight_cache_daemons: list[StatusWeightCache] = []
     """GPU memory held by design (schema 1.4)."""
+    memory: StatusMemory = StatusMemory()
+    kernel_log: StatusKernelLog = StatusKernelLog()
+    gpu_health: list[StatusGpuHealth] = []
+    gpu_health_error: str | None = None
+    signs: list[StatusSign] = []
+    """Signs before an outage now, one per server they hit (schema 1.5)."""
 
 
 class StatusJson(_Model):

@@ -214,6 +214,7 @@ class ConsoleApp(App[int]):
                 if alert.router or alert.canary
                 else f"{alert.old.value} → {alert.new_word}"
             )
+            change = f"sign before an outage: {alert.sign}" if alert.sign else change
             self.notify(
                 f"{clean(alert.target)}: {change}\n{clean(alert.reason)}",
                 title=word,

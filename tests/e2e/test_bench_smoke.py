@@ -23,6 +23,7 @@ from bench import (
     exporter_cost,
     idle_cost,
     parser_bench,
+    precursors_cost,
     prom_scale,
     router_restore,
     router_view,
@@ -52,6 +53,7 @@ SCRIPTS = {
     "idle_cost.py": (),
     "router_restore.py": (),
     "router_view.py": (),
+    "precursors_cost.py": (),
 }
 CAN_RUN = {  # what a bench needs that this machine may lack: its test skips, saying why
     "parser_bench.py": HAS_REGEX,
@@ -195,6 +197,11 @@ def test_router_view_measures_every_promise(benches):
     kept(benches.result("router_view.py"), router_view.PROMISES)
 
 
+@bench("precursors_cost.py")
+def test_precursors_cost_measures_every_promise(benches):
+    kept(benches.result("precursors_cost.py"), precursors_cost.PROMISES)
+
+
 def test_every_bench_script_is_smoked():
     """A new bench script gets a smoke test here (or is a helper the benches use, or a tool that
     measures nothing: readme_figures reads results.json, tests/test_bench_figures.py tests it)."""
@@ -202,7 +209,7 @@ def test_every_bench_script_is_smoked():
     helpers |= {"results_file", "sglang_regex", "sglang_target", "worker", "readme_figures"}
     benches = {path.stem for path in (REPO / "bench").glob("*.py")} - helpers
     tested = {"run", "parser_bench", "prom_scale", "exporter_cost", "idle_cost"}
-    tested |= {"router_restore", "router_view", "canary_cost"}
+    tested |= {"router_restore", "router_view", "canary_cost", "precursors_cost"}
     assert benches == tested
     for name in benches:  # each declares what it promises and runs at its smallest size
         module = importlib.import_module(f"bench.{name}")

@@ -47,6 +47,8 @@ LABELS = {
     "version",
     "signal",
     "router",
+    "kind",  # a sign before an outage or a kernel event: host_memory, oom_kill, xid, ecc, nvrm
+    "type",  # an ECC count or a remapped row's: corrected, uncorrected, (un)correctable
 }
 NO_PROMETHEUS = (
     "Debian's prometheus package is not installed (./dev test and .ci/run install it where apt "
@@ -340,12 +342,13 @@ def test_example_rules_pass_promtool():
         [promtool, "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 11 rules found" in result.stdout
+    assert "SUCCESS: 15 rules found" in result.stdout
     names = re.findall(r"- alert: (\w+)", RULES.read_text())
     statuses = ("Slow", "Looping", "Down", "Drift", "Unreachable")
     canary = ("CanarySilent", "CanaryFailing", "CanaryChanged", "KvCanaryViolations", "NanLogits")
     canary += ("RouterCanaryFailing",)
-    assert sorted(names) == sorted(f"Sglconsole{s}" for s in statuses + canary)
+    signs = ("HostMemory", "OomKill", "GpuXid", "GpuEcc")  # before an outage (precursors)
+    assert sorted(names) == sorted(f"Sglconsole{s}" for s in (*statuses, *canary, *signs))
 
 
 def free_port() -> int:

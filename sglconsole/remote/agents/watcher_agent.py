@@ -8,6 +8,7 @@ only, no files written, nothing changed on the host. It prints JSON lines:
   {"t": "log", "path", "ino", "off", "lines"}   new complete lines of a followed log
   {"t": "log_state", "path", "state", ...}      missing / rotated / truncated / error
   {"t": "hb", "time"}  a heartbeat every interval (the stream is alive)
+  {"t": "mem", ...}    MemAvailable and the RSS of those processes, every memory_interval
 
 and reads JSON commands on stdin ({"follow": {path: {"ino", "off"}}}); EOF on
 stdin (the console went away) ends it. Log offsets let the console resume
@@ -23,6 +24,7 @@ import sys
 import threading
 import time
 
+from host_memory import memory_report  # inlined by source()
 from log_follow import Follow, out  # inlined by source()
 
 ENV_PREFIXES = ("SGLANG_", "CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "HF_", "OMP_", "NVIDIA_")
@@ -297,8 +299,10 @@ def main():
         changes = Changes()
     except (OSError, AttributeError, TypeError):
         changes = None
-    next_scan = next_apps = 0.0
+    next_scan = next_apps = next_memory = 0.0
+    memory_interval = float(args.get("memory_interval", 0) or 0)  # 0: not asked for
     last_procs = last_apps = None
+    found = []
     gpu_pids = set()
     while not stop.is_set():
         now = time.time()
@@ -340,6 +344,9 @@ def main():
                 out(snapshot)
             else:
                 out({"t": "hb", "time": now})
+        if memory_interval and now >= next_memory:
+            next_memory = now + memory_interval
+            out(memory_report(found))
         with lock:
             watched = True
             for follow in list(follows.values()):
@@ -349,7 +356,8 @@ def main():
                 except (OSError, IOError) as exc:
                     follow.note("error", error=str(exc))
                     follow.handle = None
-        timeout = max(0.0, min(next_scan, next_apps) - time.time())
+        soonest = min(next_scan, next_apps, next_memory if memory_interval else next_scan)
+        timeout = max(0.0, soonest - time.time())
         if not watched:
             timeout = min(timeout, poll)  # a folder we cannot watch (yet): poll it
         ready = select.select(

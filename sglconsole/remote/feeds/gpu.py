@@ -1,7 +1,8 @@
 """The GPU feed of one host: a long-lived `nvidia-smi --query-gpu=... -lms N` stream into its state.
 
 A stream that ends is restarted after 5 s with nvidia-smi's own words on screen; one that goes
-silent (a hung driver) is replaced by a fresh one.
+silent (a hung driver) is replaced by a fresh one. Apart from it, every `gpu_health_interval`, one
+query of the ECC and row-remap counters (core.nvidia_smi.health) into the host's signs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from sglconsole.core.nvidia_smi import (
     classify_nvidia_smi_error,
     gpu_query_args,
 )
+from sglconsole.core.nvidia_smi.health import HEALTH_QUERY_FIELDS, parse_health_csv
 from sglconsole.remote.feeds.host_link import HostLink
+from sglconsole.state.precursors import take_health
 
 
 class GpuFeed:
@@ -87,6 +90,21 @@ class GpuFeed:
         finally:
             if upcoming is not None:
                 upcoming.cancel()
+
+    async def run_health(self) -> None:
+        """ECC and row-remap counters, every gpu_health_interval (0: never asked)."""
+        link = self.link
+        while link.host.gpu_health_interval:
+            result = await link.ssh.run(["nvidia-smi", *gpu_query_args(HEALTH_QUERY_FIELDS)])
+            readings = parse_health_csv(result.stdout) if result.ok else []
+            signs = link.state.signs
+            if readings:
+                take_health(link.state, readings, time.time())
+            else:
+                words = (result.stderr or result.stdout).strip().splitlines()
+                signs.health_error = words[-1] if words else f"exited {result.exit_status}"
+            link.publish()
+            await asyncio.sleep(link.host.gpu_health_interval)
 
     def _gpus(self, snapshot) -> None:
         state = self.link.state

@@ -2,10 +2,11 @@
 
 While connected, concurrent feeds run: GPUs (a long-lived ``nvidia-smi -lms`` stream), the
 watcher (processes, compute-apps, log tails), HTTP polls of each server through a port forward
-(which also starts each server's drift check), and a journal follower per systemd unit without a
-log file. A dropped connection marks the host UNREACHABLE with the reason and retries with
-capped exponential backoff; what the feeds keep across reconnects (log offsets, journal
-cursors) lives in the feeds, which outlive the connection.
+(which also starts each server's drift check), a journal follower per systemd unit without a
+log file, and the signs before an outage (the kernel log, the GPUs' ECC counters). A dropped
+connection marks the host UNREACHABLE with the reason and retries with capped exponential backoff;
+what the feeds keep across reconnects (log offsets, journal cursors) lives in the feeds, which
+outlive the connection.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from sglconsole.remote.feeds.gpu import GpuFeed
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.remote.feeds.http import HttpFeed
 from sglconsole.remote.feeds.journal import JournalFeed
+from sglconsole.remote.feeds.kernel import KernelFeed
 from sglconsole.remote.feeds.watcher import WatcherFeed
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.ssh.connection import SshHost
@@ -62,6 +64,7 @@ class HostMonitor:
         )
         self.journal = JournalFeed(self.link, on_activity=self._work_arrived)
         self.canary = CanaryFeed(self.link, enabled=canaries)
+        self.kernel = KernelFeed(self.link)
 
     def _work_arrived(self, port: int) -> None:
         """A batch line in a server's log: the HTTP feed asks a quiet server at once, unless the
@@ -104,6 +107,10 @@ class HostMonitor:
     async def _connected(self) -> None:
         """Every feed at once; the first to fail (the connection is gone) stops them all."""
         feeds = [self.gpus.run(), self.watcher.run(), self.http.run(), self.canary.run()]
+        if self.link.host.gpu_health_interval:  # signs before an outage (state.precursors)
+            feeds.append(self.gpus.run_health())
+        if self.link.host.kernel_log:
+            feeds.append(self.kernel.run())
         feeds += [self.journal.run(server) for server in self.journal.servers()]
         tasks = [asyncio.create_task(coroutine) for coroutine in feeds]
         try:

@@ -18,6 +18,7 @@ from sglconsole.remote.agents import source
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.state.fleet import ServerState
 from sglconsole.state.ingest import take_line
+from sglconsole.state.precursors import take_memory
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class WatcherFeed:
                 "interval": self.watch_interval,
                 "log_poll": self.log_poll,
                 "follow": self._wanted_logs(),
+                "memory_interval": link.host.memory_interval,
             }
             stream = await link.ssh.stream(
                 [python, "-c", source("watcher_agent"), json.dumps(args)]
@@ -91,6 +93,7 @@ class WatcherFeed:
             "procs": lambda message: self._on_procs(message, stream),
             "apps": self._on_apps,
             "log_state": self._on_log_state,
+            "mem": self._on_memory,
         }.get(kind if isinstance(kind, str) else "")  # {"t": []} is no kind (and unhashable)
         if handler is None:
             return
@@ -142,6 +145,10 @@ class WatcherFeed:
         if state in ("rotated", "truncated"):
             server.log_lines.append(f"--- sglconsole: log {state}, following the new file ---")
         self.link.publish(server.port)
+
+    def _on_memory(self, message: dict) -> None:
+        take_memory(self.link.state, message, time.time())
+        self.link.publish()
 
     def _on_apps(self, message: dict) -> None:
         if message.get("rc") == 0 and isinstance(message.get("out"), str):

@@ -19,10 +19,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from sglconsole.sim.host.detach import start_detached
 from sglconsole.sim.host.root import path_env
+from sglconsole.sim.host.signs import keep_signs
 
 
 def boot_servers(root: Path) -> None:
@@ -211,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     os.chdir(args.root)
+    signs = threading.Thread(  # leaking memory and kernel log lines on demand (signs.py)
+        target=keep_signs, args=(str(args.root), threading.Event()), daemon=True
+    )
+    signs.start()
     boot_servers(args.root)
     sock = socket.socket(fileno=args.listen_fd)
     if args.ssh == "sshd":

@@ -88,6 +88,21 @@ def _hold_mounts_under(folder: str) -> dict[str, int]:
     return held
 
 
+def own_meminfo(root: str) -> None:
+    """This host's own /proc/meminfo: ROOT/sim/meminfo bound over it (sim/host/signs.py keeps
+    it, a leak included); where the bind is refused, the machine's own shows."""
+    from sglconsole.sim.host.signs import meminfo_path, write_meminfo
+
+    write_meminfo(root)
+    bound = subprocess.run(
+        ["mount", "--bind", meminfo_path(root), "/proc/meminfo"], capture_output=True, text=True
+    )
+    if bound.returncode != 0:
+        print(
+            f"sglsim init: /proc/meminfo is the machine's: {bound.stderr.strip()}", file=sys.stderr
+        )
+
+
 def give_root_shell(root: str, shell: str) -> None:
     """root's login shell on this host only: a copy of /etc/passwd bound over it in the host's
     private mount namespace (sshd reads the user's shell there, as on any machine)."""
@@ -118,6 +133,7 @@ def main(argv: list[str]) -> int:
         lay_out(argv[argv.index("--root") + 1], target)
     if os.getpid() == 1:  # only in the host's own mount namespace
         own_etc(argv[argv.index("--root") + 1])
+        own_meminfo(argv[argv.index("--root") + 1])
     if "--login-shell" in argv and os.getpid() == 1:  # only in the host's own namespaces
         give_root_shell(argv[argv.index("--root") + 1], argv[argv.index("--login-shell") + 1])
     child = subprocess.Popen(

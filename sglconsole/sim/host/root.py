@@ -2,7 +2,7 @@
 
     ROOT/env/        a venv: bin/python3 (a real interpreter), and in its
                      site-packages the `sglang` shim (visible only to it)
-    ROOT/bin/        nvidia-smi (the replay), dcgm-exporter, pct (for LXC-style hosts)
+    ROOT/bin/        nvidia-smi (the replay), dcgm-exporter, dmesg, pct (for LXC-style hosts)
     ROOT/models/     model folders with a config.json each
     ROOT/logs/       where servers write
     ROOT/sim/        host.json (GPUs, nvidia-smi and SGLang behaviour), runtime state
@@ -235,6 +235,14 @@ def _write_bin(root: Path) -> None:
         "from sglconsole.sim.nvidia_smi.dcgm import program\n"
         f"raise SystemExit(program(root={str(root)!r}))\n"
     )
+    dmesg = root / "bin" / "dmesg"  # the host's kernel log (sim/host/dmesg.py)
+    dmesg.write_text(
+        f"#!{python} -S\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(PROJECT_ROOT)!r})\n"
+        "from sglconsole.sim.host.dmesg import program\n"
+        f"raise SystemExit(program(root={str(root)!r}))\n"
+    )
     pct = root / "bin" / "pct"
     pct.write_text(
         "#!/bin/sh\n"
@@ -244,7 +252,7 @@ def _write_bin(root: Path) -> None:
         '[ "$1" = "--" ] && shift\n'
         'exec "$@"\n'
     )
-    for script in (nvidia_smi, dcgm, pct):
+    for script in (nvidia_smi, dcgm, dmesg, pct):
         script.chmod(0o755)
 
 

@@ -16,6 +16,10 @@ def _text(value):
     return None if value is None else str(value)
 
 
+def _yes_no(value):
+    return None if value is None else ("Yes" if value else "No")
+
+
 # canonical field -> (unit, getter(state) -> str | None); the getters call it `gpu`: one per row
 GPU_FIELDS: dict = {
     "timestamp": ("", lambda gpu: format_query_time(gpu["now"])),
@@ -72,17 +76,17 @@ GPU_FIELDS: dict = {
     "encoder.stats.averageLatency": ("", lambda gpu: "0"),
     "ecc.mode.current": ("", lambda gpu: yes(gpu["model"].ecc)),
     "ecc.mode.pending": ("", lambda gpu: yes(gpu["model"].ecc)),
-    "ecc.errors.corrected.volatile.total": ("", lambda gpu: _text(gpu["ecc_unc"])),
-    "ecc.errors.corrected.aggregate.total": ("", lambda gpu: _text(gpu["ecc_unc"])),
+    "ecc.errors.corrected.volatile.total": ("", lambda gpu: _text(gpu["ecc_cor"])),
+    "ecc.errors.corrected.aggregate.total": ("", lambda gpu: _text(gpu["ecc_cor"])),
     "ecc.errors.uncorrected.volatile.total": ("", lambda gpu: _text(gpu["ecc_unc"])),
     "ecc.errors.uncorrected.aggregate.total": ("", lambda gpu: _text(gpu["ecc_unc"])),
     "retired_pages.single_bit_ecc.count": ("", lambda gpu: None),
     "retired_pages.double_bit.count": ("", lambda gpu: None),
     "retired_pages.pending": ("", lambda gpu: None),
-    "remapped_rows.correctable": ("", lambda gpu: "0" if gpu["model"].ecc else None),
-    "remapped_rows.uncorrectable": ("", lambda gpu: "0" if gpu["model"].ecc else None),
-    "remapped_rows.pending": ("", lambda gpu: "No" if gpu["model"].ecc else None),
-    "remapped_rows.failure": ("", lambda gpu: "No" if gpu["model"].ecc else None),
+    "remapped_rows.correctable": ("", lambda gpu: _text(gpu["rr_cor"])),
+    "remapped_rows.uncorrectable": ("", lambda gpu: _text(gpu["rr_unc"])),
+    "remapped_rows.pending": ("", lambda gpu: _yes_no(gpu["rr_pending"])),
+    "remapped_rows.failure": ("", lambda gpu: _yes_no(gpu["rr_failure"])),
     "temperature.gpu": ("", lambda gpu: str(gpu["temp"])),
     "temperature.memory": ("", lambda gpu: _text(gpu["mem_temp"])),
     "power.draw": ("W", lambda gpu: _watts_number(gpu["power"])),

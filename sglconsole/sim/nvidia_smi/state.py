@@ -145,7 +145,7 @@ def gpu_states(host: dict, uses: list[dict], now: float | None = None) -> list[d
                 "fan": fan,
                 "pstate": model.pstate_busy if busy else model.pstate_idle,
                 "mig": "Disabled" if model.mig else None,
-                "ecc_unc": 0 if model.ecc else None,
+                **_ecc(host, index, model.ecc),
                 "reasons": reasons,
                 "sw_power_cap_us": (int(now * 1000) % 9_000_000) if util >= 90 else 0,
                 "tx_kbs": int(800 + 7200 * load + 100 * jitter("tx")),
@@ -154,3 +154,24 @@ def gpu_states(host: dict, uses: list[dict], now: float | None = None) -> list[d
             }
         )
     return states
+
+
+def _ecc(host: dict, index: int, ecc_on: bool) -> dict:
+    """The GPU's ECC and row-remap counters: zero on a healthy GPU, or what host.json's
+    "ecc": {"INDEX": {"corrected", "uncorrected", "remapped_correctable",
+    "remapped_uncorrectable", "remapped_pending", "remapped_failure"}} says (read live: a test
+    raises them while the host runs). None where the GPU has no ECC (nvidia-smi: [N/A])."""
+    if not ecc_on:
+        return {key: None for key in _ECC_KEYS}
+    given = (host.get("ecc") or {}).get(str(index)) or {}
+    return {key: given.get(name, default) for key, (name, default) in _ECC_KEYS.items()}
+
+
+_ECC_KEYS = {
+    "ecc_unc": ("uncorrected", 0),
+    "ecc_cor": ("corrected", 0),
+    "rr_cor": ("remapped_correctable", 0),
+    "rr_unc": ("remapped_uncorrectable", 0),
+    "rr_pending": ("remapped_pending", False),
+    "rr_failure": ("remapped_failure", False),
+}

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from sglconsole.sim import gpustate
+from sglconsole.sim import gpustate, settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
     plan_path = os.path.join(args.root, "sim", "run", f"{args.parent}.json")
     last = None
+    leak = Leak(args.root, args.parent) if args.gpu is not None else None
     while True:
+        if leak is not None:
+            leak.step()
         orphaned = os.getppid() != args.parent
         if orphaned and not args.linger:
             _exit(args)
@@ -57,6 +60,38 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 last = state
         time.sleep(args.poll)
+
+
+class Leak:
+    """A scheduler whose host memory leaks: its port's `leak_mib_s` (sglang settings, read live)
+    is really allocated and touched, so its RSS grows as a leaking SGLang's does."""
+
+    def __init__(self, root: str, parent: int):
+        self.root = root
+        self.port = _port_of(parent)
+        self.hoard: list[bytearray] = []
+        self.last = time.monotonic()
+
+    def step(self) -> None:
+        now, rate = time.monotonic(), 0.0
+        try:
+            rate = float(settings.server_settings(self.root, self.port).get("leak_mib_s") or 0)
+        except (TypeError, ValueError):
+            pass
+        size = int(rate * (now - self.last) * (1 << 20))
+        self.last = now
+        if size > 0:
+            self.hoard.append(bytearray(b"\x01") * size)  # written, so resident
+
+
+def _port_of(parent: int) -> int:
+    """The parent server's --port (SGLang's default 30000)."""
+    try:
+        with open(f"/proc/{parent}/cmdline", "rb") as file:
+            argv = file.read().decode(errors="replace").split("\0")
+        return int(argv[argv.index("--port") + 1])
+    except (OSError, ValueError, IndexError):
+        return 30000
 
 
 def _read(path: str) -> dict:

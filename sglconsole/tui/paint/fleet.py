@@ -63,7 +63,8 @@ def host_label(host: HostState, palette: Palette, now: float, width: int) -> Tex
     )
 
 
-def server_label(server: ServerState, palette: Palette, width: int) -> Text:
+def server_label(server: ServerState, palette: Palette, width: int, signs: str = "") -> Text:
+    """`signs`: the marks of the signs before an outage that hit it (paint.precursors)."""
     text = Text.assemble((f":{server.port}", "bold"))
     text.append(f" {tok_s(server.view.tok_s):>5} ")
     text.append_text(palette.badge(server.status))
@@ -71,6 +72,8 @@ def server_label(server: ServerState, palette: Palette, width: int) -> Text:
     if mark:  # whole when it fits (the pane says it whole anyway)
         fits = len(mark) + 1 <= width - text.cell_len
         text.append(f" {mark if fits else '⇄!'}", style=palette.bad)
+    if signs and len(signs) + 1 <= width - text.cell_len:
+        text.append(f" {signs}", style=palette.bad)
     room = width - text.cell_len - 1
     name = clean(server.profile_name) if server.profile_name else "(unmanaged)"
     if room >= 4:

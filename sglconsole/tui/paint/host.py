@@ -13,6 +13,7 @@ from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
 from sglconsole.tui.paint.gpus import WIDE, gpu_table
 from sglconsole.tui.paint.labels import tok_s, uptime
 from sglconsole.tui.paint.palette import Palette
+from sglconsole.tui.paint.precursors import host_section, server_marks
 
 
 def host_view(host: HostState, palette: Palette, now: float, width: int) -> Group:
@@ -22,6 +23,7 @@ def host_view(host: HostState, palette: Palette, now: float, width: int) -> Grou
     parts += warnings(host, palette, now)
     parts += [section("GPUs"), gpu_table(host, palette, width)]
     parts += [section("Servers"), server_table(host, palette, now, width)]
+    parts += host_section(host, palette, now)  # the signs before an outage (paint.precursors)
     parts += problems(host, palette)
     return Group(*parts)
 
@@ -82,8 +84,9 @@ def server_table(host: HostState, palette: Palette, now: float, width: int) -> T
             overflow="fold" if name == "why" else "ellipsis",
             no_wrap=name != "why",
         )
+    marks = server_marks(host, now)  # the signs before an outage that hit each
     for server in sorted(host.servers.values(), key=lambda server: server.port):
-        row = server_row(server, palette, now, wide)
+        row = server_row(server, palette, now, wide, marks.get(server.port, ""))
         if asked:
             row.insert(-1, canary_cell(server, palette, wide))
         table.add_row(*row)
@@ -99,7 +102,9 @@ def canary_cell(server: ServerState, palette: Palette, wide: bool) -> Text:
     return Text(text, style=style)
 
 
-def server_row(server: ServerState, palette: Palette, now: float, wide: bool) -> list:
+def server_row(
+    server: ServerState, palette: Palette, now: float, wide: bool, marks: str = ""
+) -> list:
     view = server.view
     load = view.load
     run_q = "-" if load is None else f"{load.running_req or 0}/{load.queue_req or 0}"
@@ -111,6 +116,10 @@ def server_row(server: ServerState, palette: Palette, now: float, wide: bool) ->
             pid,
             uptime(view.uptime(now)),
             clean(server.profile_name or "(unmanaged)"),
+        ]
+    if marks:  # the signs before an outage that hit it (paint.precursors)
+        return row + [
+            Text.assemble((f"{marks} ", palette.bad), (clean(view.reason), palette.muted))
         ]
     return row + [Text(clean(view.reason), style=palette.muted)]
 

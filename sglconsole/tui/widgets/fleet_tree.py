@@ -9,6 +9,7 @@ from sglconsole.state.fleet import FleetState, HostState, Status
 from sglconsole.state.statuses import CALM
 from sglconsole.tui.coalesce import Key, router_key, router_of
 from sglconsole.tui.paint.fleet import host_label, server_label
+from sglconsole.tui.paint.precursors import server_marks
 from sglconsole.tui.paint.router import router_label
 from sglconsole.tui.widgets.common import palette, width
 
@@ -59,9 +60,10 @@ class FleetTree(Tree[Key]):
             node.remove_children()
             for port in wanted:
                 self._by_key[(host.name, port)] = node.add_leaf("", data=(host.name, port))
+        signs = server_marks(host, self._now)  # the signs before an outage that hit each
         for port in wanted:
             label = server_label(
-                host.servers[port], palette(self), width(self) - 3
+                host.servers[port], palette(self), width(self) - 3, signs.get(port, "")
             )  # after the guide
             _relabel(self._by_key[(host.name, port)], label)
 

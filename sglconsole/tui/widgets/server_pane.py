@@ -3,10 +3,12 @@ tabs."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Static, TabbedContent, TabPane
 
 from sglconsole.state.fleet import FleetState, ServerState
+from sglconsole.tui.paint.precursors import server_sign_lines
 from sglconsole.tui.paint.server import header
 from sglconsole.tui.widgets.common import palette
 from sglconsole.tui.widgets.log_view import LogView
@@ -54,6 +56,10 @@ class ServerPane(Vertical):
             return
         shown = self.query_one("#server-header", Static)
         text = header(self.server, palette(self), now)
+        host = self.fleet.hosts.get(self.server.host)
+        if host is not None:  # the signs before an outage that hit it (paint.precursors)
+            lines = server_sign_lines(host, self.server.port, palette(self), now)
+            text = Text("\n").join([text, *lines]) if lines else text
         if text != shown.content:  # the same line again costs no repaint
             shown.update(text)
         if tables:
