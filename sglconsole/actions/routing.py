@@ -18,9 +18,10 @@ from collections.abc import Awaitable, Callable
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.actions.probe import probe
+from sglconsole.actions.routing_verify import routed_again
 from sglconsole.config.routers import Route, routes_of
 from sglconsole.errors import ConsoleError, UsageError
-from sglconsole.remote.router.workers import RouterClient, router_endpoint, running_requests
+from sglconsole.remote.router.workers import RouterClient, router_client, running_requests
 
 SETTLE_S = 0.5
 """After the router lets go: a request it had just sent may still be on its way."""
@@ -38,7 +39,7 @@ def router_in_hint(target: str) -> str:
 async def listed(ctx: ActionContext, route: Route) -> bool | None:
     """Whether ROUTE's router lists the worker now (None: the router could not be read)."""
     try:
-        client = RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec))
+        client = await router_client(ctx.ssh, route.router, route.spec)
         return await client.find(route.worker_url) is not None
     except ConsoleError:
         return None
@@ -139,10 +140,7 @@ async def through_routers(
 ) -> ActionResult:
     target = f"{host}:{port}"
     audit = audit or AuditLog()
-    clients = [
-        (route, RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec)))
-        for route in routes
-    ]
+    clients = [(route, await router_client(ctx.ssh, route.router, route.spec)) for route in routes]
     taken = [
         (route, client)
         for route, client in clients
@@ -338,8 +336,13 @@ async def put_back(
         except ConsoleError as exc:
             audit.end(record, False, f"failed: {exc}")
             raise StageFailed(f"{exc}; {stays_out(ctx, target, route)}") from exc
+        try:  # an SMG gateway: does it really route to it again (health, breaker, a probe)
+            checked = await routed_again(ctx, target, route, client)
+        except ConsoleError as exc:
+            audit.end(record, False, f"in, but not routed to: {exc}")
+            raise
+        stage.detail = checked or f"{url} in router {route.router}, healthy (id {worker.get('id')})"
         audit.end(record, True, f"{url} back in router {route.router}")
-        stage.detail = f"{url} in router {route.router}, healthy (id {worker.get('id')})"
 
 
 async def plan_router_in(ctx: ActionContext, host: str, port: int) -> Plan:
@@ -371,7 +374,7 @@ async def router_in(
         raise UsageError(f"{target}: no router in hosts.yaml fronts it")
     missing = []
     for route in routes:
-        client = RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec))
+        client = await router_client(ctx.ssh, route.router, route.spec)
         if await client.find(route.worker_url) is None:
             missing.append((route, client))
         else:

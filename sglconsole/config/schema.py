@@ -272,7 +272,7 @@ class Source(Model):
 
 
 class Router(Model):
-    """An SGLang router (sglang-router) in front of some of the servers."""
+    """An SGLang router (sglang-router 0.3.x or the SMG gateway) in front of some of the servers."""
 
     host: str | None = None
     """The SSH host it runs on (reached through an SSH port forward to `port`)."""
@@ -286,6 +286,15 @@ class Router(Model):
     (default: http://<http_address>:PORT on the router's own host, else http://<address>:PORT)."""
     drain_timeout: float = Field(default=60, gt=0)
     """How long an action waits for a worker's running requests to finish once it is out."""
+    kind: Literal["sglang-router", "smg"] | None = None
+    """Which generation: sglang-router 0.3.x, or the SMG gateway (the `smg` package, 1.13);
+    None: detected from its answers (remote.router.generation)."""
+    admin_token: str | None = None
+    """The gateway's admin bearer token, only as a reference to the operator's environment
+    (`${SMG_ADMIN_TOKEN}`): resolved when a request is sent, never stored, shown masked."""
+    metrics_port: Port | None = None
+    """Where the router serves its Prometheus /metrics (its --prometheus-port), on its host or
+    at its url's address: the breaker state and in-flight requests per worker are read there."""
 
 
 class HostsFile(Model):
