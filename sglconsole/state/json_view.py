@@ -21,7 +21,7 @@ from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, Sample, ServerState, ServerView
 from sglconsole.state.routing import RouterState, RouteView
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 
 # ------------------------------------------------------------ status --json
@@ -46,12 +46,15 @@ def router_json(router: RouterState) -> dict:
         "reachable": router.reachable,
         "error": router.error,
         "asked_at": router.asked_at,
+        "kind": router.kind,
         "workers": [
             {
                 "url": worker.url,
                 "id": worker.id,
                 "healthy": worker.healthy,
                 "load": worker.load,
+                "breaker": worker.breaker,
+                "inflight": worker.inflight,
                 "server": router.server_of(worker.url),
             }
             for worker in router.workers
@@ -68,6 +71,8 @@ def route_json(route: RouteView) -> dict:
         "healthy": route.healthy,
         "load": route.load,
         "since": route.since,
+        "breaker": route.breaker,
+        "inflight": route.inflight,
     }
 
 
@@ -168,7 +173,7 @@ SERVER_FIELDS = (
     "action",
 )
 VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
-ROUTER_FIELDS = ("reachable", "error", "asked_at", "since")
+ROUTER_FIELDS = ("reachable", "error", "asked_at", "since", "kind")
 
 
 def host_record(host: HostState) -> dict[str, Any]:
