@@ -99,7 +99,9 @@ def routers_yaml(count: int, router: str | None = None) -> dict:
     return {"routers": {"front": front}}
 
 
-def router_argv(count: int, router: str | None = None, token: str | None = None) -> list[str]:
+def router_argv(
+    count: int, router: str | None = None, token: str | None = None, extra: tuple = ()
+) -> list[str]:
     """The router's command line on the host: round robin over COUNT servers, /metrics beside."""
     urls = [f"http://127.0.0.1:{30000 + i}" for i in range(count)]
     common = ["--host", "127.0.0.1", "--port", str(ROUTER_PORT), "--worker-urls", *urls]
@@ -112,16 +114,16 @@ def router_argv(count: int, router: str | None = None, token: str | None = None)
     # takes id:name:role:key, router_args.py _parse_control_plane_api_keys)
     tuned = ["--health-check-interval-secs", "1", "--cb-failure-threshold", "5"]
     keys = ["--control-plane-api-keys", f"bench:bench:admin:{token}"] if token else []
-    return [str(SMG_PYTHON), "-m", "smg.launch_router", *common, *tuned, *keys]
+    return [str(SMG_PYTHON), "-m", "smg.launch_router", *common, *tuned, *keys, *extra]
 
 
 async def start_router(
-    fleet: SshFleet, count: int, timeout: float = 60, router: str | None = None
+    fleet: SshFleet, count: int, timeout: float = 60, router: str | None = None, extra: tuple = ()
 ) -> RouterClient:
     """The router (sglang-router 0.3.x, or ROUTER "smg") on the host, detached, in front of its
     servers; returns once it lists all of them healthy."""
     token = os.environ.setdefault(TOKEN_ENV, "bench-admin-token") if router == "smg" else None
-    argv = shlex.join(router_argv(count, router, token))
+    argv = shlex.join(router_argv(count, router, token, extra))
     command = f"setsid nohup {argv} > /tmp/sglang-router.log 2>&1 < /dev/null &"
     started = await fleet[HOST].run(["sh", "-c", command])
     if not started.ok:

@@ -77,6 +77,11 @@ async def verify_routed(ctx: ActionContext, target: str, route: Route, client: R
             sent += 1
             now = await _gauges(route, metrics, url)
             if (now.requests or 0) > (before.requests or 0):
+                if now.breaker != "closed" or (now.failures or 0) > 0:
+                    raise StageFailed(
+                        f"a probe through router {route.router} reached {target} and failed"
+                        f" there (breaker {now.breaker}, {now.failures} failures in a row)"
+                    )
                 return f"healthy, breaker closed, a probe through it reached it ({sent} sent)"
             await asyncio.sleep(0.05)
     raise StageFailed(

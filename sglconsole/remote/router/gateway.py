@@ -32,6 +32,7 @@ GAUGES = {
     "worker_requests_active": "inflight",  # smg 1.13
     "worker_inflight_requests": "inflight",  # sglang's sgl-model-gateway
     "worker_requests_total": "requests",
+    "worker_cb_consecutive_failures": "failures",
 }
 """Series name (after its prefix) -> the WorkerGauges field it fills."""
 
@@ -61,6 +62,8 @@ class WorkerGauges:
     requests: int | None = None
     """Requests the router has sent this worker since it started (a counter, summed over
     models): how a probe through the gateway is seen reaching it."""
+    failures: int | None = None
+    """Its breaker's consecutive failures now: a probe that reached it and failed shows here."""
 
 
 def worker_gauges(text: str) -> dict[str, WorkerGauges]:
@@ -104,6 +107,7 @@ def _gauges(row: dict) -> WorkerGauges:
         breaker=None if breaker is None else BREAKER_STATES.get(int(breaker)),
         inflight=None if inflight is None else int(inflight),
         requests=row.get("requests"),
+        failures=None if row.get("failures") is None else int(row["failures"]),
     )
 
 

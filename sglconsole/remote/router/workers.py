@@ -121,27 +121,29 @@ class RouterClient:
             worker = await self.find(url)
             if worker is not None and worker.get("is_healthy", True):
                 return worker
-            failed = await self.job_failed(queued) if queued and worker is None else None
-            if failed is not None:
-                raise RouterError(self.name, f"adding {url} failed: {failed}")
+            job = await self.job(queued) if queued and worker is None else {}
+            if job.get("status") == "failed":
+                raise RouterError(self.name, f"adding {url} failed: {job.get('message')}")
             if time.monotonic() > deadline:
                 state = "listed but unhealthy" if worker else "not listed"
-                raise RouterError(self.name, f"{url} {state} after {timeout:g}s")
+                said = f"{url} {state} after {timeout:g}s"
+                if job:  # the gateway still tries: call it off, so that it stays out as said
+                    await self._request("DELETE", f"/workers/{queued}")
+                    said += f" (its add job was still {job.get('status')}: called off)"
+                raise RouterError(self.name, said)
             await asyncio.sleep(0.2)
 
-    async def job_failed(self, worker_id: str) -> str | None:
-        """The gateway's failed job for WORKER_ID, with its message; None while it runs, or for
-        a router that keeps no jobs (GET /workers/{id}: job_status, service.rs get_worker)."""
+    async def job(self, worker_id: str) -> dict:
+        """The gateway's job for WORKER_ID (`status`: pending, processing, failed; `message`);
+        empty for a router that keeps no jobs (GET /workers/{id}: job_status, service.rs)."""
         response = await self._request("GET", f"/workers/{worker_id}")
         if response.status_code != 200:
-            return None
+            return {}
         try:
-            job = response.json().get("job_status") or {}
+            job = response.json().get("job_status")
         except (ValueError, AttributeError):
-            return None
-        if isinstance(job, dict) and job.get("status") == "failed":
-            return str(job.get("message") or "the gateway's job failed")
-        return None
+            return {}
+        return job if isinstance(job, dict) else {}
 
 
 def same_url(listed: object, url: str) -> bool:

@@ -123,12 +123,10 @@ class Routes:
 
     def _faulty(self, handler):
         """The host's `http` setting makes every endpoint (or those in `http_paths`) hang, fail,
-        refuse, or answer nonsense (re-read live)."""
+        or answer nonsense (re-read live)."""
 
         async def wrapped(request: Request) -> Response:
             fault = self._fault(request.path)
-            if fault == "429":  # a client error the SMG gateway counts against its breaker
-                return json_response({"error": {"message": "Too Many Requests (simulated)"}}, 429)
             if fault == "hang":
                 await asyncio.sleep(3600)
             if fault == "500":

@@ -107,7 +107,7 @@ def _title(router: RouterState, palette: Palette, now: float) -> Text:
 def _workers(router: RouterState, fleet: FleetState, palette: Palette) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, expand=False)
     # the gateway's /metrics columns only where they were read (a metrics_port given)
-    gauges = any(w.breaker is not None or w.inflight is not None for w in router.workers)
+    gauges = any(row.breaker is not None or row.inflight is not None for row in router.workers)
     for column, justify in (
         ("server", "left"),
         ("status", "left"),
