@@ -45,6 +45,9 @@ def test_example_is_valid_and_uses_every_option():
     assert [r.worker_url for r in routes_of(cfg, "gpu4", 30000)] == ["http://127.0.0.1:30000"]
     assert [r.worker_url for r in routes_of(cfg, "gpu4", 30003)] == ["http://10.0.0.4:30003"]
     assert cfg.routers["front"].drain_timeout == 90 and routes_of(cfg, "ct129", 30000) == []
+    lab = cfg.routers["lab"]
+    assert (lab.kind, lab.admin_token, lab.metrics_port) == ("smg", "${SMG_ADMIN_TOKEN}", 39101)
+    assert cfg.routers["front"].kind is None  # detected from its answers
 
 
 def variant(old: str, new: str) -> str:
@@ -165,6 +168,17 @@ BROKEN = {
         variant("drain_timeout: 90", "drain_timout: 90"),
         "drain_timout: 90",
         "routers.front.drain_timout: unknown key (did you mean 'drain_timeout'?",
+    ),
+    "router admin token written into hosts.yaml": (
+        variant("admin_token: ${SMG_ADMIN_TOKEN}", "admin_token: s3cret-t0ken"),
+        "admin_token: s3cret",
+        "routers.lab.admin_token: give the token as a reference to your environment, e.g."
+        " ${SMG_ADMIN_TOKEN}, never the secret itself",
+    ),
+    "router of an unknown generation": (
+        variant("kind: smg", "kind: sgl-router"),
+        "kind: sgl-router",
+        "routers.lab.kind: ",
     ),
     "router worker url for a server it does not front": (
         variant('{"gpu4:30003": "http', '{"gpu4:30001": "http'),

@@ -8,7 +8,6 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from sglconsole.sim.server.corpus import count_tokens
 from sglconsole.sim.server.http import Request, Response, json_response, text_response
 from sglconsole.sim.server.stall import needs_flashinfer_sampling
 
@@ -19,20 +18,6 @@ if TYPE_CHECKING:
 def not_ready(server: SimServer) -> Response | None:
     """SGLang answers 503 until the server is ready."""
     return None if server.ready else text_response("", 503)
-
-
-def too_long(server: SimServer, prompt: str) -> Response | None:
-    """SGLang's 400 for a prompt past the context length: TokenizerManager._validate_one_request
-    raises ValueError, and http_server answers it as {"error": {"message": ...}} with 400 (a
-    client error, which an SMG gateway once counted against the worker's breaker: sglang#25811)."""
-    context = int(server.args.get("context_length") or 0)
-    tokens = count_tokens(prompt)
-    if not context or tokens < context:
-        return None
-    message = (
-        f"The input ({tokens} tokens) is longer than the model's context length ({context} tokens)."
-    )
-    return json_response({"error": {"message": message}}, 400)
 
 
 class Generation:
@@ -48,8 +33,6 @@ class Generation:
             prompt = prompt[0] if prompt else ""
         if not isinstance(prompt, str):
             prompt = " ".join(str(token_id) for token_id in body.get("input_ids") or [0])
-        if (refused := too_long(self.server, prompt)) is not None:
-            return refused
         params = body.get("sampling_params") or {}
         max_new = int(params.get("max_new_tokens", 128))
         job = self.server.engine.new_request(prompt, max_new, sampled=self._sampled(params))
