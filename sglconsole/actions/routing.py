@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shlex
 import time
 from collections.abc import Awaitable, Callable
 
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.actions.probe import probe
+from sglconsole.actions.routing_hints import stays_out
 from sglconsole.actions.routing_verify import routed_again
 from sglconsole.config.routers import Route, routes_of
 from sglconsole.errors import ConsoleError, UsageError
-from sglconsole.remote.router.workers import RouterClient, router_client, running_requests
+from sglconsole.remote.router.workers import (
+    RouterClient,
+    router_client,
+    running_requests,
+    same_url,
+)
 
 SETTLE_S = 0.5
 """After the router lets go: a request it had just sent may still be on its way."""
@@ -43,21 +48,6 @@ async def listed(ctx: ActionContext, route: Route) -> bool | None:
         return await client.find(route.worker_url) is not None
     except ConsoleError:
         return None
-
-
-def add_back_hint(ctx: ActionContext, route: Route) -> str:
-    body = json.dumps({"url": route.worker_url, "worker_type": "regular"})
-    header = "Content-Type: application/json"
-    url = f"{route.where()}/workers"
-    command = shlex.join(["curl", "-X", "POST", url, "-H", header, "-d", body])
-    if route.spec.host:
-        return f"ssh {route.spec.host} {shlex.quote(command)}"
-    return command
-
-
-def stays_out(ctx: ActionContext, target: str, route: Route) -> str:
-    hint = add_back_hint(ctx, route)
-    return f"{target} stays out of router {route.router}: add it back with {hint}"
 
 
 def plan_lines(
@@ -216,12 +206,12 @@ async def take_out(
     target, url = f"{host}:{port}", route.worker_url
     async with ctx.stage("router out", f"take {target} out of router {route.router}") as stage:
         workers = await client.workers()
-        mine = next((worker for worker in workers if same(worker, url)), None)
+        mine = next((worker for worker in workers if same_url(worker.get("url"), url)), None)
         if keep is not None:
             others = [
                 worker
                 for worker in workers
-                if not same(worker, url) and worker.get("is_healthy", True)
+                if not same_url(worker.get("url"), url) and worker.get("is_healthy", True)
             ]
             if len(others) < keep:
                 raise StageFailed(
@@ -254,10 +244,6 @@ async def take_out(
         audit.end(record, True, f"{url} out of router {route.router}")
         stage.detail = f"{url} out of router {route.router}; it sends it nothing new"
     return True
-
-
-def same(worker: dict, url: str) -> bool:
-    return str(worker.get("url", "")).rstrip("/") == url.rstrip("/")
 
 
 async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeout: float) -> None:

@@ -274,6 +274,7 @@ def test_a_put_back_the_gateway_does_not_take_leaves_the_restore_failed_and_says
     assert "back in router" not in message
     assert "not listed after 60s (its add job was still processing: called off)" in message
     assert "r1:30001 stays out of router front" in message, message
+    assert f"Authorization: Bearer ${{{TOKEN_ENV}}}" in message and TOKEN not in message, message
     assert URL.format(30001) not in listed and URL.format(30000) in listed
     records = AuditLog(state_dir / "sglconsole" / "actions.jsonl").actions()
     adds = [record for record in records if record["action"] == "router-add"]
