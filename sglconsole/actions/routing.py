@@ -89,6 +89,11 @@ def plan_lines(
             f"after the {action}: probe {target}; put it back in router {names} only if the"
             " probe passes (else it stays out, and the message says how to add it back)"
         )
+        for route in (route for route in fronting if route.spec.kind == "smg"):
+            lines.append(
+                f"router {route.router} (SMG gateway): once it is back, check that it routes to"
+                f" {target} again (healthy, breaker closed, a probe through it), else fail"
+            )
     return lines
 
 

@@ -107,6 +107,11 @@ def test_rolling_restore_through_the_smg_gateway_loses_no_request_and_verifies_e
                 assert f"router front: take r1:{port} ({URL.format(port)}) out first" in (
                     "\n".join(plan.lines)
                 )
+                verify = (
+                    "router front (SMG gateway): once it is back, check that it routes to"
+                    f" r1:{port} again (healthy, breaker closed, a probe through it), else fail"
+                )
+                assert verify in plan.lines, plan.lines
                 result = await restore.run(ctx, HOST, port, plan)
                 assert result.ok, result.summary
                 names = [stage.name for stage in result.stages]
@@ -157,7 +162,9 @@ async def test_a_breaker_opened_by_failed_requests_is_shown_alerted_and_its_serv
     so. (smg 1.13 counts only 408, 429 and 5xx against a breaker, worker.rs record_outcome:
     the 400s that opened sglang's gateway's breakers, sglang#25811, no longer do; 429s did not
     open it here either. Whatever opened it, an open breaker reads the same.)"""
-    fleet = fleet_factory([routed_host(2)], extra_config=routers_yaml(2, "smg"))
+    routers = routers_yaml(2, "smg")
+    del routers["routers"]["front"]["kind"]  # which generation: told from its worker list
+    fleet = fleet_factory([routed_host(2)], extra_config=routers)
     cfg = config.load(fleet.config_path)
     tracker, alerts = AlertTracker(hold_s=1.0), []
     async with FleetMonitor(cfg) as monitor:
