@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.theme import BUILTIN_THEMES
 
 from bench.router_restore import (
     HOST,
@@ -42,8 +43,10 @@ from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.json_view import fleet_json
 from sglconsole.state.routing import Routing
 from sglconsole.state.status_schema import StatusJson
-from sglconsole.tui.paint.router import tree_mark
+from sglconsole.tui.paint.palette import palette_of
+from sglconsole.tui.paint.router import router_view, tree_mark
 from tests.cli import cli
+from tests.tui.helpers import plain
 
 pytestmark = pytest.mark.slow
 
@@ -208,6 +211,11 @@ async def test_a_breaker_opened_by_failed_requests_is_shown_alerted_and_its_serv
                 " http://127.0.0.1:30001 nothing until it closes)"
             )
             assert tree_mark(server) == "⇄ breaker"
+            palette = palette_of(BUILTIN_THEMES["textual-dark"])
+            shown = plain(router_view(state.routers["front"], state, palette, time.time()))
+            (row,) = [line for line in shown.splitlines() if line.startswith("r1:30001")]
+            assert row.split()[2:5] == ["healthy", "0", "open"], shown  # listed, load, breaker
+            assert "breaker" in shown and "flight" in shown, shown
             out = fleet_json(state)
             StatusJson.model_validate(out)  # the schema knows every key
             shown = next(s for s in out["hosts"][HOST]["servers"] if s["port"] == 30001)
