@@ -155,6 +155,29 @@ def test_an_open_breaker_is_a_problem_of_an_up_server_alerted_within_seconds():
     assert routing(state, 30001) == Routing.IN_ROUTER_DOWN
 
 
+def test_a_worker_its_router_keeps_unhealthy_while_it_answers_is_alerted_after_the_grace():
+    """A gateway that stopped probing a worker that failed once (smg PR #2468) keeps it listed
+    unhealthy though the server answers again: not a problem at once (a re-added worker is
+    unhealthy until its first check), but news once it lasted the grace period."""
+    state = fleet()
+    tracker = AlertTracker()
+    t0 = 1000.0
+    listed(state, 30000, 30001, at=t0)
+    assert sweep(state, tracker, t0) == []
+    listed(state, 30000, 30001, at=t0 + 1, healthy=False)
+    assert routing(state, 30001) == Routing.UNHEALTHY
+    assert not state.server("r1", 30001).view.routes[0].problem  # no tree mark, `n` skips it
+    assert sweep(state, tracker, t0 + 1 + GRACE_S - 1) == []
+    alerts = sweep(state, tracker, t0 + 2 + GRACE_S)
+    assert {(alert.port, alert.routing) for alert in alerts} == {
+        (30000, "in router, unhealthy"),
+        (30001, "in router, unhealthy"),
+    }
+    assert all(alert.problem and alert.to_json()["event"] == "problem" for alert in alerts)
+    listed(state, 30000, 30001, at=t0 + 200)  # it took them back
+    assert {alert.routing for alert in sweep(state, tracker, t0 + 200)} == {"in router"}
+
+
 async def test_a_router_on_an_unreachable_host_is_unreachable_without_a_second_connection():
     state = fleet()
     state.hosts["r1"].reachable, state.hosts["r1"].error = False, "connection refused"

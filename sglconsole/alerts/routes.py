@@ -1,5 +1,5 @@
-"""Alerts on a server's place in its router: serving nobody, in its router but down, or in an
-SMG gateway whose circuit breaker for it is open.
+"""Alerts on a server's place in its router: serving nobody, in its router but down, in an SMG
+gateway whose circuit breaker for it is open, or kept unhealthy there while it answers us.
 
 Neither is a status of the server (an UP server can serve nobody), so they are watched apart from
 the status tracker, from the same published views (state.routing). A problem must last GRACE_S
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sglconsole.state.fleet import FleetState
-from sglconsole.state.routing import Routing
+from sglconsole.state.routing import ALERTED, Routing
 
 GRACE_S = 90.0
 """Longer than the default drain (60 s) of another console's or the CLI's action."""
@@ -45,11 +45,11 @@ def route_news(fleet: FleetState, watch: RouteWatch, now: float, make_alert) -> 
                     else watch.grace_s
                 )
                 lasted = route.since is not None and now - route.since >= grace
-                if route.problem and lasted and told != route.routing.value:
+                if route.routing in ALERTED and lasted and told != route.routing.value:
                     watch.told[key] = route.routing.value
                     reason = f"{route.describe()} for {now - route.since:.0f} s"
                     found.append(make_alert(host, server, reason, route))
-                elif told is not None and not route.problem and not server.action:
+                elif told is not None and route.routing not in ALERTED and not server.action:
                     del watch.told[key]
                     found.append(make_alert(host, server, route.describe(), route))
     return found

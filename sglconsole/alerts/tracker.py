@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
-from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
+from sglconsole.state.routing import ALERTED as ROUTE_ALERTED
 from sglconsole.state.statuses import PROBLEMS
 
 HOLD_S = 5.0
@@ -34,7 +34,7 @@ class Alert:
     @property
     def problem(self) -> bool:
         if self.router is not None:
-            return self.routing in ROUTE_PROBLEMS
+            return self.routing in ROUTE_ALERTED
         return self.new in PROBLEMS
 
     @property

@@ -79,6 +79,10 @@ class Routing(StrEnum):
 
 PROBLEMS = frozenset({Routing.SERVING_NOBODY, Routing.IN_ROUTER_DOWN, Routing.BREAKER_OPEN})
 """What the operator must act on: the tree marks it, `n` finds it, alerts tell it."""
+ALERTED = PROBLEMS | {Routing.UNHEALTHY}
+"""What the alerts tell once it lasted their grace: the problems, and a worker its router keeps
+unhealthy while the server answers us: the router does not take it back (a gateway that stopped
+probing a worker that failed once, smg PR #2468). Briefly unhealthy is only a re-add's start."""
 
 
 @dataclass(frozen=True)
