@@ -34,10 +34,12 @@ from bench.router_restore import (
 from sglconsole import config
 from sglconsole.actions import ActionContext
 from sglconsole.actions.audit import AuditLog
+from sglconsole.actions.launch import relaunch
 from sglconsole.alerts.tracker import AlertTracker, sweep
 from sglconsole.catalog import ACTIONS
 from sglconsole.exporter.collector import FleetCollector
 from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.remote.router.metrics import metrics_endpoint, read_gauges
 from sglconsole.remote.router.workers import RouterClient, RouterError, router_endpoint
 from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.json_view import fleet_json
@@ -257,6 +259,70 @@ async def test_a_breaker_opened_by_failed_requests_is_shown_alerted_and_its_serv
             sweeper.cancel()
             await traffic.finish()
     assert traffic.ok > 20
+
+
+async def test_a_server_restarted_on_its_address_behind_the_gateway_rejoins_and_the_console_says_so(
+    fleet_factory, state_dir
+):
+    """r1:30001 is restarted on its own address behind the gateway's back (stopped and launched
+    again, as an operator's own restart would, not this console's routed sequence): while it is
+    gone the console shows it in its router but down, or its breaker open (the requests that
+    failed meanwhile opened it, and it stays open after the server is back until the gateway
+    tries it again: a restarted server gets nothing for that long); smg 1.13 keeps probing it
+    (the fix of smg PR #2468) and takes it back, and the console shows it serving again, as the
+    gateway's own counters confirm. Had the gateway not taken it back, it would stay 'in router,
+    unhealthy' while it answers, which is alerted after the grace (tests/test_routing_state.py)."""
+    fleet = fleet_factory([routed_host(2)], extra_config=routers_yaml(2, "smg"))
+    cfg = config.load(fleet.config_path)
+    seen: list[Routing] = []
+    async with FleetMonitor(cfg) as monitor:
+        state = monitor.state
+        # requests that failed while it was gone open its breaker: it half-opens after 5 s
+        router = await start_router(
+            monitor.ssh, 2, router="smg", extra=("--cb-timeout-duration-secs", "5")
+        )
+        server = state.server(HOST, 30001)
+        gauges_at = await metrics_endpoint(monitor.ssh, cfg.routers["front"])
+
+        def route():
+            return next((r for r in server.view.routes if r.router == "front"), None)
+
+        async def until(check, timeout, what):
+            deadline = time.monotonic() + timeout
+            while not check():
+                current = route()
+                if current is not None and (not seen or seen[-1] != current.routing):
+                    seen.append(current.routing)
+                assert time.monotonic() < deadline, f"{what}: {current}; seen {seen}"
+                await asyncio.sleep(0.1)
+
+        await until(lambda: route() is not None and route().routing == Routing.SERVING, 40, "in")
+        old_pid = server.view.pid
+        traffic = Traffic(router.endpoint, clients=2)
+        traffic.start()
+        try:
+            restarted = asyncio.create_task(relaunch(ActionContext(cfg, monitor.ssh), HOST, 30001))
+            gone = (Routing.IN_ROUTER_DOWN, Routing.BREAKER_OPEN)
+            await until(lambda: route().routing in gone, 40, "down, or its breaker open")
+            result = await restarted
+            assert result.ok, result.summary
+            before = (await read_gauges("front", gauges_at))[URL.format(30001)].requests or 0
+            deadline = time.monotonic() + 60
+            while True:  # the console says it serves, and the gateway's counters agree
+                now = (await read_gauges("front", gauges_at))[URL.format(30001)]
+                current = route()
+                if current.routing != seen[-1]:
+                    seen.append(current.routing)
+                back = current.routing == Routing.SERVING and current.breaker == "closed"
+                if back and server.view.pid != old_pid and (now.requests or 0) > before:
+                    break
+                assert time.monotonic() < deadline, (current, now, seen)
+                await asyncio.sleep(0.5)
+            assert current.healthy is True and now.breaker == "closed"
+        finally:
+            await traffic.finish()
+    assert set(seen) & {Routing.IN_ROUTER_DOWN, Routing.BREAKER_OPEN}, seen
+    assert seen[-1] == Routing.SERVING, seen
 
 
 def test_a_put_back_the_gateway_does_not_take_leaves_the_restore_failed_and_says_so(
