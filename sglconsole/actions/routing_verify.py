@@ -11,6 +11,7 @@ Listed healthy is not enough on the gateway: a worker whose breaker is open gets
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 
@@ -20,7 +21,10 @@ from sglconsole.remote.router.gateway import SMG, WorkerGauges, generation_of
 from sglconsole.remote.router.metrics import metrics_endpoint, read_gauges
 from sglconsole.remote.router.workers import RouterClient, same_url
 
-PROBE_BODY = {"text": "Say OK.", "sampling_params": {"max_new_tokens": 4, "temperature": 0}}
+PROBE_PARAMS = {"max_new_tokens": 4, "temperature": 0}
+"""Each probe's prompt is new (a number and the time in it): the gateway's default cache_aware
+policy sends a prompt no worker has cached to the one with the least cached, the new one; the
+same prompt each time would go where it went before."""
 PROBE_TIMEOUT_S = 30.0
 ROUNDS_PER_WORKER = 2
 """Probes sent through the gateway, per worker it lists, before saying the new one got none:
@@ -64,9 +68,10 @@ async def verify_routed(ctx: ActionContext, target: str, route: Route, client: R
     listed = len(await client.workers())
     sent = 0
     async with client.endpoint.client(timeout=PROBE_TIMEOUT_S) as http:
-        for _attempt in range(max(2, ROUNDS_PER_WORKER * listed)):
+        for attempt in range(max(2, ROUNDS_PER_WORKER * listed)):
+            body = {"text": f"Say OK ({attempt}, {time.time()}).", "sampling_params": PROBE_PARAMS}
             try:
-                answer = await http.post("/generate", json=PROBE_BODY, headers=client.headers)
+                answer = await http.post("/generate", json=body, headers=client.headers)
             except httpx.HTTPError as exc:
                 raise StageFailed(f"a probe through router {route.router} failed: {exc}") from None
             if answer.status_code != 200:

@@ -96,7 +96,8 @@ def test_rolling_restore_through_the_smg_gateway_loses_no_request_and_verifies_e
         cfg = config.load(fleet.config_path)
         ssh = SshFleet(cfg.hosts)
         try:
-            router = await start_router(ssh, 2, router="smg")
+            # the gateway's default policy (cache_aware), as most run it
+            router = await start_router(ssh, 2, router="smg", extra=("--policy", "cache_aware"))
             # the gateway's worker routes want the admin token: without it, it says so
             bare = RouterClient("front", await router_endpoint(ssh, cfg.routers["front"]))
             with pytest.raises(RouterError, match="wants an admin token"):
