@@ -21,6 +21,7 @@ from sglconsole.actions.routing_hints import stays_out
 from sglconsole.actions.routing_verify import routed_again
 from sglconsole.config.routers import Route, routes_of
 from sglconsole.errors import ConsoleError, UsageError
+from sglconsole.remote.router.metrics import open_breakers
 from sglconsole.remote.router.workers import (
     RouterClient,
     router_client,
@@ -212,17 +213,21 @@ async def take_out(
     async with ctx.stage("router out", f"take {target} out of router {route.router}") as stage:
         workers = await client.workers()
         mine = next((worker for worker in workers if same_url(worker.get("url"), url)), None)
-        if keep is not None:
+        if keep is not None:  # a worker whose breaker is open serves nobody: not in service
+            shut = await open_breakers(ctx.ssh, route.router, route.spec) - {url.rstrip("/")}
             others = [
                 worker
                 for worker in workers
-                if not same_url(worker.get("url"), url) and worker.get("is_healthy", True)
+                if not same_url(worker.get("url"), url)
+                and worker.get("is_healthy", True)
+                and str(worker.get("url")).rstrip("/") not in shut
             ]
             if len(others) < keep:
                 raise StageFailed(
                     f"router {route.router} would keep {len(others)} healthy "
-                    f"worker{'' if len(others) == 1 else 's'} in service,"
-                    f" fewer than --keep {keep}: nothing was touched"
+                    f"worker{'' if len(others) == 1 else 's'} in service"
+                    + (f" ({len(shut)} with its breaker open)" if shut else "")
+                    + f", fewer than --keep {keep}: nothing was touched"
                 )
         if mine is None:
             stage.detail = f"router {route.router} does not list {url}: nothing to take out"

@@ -32,7 +32,7 @@ from bench.router_restore import (
     start_router,
 )
 from sglconsole import config
-from sglconsole.actions import ActionContext
+from sglconsole.actions import ActionContext, StageFailed
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.launch import relaunch
 from sglconsole.alerts.tracker import AlertTracker, sweep
@@ -243,6 +243,16 @@ async def test_a_breaker_opened_by_failed_requests_is_shown_alerted_and_its_serv
             (alert,) = [a for a in alerts if a.routing == Routing.BREAKER_OPEN.value]
             assert (alert.host, alert.port, alert.router) == (HOST, 30001, "front")
             assert alert.to_json()["routing"] == "in router, breaker open", alert.to_json()
+
+            # --keep counts the workers in service: one whose breaker is open serves nobody
+            kill = ACTIONS["kill"]
+            with pytest.raises(StageFailed) as refused:
+                await kill.run(ActionContext(cfg, monitor.ssh), HOST, 30000, None, keep=1)
+            assert str(refused.value) == (
+                "router front would keep 0 healthy workers in service (1 with its breaker open),"
+                " fewer than --keep 1: nothing was touched"
+            )
+            assert server.process is not None and state.server(HOST, 30000).process is not None
 
             # the CLI, another process, reads the same gateway (its token from the environment)
             status = cli("status", "--json", "-c", str(fleet.config_path))

@@ -39,3 +39,13 @@ async def read_gauges(name: str, endpoint: Endpoint, timeout: float = 5) -> dict
     if response.status_code != 200:
         raise RouterError(name, f"/metrics at {endpoint} answered {response.status_code}")
     return worker_gauges(response.text)
+
+
+async def open_breakers(fleet: SshFleet, name: str, router: Router) -> set[str]:
+    """The workers (URLs, no trailing /) whose breaker is open now: they serve nobody. None known
+    without a `metrics_port:`; a page that cannot be read is an error (RouterError)."""
+    endpoint = await metrics_endpoint(fleet, router)
+    if endpoint is None:
+        return set()
+    gauges = await read_gauges(name, endpoint)
+    return {url.rstrip("/") for url, found in gauges.items() if found.breaker == "open"}
