@@ -115,6 +115,24 @@ SSH_FLEET = (
         "{router_restore_p99_ms:.1f} ms (p50 {router_restore_detail.p50_ms:.1f} ms)",
     ),
     Row(
+        ("router_restore_smg_requests",),
+        "… the same through the real SMG gateway (smg, an admin token, "
+        "each put-back verified): requests (`router_restore_smg_requests`)",
+        "{router_restore_smg_requests} in {router_restore_smg_detail.seconds:g} s of restores "
+        "(`python bench/router_restore.py --router smg`)",
+    ),
+    Row(
+        ("router_restore_smg_failed",),
+        "… of them failed (`router_restore_smg_failed`)",
+        "{router_restore_smg_failed}",
+        "0",
+    ),
+    Row(
+        ("router_restore_smg_p99_ms",),
+        "… client latency p99 (`router_restore_smg_p99_ms`)",
+        "{router_restore_smg_p99_ms:.1f} ms (p50 {router_restore_smg_detail.p50_ms:.1f} ms)",
+    ),
+    Row(
         ("router_view_nobody_s", "router_view_back_s"),
         'router view: a worker taken out through the real router\'s API → "serving nobody" in '
         'the fleet state; put back → "in router", medians of {router_view_detail.rounds} '

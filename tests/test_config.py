@@ -47,6 +47,9 @@ def test_example_is_valid_and_uses_every_option():
     assert cfg.routers["front"].drain_timeout == 90 and routes_of(cfg, "ct129", 30000) == []
     assert cfg.profiles["qwen27b-tp2-mtp"].canary.interval == 600  # the canary: per profile
     assert cfg.hosts["gpu4"].servers[3].canary.interval == 0  # and off for one server
+    lab = cfg.routers["lab"]
+    assert (lab.kind, lab.admin_token, lab.metrics_port) == ("smg", "${SMG_ADMIN_TOKEN}", 39101)
+    assert cfg.routers["front"].kind is None  # detected from its answers
 
 
 def variant(old: str, new: str) -> str:
@@ -177,6 +180,17 @@ BROKEN = {
         variant("canary: {interval: 0}", "canary: {intervall: 0}"),
         "canary: {intervall: 0}",
         "hosts.gpu4.servers[3].canary.intervall: unknown key (did you mean 'interval'?",
+    ),
+    "router admin token written into hosts.yaml": (
+        variant("admin_token: ${SMG_ADMIN_TOKEN}", "admin_token: s3cret-t0ken"),
+        "admin_token: s3cret",
+        "routers.lab.admin_token: give the token as a reference to your environment, e.g."
+        " ${SMG_ADMIN_TOKEN}, never the secret itself",
+    ),
+    "router of an unknown generation": (
+        variant("kind: smg", "kind: sgl-router"),
+        "kind: sgl-router",
+        "routers.lab.kind: ",
     ),
     "router worker url for a server it does not front": (
         variant('{"gpu4:30003": "http', '{"gpu4:30001": "http'),

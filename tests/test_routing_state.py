@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sglconsole.alerts.routes import GRACE_S
+from sglconsole.alerts.routes import BREAKER_GRACE_S, GRACE_S
 from sglconsole.alerts.tracker import AlertTracker, sweep
 from sglconsole.config.load import parse
 from sglconsole.config.schema import Config
@@ -26,6 +26,9 @@ profiles:
 routers:
   front: {host: r1, port: 39000, servers: ["r1:30000", "r1:30001"]}
 """
+
+
+URL = "http://127.0.0.1:{}"
 
 
 def fleet() -> FleetState:
@@ -113,6 +116,66 @@ def test_serving_nobody_alerts_after_the_grace_period_and_its_end_once():
     [back] = sweep(state, tracker, t0 + GRACE_S + 3)
     assert not back.problem and back.routing == "in router"
     assert dataclasses.replace(back, router=None).problem is False  # UP is no problem either
+
+
+def test_an_open_breaker_is_a_problem_of_an_up_server_alerted_within_seconds():
+    """The SMG gateway lists r1:30001 healthy and the server answers, but its breaker is open:
+    the gateway sends it nothing. No drain opens a breaker, so the alert waits seconds, not 90."""
+    state = fleet()
+    tracker = AlertTracker()
+    t0 = 1000.0
+
+    def gauged(breaker: str, at: float) -> None:
+        router = state.routers["front"]
+        router.reachable, router.asked_at = True, at
+        router.workers = [
+            RouterWorker(URL.format(30000), "a", True, 0, breaker="closed", inflight=2),
+            RouterWorker(URL.format(30001), "b", True, 0, breaker=breaker, inflight=0),
+        ]
+        state.publish("r1", now=at)
+
+    gauged("closed", t0)
+    route = state.server("r1", 30001).view.routes[0]
+    assert route.routing == Routing.SERVING and not route.problem
+    assert route.describe() == "router front: in router, router load 0, 0 in flight"
+    assert sweep(state, tracker, t0) == []
+    gauged("open", t0 + 1)
+    route = state.server("r1", 30001).view.routes[0]
+    assert route.routing == Routing.BREAKER_OPEN and route.problem and route.breaker == "open"
+    assert routing(state, 30000) == Routing.SERVING
+    assert sweep(state, tracker, t0 + 1) == []
+    [alert] = sweep(state, tracker, t0 + 1 + BREAKER_GRACE_S)
+    assert alert.problem and alert.routing == "in router, breaker open" and alert.port == 30001
+    gauged("half-open", t0 + 20)  # the gateway tries it again: no longer a problem
+    [back] = sweep(state, tracker, t0 + 20)
+    assert not back.problem and back.routing == "in router"
+    assert "breaker half-open" in state.server("r1", 30001).view.routes[0].describe()
+    state.server("r1", 30001).health = "503"  # down too: that is what the operator must know
+    gauged("open", t0 + 30)
+    assert routing(state, 30001) == Routing.IN_ROUTER_DOWN
+
+
+def test_a_worker_its_router_keeps_unhealthy_while_it_answers_is_alerted_after_the_grace():
+    """A gateway that stopped probing a worker that failed once (smg PR #2468) keeps it listed
+    unhealthy though the server answers again: not a problem at once (a re-added worker is
+    unhealthy until its first check), but news once it lasted the grace period."""
+    state = fleet()
+    tracker = AlertTracker()
+    t0 = 1000.0
+    listed(state, 30000, 30001, at=t0)
+    assert sweep(state, tracker, t0) == []
+    listed(state, 30000, 30001, at=t0 + 1, healthy=False)
+    assert routing(state, 30001) == Routing.UNHEALTHY
+    assert not state.server("r1", 30001).view.routes[0].problem  # no tree mark, `n` skips it
+    assert sweep(state, tracker, t0 + 1 + GRACE_S - 1) == []
+    alerts = sweep(state, tracker, t0 + 2 + GRACE_S)
+    assert {(alert.port, alert.routing) for alert in alerts} == {
+        (30000, "in router, unhealthy"),
+        (30001, "in router, unhealthy"),
+    }
+    assert all(alert.problem and alert.to_json()["event"] == "problem" for alert in alerts)
+    listed(state, 30000, 30001, at=t0 + 200)  # it took them back
+    assert {alert.routing for alert in sweep(state, tracker, t0 + 200)} == {"in router"}
 
 
 async def test_a_router_on_an_unreachable_host_is_unreachable_without_a_second_connection():

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shlex
 import time
 from collections.abc import Awaitable, Callable
 
 from sglconsole.actions.audit import AuditLog
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
 from sglconsole.actions.probe import probe
+from sglconsole.actions.routing_hints import stays_out
+from sglconsole.actions.routing_verify import routed_again
 from sglconsole.config.routers import Route, routes_of
 from sglconsole.errors import ConsoleError, UsageError
-from sglconsole.remote.router.workers import RouterClient, router_endpoint, running_requests
+from sglconsole.remote.router.metrics import open_breakers
+from sglconsole.remote.router.workers import (
+    RouterClient,
+    router_client,
+    running_requests,
+    same_url,
+)
 
 SETTLE_S = 0.5
 """After the router lets go: a request it had just sent may still be on its way."""
@@ -38,25 +45,10 @@ def router_in_hint(target: str) -> str:
 async def listed(ctx: ActionContext, route: Route) -> bool | None:
     """Whether ROUTE's router lists the worker now (None: the router could not be read)."""
     try:
-        client = RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec))
+        client = await router_client(ctx.ssh, route.router, route.spec)
         return await client.find(route.worker_url) is not None
     except ConsoleError:
         return None
-
-
-def add_back_hint(ctx: ActionContext, route: Route) -> str:
-    body = json.dumps({"url": route.worker_url, "worker_type": "regular"})
-    header = "Content-Type: application/json"
-    url = f"{route.where()}/workers"
-    command = shlex.join(["curl", "-X", "POST", url, "-H", header, "-d", body])
-    if route.spec.host:
-        return f"ssh {route.spec.host} {shlex.quote(command)}"
-    return command
-
-
-def stays_out(ctx: ActionContext, target: str, route: Route) -> str:
-    hint = add_back_hint(ctx, route)
-    return f"{target} stays out of router {route.router}: add it back with {hint}"
 
 
 def plan_lines(
@@ -98,6 +90,11 @@ def plan_lines(
             f"after the {action}: probe {target}; put it back in router {names} only if the"
             " probe passes (else it stays out, and the message says how to add it back)"
         )
+        for route in (route for route in fronting if route.spec.kind == "smg"):
+            lines.append(
+                f"router {route.router} (SMG gateway): once it is back, check that it routes to"
+                f" {target} again (healthy, breaker closed, a probe through it), else fail"
+            )
     return lines
 
 
@@ -139,10 +136,7 @@ async def through_routers(
 ) -> ActionResult:
     target = f"{host}:{port}"
     audit = audit or AuditLog()
-    clients = [
-        (route, RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec)))
-        for route in routes
-    ]
+    clients = [(route, await router_client(ctx.ssh, route.router, route.spec)) for route in routes]
     taken = [
         (route, client)
         for route, client in clients
@@ -218,18 +212,22 @@ async def take_out(
     target, url = f"{host}:{port}", route.worker_url
     async with ctx.stage("router out", f"take {target} out of router {route.router}") as stage:
         workers = await client.workers()
-        mine = next((worker for worker in workers if same(worker, url)), None)
-        if keep is not None:
+        mine = next((worker for worker in workers if same_url(worker.get("url"), url)), None)
+        if keep is not None:  # a worker whose breaker is open serves nobody: not in service
+            shut = await open_breakers(ctx.ssh, route.router, route.spec) - {url.rstrip("/")}
             others = [
                 worker
                 for worker in workers
-                if not same(worker, url) and worker.get("is_healthy", True)
+                if not same_url(worker.get("url"), url)
+                and worker.get("is_healthy", True)
+                and str(worker.get("url")).rstrip("/") not in shut
             ]
             if len(others) < keep:
                 raise StageFailed(
                     f"router {route.router} would keep {len(others)} healthy "
-                    f"worker{'' if len(others) == 1 else 's'} in service,"
-                    f" fewer than --keep {keep}: nothing was touched"
+                    f"worker{'' if len(others) == 1 else 's'} in service"
+                    + (f" ({len(shut)} with its breaker open)" if shut else "")
+                    + f", fewer than --keep {keep}: nothing was touched"
                 )
         if mine is None:
             stage.detail = f"router {route.router} does not list {url}: nothing to take out"
@@ -256,10 +254,6 @@ async def take_out(
         audit.end(record, True, f"{url} out of router {route.router}")
         stage.detail = f"{url} out of router {route.router}; it sends it nothing new"
     return True
-
-
-def same(worker: dict, url: str) -> bool:
-    return str(worker.get("url", "")).rstrip("/") == url.rstrip("/")
 
 
 async def drain(ctx: ActionContext, audit: AuditLog, host: str, port: int, timeout: float) -> None:
@@ -338,8 +332,13 @@ async def put_back(
         except ConsoleError as exc:
             audit.end(record, False, f"failed: {exc}")
             raise StageFailed(f"{exc}; {stays_out(ctx, target, route)}") from exc
+        try:  # an SMG gateway: does it really route to it again (health, breaker, a probe)
+            checked = await routed_again(ctx, target, route, client)
+        except ConsoleError as exc:
+            audit.end(record, False, f"in, but not routed to: {exc}")
+            raise
+        stage.detail = checked or f"{url} in router {route.router}, healthy (id {worker.get('id')})"
         audit.end(record, True, f"{url} back in router {route.router}")
-        stage.detail = f"{url} in router {route.router}, healthy (id {worker.get('id')})"
 
 
 async def plan_router_in(ctx: ActionContext, host: str, port: int) -> Plan:
@@ -371,7 +370,7 @@ async def router_in(
         raise UsageError(f"{target}: no router in hosts.yaml fronts it")
     missing = []
     for route in routes:
-        client = RouterClient(route.router, await router_endpoint(ctx.ssh, route.spec))
+        client = await router_client(ctx.ssh, route.router, route.spec)
         if await client.find(route.worker_url) is None:
             missing.append((route, client))
         else:

@@ -9,7 +9,7 @@ from sglconsole.alerts.canary import CanaryWatch, canary_news
 from sglconsole.alerts.precursors import SignWatch, sign_news
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
-from sglconsole.state.routing import PROBLEMS as ROUTE_PROBLEMS
+from sglconsole.state.routing import ALERTED as ROUTE_ALERTED
 from sglconsole.state.statuses import PROBLEMS
 
 HOLD_S = 5.0
@@ -46,7 +46,7 @@ class Alert:
         if self.canary is not None:
             return self.canary != "OK"
         if self.router is not None:
-            return self.routing in ROUTE_PROBLEMS
+            return self.routing in ROUTE_ALERTED
         if self.sign is not None:
             return self.sign_on
         return self.new in PROBLEMS

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from sglconsole.config.schema import NAME_RE, Config, HostsFile, Router
 
 TARGET_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*):(\d{1,5})$")
+TOKEN_REF_RE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+"""`admin_token:` is `${VAR}`: a secret stays in the operator's environment, out of hosts.yaml."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,12 @@ def check_routers(model: HostsFile, add: Callable[[tuple, str], None]) -> None:
                 add(loc, "port: is required with host: (where the router listens on that host)")
         if router.url is not None and not re.match(r"^https?://[^/\s]+/?$", router.url):
             add(loc + ("url",), f"expected http://ADDRESS:PORT, got {router.url!r}")
+        if router.admin_token is not None and not TOKEN_REF_RE.match(router.admin_token):
+            add(
+                loc + ("admin_token",),
+                "give the token as a reference to your environment, e.g. ${SMG_ADMIN_TOKEN},"
+                " never the secret itself",
+            )
         seen: dict[str, int] = {}
         for index, target in enumerate(router.servers):
             where = loc + ("servers", index)

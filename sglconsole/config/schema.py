@@ -296,7 +296,7 @@ class Source(Model):
 
 
 class Router(Model):
-    """An SGLang router (sglang-router) in front of some of the servers."""
+    """An SGLang router (sglang-router 0.3.x or the SMG gateway) in front of some of the servers."""
 
     host: str | None = None
     """The SSH host it runs on (reached through an SSH port forward to `port`)."""
@@ -312,6 +312,15 @@ class Router(Model):
     """How long an action waits for a worker's running requests to finish once it is out."""
     canary: Canary | None = None
     """The canary asked through this router, as its clients ask (unset: every 300 s)."""
+    kind: Literal["sglang-router", "smg"] | None = None
+    """Which generation: sglang-router 0.3.x, or the SMG gateway (the `smg` package, 1.13);
+    None: detected from its answers (remote.router.generation)."""
+    admin_token: str | None = None
+    """The gateway's admin bearer token, only as a reference to the operator's environment
+    (`${SMG_ADMIN_TOKEN}`): resolved when a request is sent, never stored, shown masked."""
+    metrics_port: Port | None = None
+    """Where the router serves its Prometheus /metrics (its --prometheus-port), on its host or
+    at its url's address: the breaker state and in-flight requests per worker are read there."""
 
 
 class HostsFile(Model):

@@ -59,6 +59,7 @@ class FleetCollector(Collector):
         yield from self._gpus(hosts)
         servers = [server for host in hosts for server in host.servers.values()]
         yield from self._servers(servers, now)
+        yield from self._routes(servers)
         yield from canary_metrics(servers, server_labels, SERVER_LABELS, now)
         yield from router_canary_metrics(self.fleet.routers.values(), now)
         yield from precursor_metrics(hosts, now)  # the signs before an outage (its own module)
@@ -226,6 +227,38 @@ class FleetCollector(Collector):
                 restored.add_metric(labels, max(0.0, now - when))
         yield from (status, managed, tok_s, accept, running, queued, usage, drift, differences)
         yield from (probe, started, restored)
+
+    # --------------------------------------------------------------- routes
+
+    def _routes(self, servers: list[ServerState]) -> Iterator[Metric]:
+        """A server's place in each router in front of it, as its published view says."""
+        labels = [*SERVER_LABELS, "router"]
+        problem = _gauge(
+            "server_route_problem",
+            "1 while the server's place in this router is a problem (serving nobody, in router"
+            " but down, breaker open), else 0; the `routing` label says which",
+            [*labels, "routing"],
+        )
+        breaker = _gauge(
+            "server_router_breaker_open",
+            "1 while the SMG gateway's circuit breaker for this server is open (it sends it"
+            " nothing), 0 closed or half-open; absent when not known (no metrics_port)",
+            labels,
+        )
+        inflight = _gauge(
+            "server_router_inflight_requests",
+            "Requests in flight to this server as the SMG gateway's /metrics counts them",
+            labels,
+        )
+        for server in servers:
+            for route in server.view.routes:
+                row = [*server_labels(server), route.router]
+                problem.add_metric([*row, route.routing.value], float(route.problem))
+                if route.breaker is not None:
+                    breaker.add_metric(row, float(route.breaker == "open"))
+                if route.inflight is not None:
+                    inflight.add_metric(row, float(route.inflight))
+        yield from (problem, breaker, inflight)
 
 
 def gpu_holders(host: HostState) -> dict[int, set[str]]:

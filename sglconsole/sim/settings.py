@@ -60,7 +60,8 @@ SGLANG_DEFAULTS: dict = {
     "reserved_gib": 0.0,
     "tick_s": 0.05,  # how often the simulated scheduler advances (coarser = cheaper)
     "child_poll_s": 0.5,  # how often the simulated children refresh what they report to nvidia-smi
-    "http": None,  # None | "hang" | "500" | "garbage" | "wrong_json": how every endpoint misbehaves
+    "http": None,  # None | "hang" | "500" | "garbage" | "wrong_json": how endpoints misbehave
+    "http_paths": None,  # the endpoints `http` applies to (None: every one), e.g. ["/generate"]
     "load": {"concurrency": 0, "max_tokens": 256},
     "scheduler_stall": False,  # read live: the scheduler is wedged while true (stall.py)
     "jit_stall_s": None,  # first flashinfer-sampled request on a fresh host wedges it this long

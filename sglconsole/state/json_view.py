@@ -48,12 +48,15 @@ def router_json(router: RouterState, now: float | None = None) -> dict:
         "reachable": router.reachable,
         "error": router.error,
         "asked_at": router.asked_at,
+        "kind": router.kind,
         "workers": [
             {
                 "url": worker.url,
                 "id": worker.id,
                 "healthy": worker.healthy,
                 "load": worker.load,
+                "breaker": worker.breaker,
+                "inflight": worker.inflight,
                 "server": router.server_of(worker.url),
             }
             for worker in router.workers
@@ -74,6 +77,8 @@ def route_json(route: RouteView) -> dict:
         "healthy": route.healthy,
         "load": route.load,
         "since": route.since,
+        "breaker": route.breaker,
+        "inflight": route.inflight,
     }
 
 
@@ -178,7 +183,7 @@ SERVER_FIELDS = (
     "action",
 )
 VIEW_SKIPPED = ("throughput", "generation", "at")  # rebuilt from the replayed samples; bookkeeping
-ROUTER_FIELDS = ("reachable", "error", "asked_at", "since")
+ROUTER_FIELDS = ("reachable", "error", "asked_at", "since", "kind")
 
 
 def host_record(host: HostState) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from sglconsole.state.model import HostState, ServerState
 
 @dataclass(frozen=True)
 class RouterWorker:
-    """One row of the router's ``GET /workers`` (sglang-router 0.3.x)."""
+    """One row of the router's ``GET /workers``, with its gauges from the router's /metrics."""
 
     url: str
     id: str | None
@@ -25,6 +25,11 @@ class RouterWorker:
     load: int | None
     """The router's own count of requests in flight to this worker; sglang-router counts only
     under its cache_aware policy (its default), so other policies show 0."""
+    breaker: str | None = None
+    """Its circuit breaker as the router's /metrics says (closed, open, half-open); None: not
+    read (no metrics_port) or not published: unknown, never closed."""
+    inflight: int | None = None
+    """Requests in flight to it as the router's /metrics counts them (None: not read)."""
 
 
 @dataclass
@@ -43,6 +48,8 @@ class RouterState:
     """When `reachable` last changed."""
     canary: CanaryLog = field(default_factory=CanaryLog)
     """The canary asked through the router (remote.router.feed), its runs without a pid."""
+    kind: str | None = None
+    """sglang-router or smg: as hosts.yaml says, else as its worker rows tell (None: not yet)."""
 
     def worker(self, url: str) -> RouterWorker | None:
         return next((worker for worker in self.workers if same_url(worker.url, url)), None)
@@ -66,12 +73,19 @@ class Routing(StrEnum):
     """Not listed and not running: consistent (a stopped server)."""
     ACTION = "out for an action"
     """Not listed while this console's action works on it (router out, drain, act, probe)."""
+    BREAKER_OPEN = "in router, breaker open"
+    """Listed and the server answers, but the gateway's circuit breaker for it is open: it sends
+    it nothing (client errors opened it on a fleet: sglang#25811)."""
     ROUTER_UNREACHABLE = "router unreachable"
     UNKNOWN = "not known yet"
 
 
-PROBLEMS = frozenset({Routing.SERVING_NOBODY, Routing.IN_ROUTER_DOWN})
+PROBLEMS = frozenset({Routing.SERVING_NOBODY, Routing.IN_ROUTER_DOWN, Routing.BREAKER_OPEN})
 """What the operator must act on: the tree marks it, `n` finds it, alerts tell it."""
+ALERTED = PROBLEMS | {Routing.UNHEALTHY}
+"""What the alerts tell once it lasted their grace: the problems, and a worker its router keeps
+unhealthy while the server answers us: the router does not take it back (a gateway that stopped
+probing a worker that failed once, smg PR #2468). Briefly unhealthy is only a re-add's start."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,10 @@ class RouteView:
     load: int | None = None
     since: float | None = None
     """When this server entered `routing` (as far as this console has watched)."""
+    breaker: str | None = None
+    """The gateway's circuit breaker for it (closed, open, half-open; None: not known)."""
+    inflight: int | None = None
+    """Requests in flight to it, as the gateway's /metrics counts them (None: not known)."""
 
     @property
     def problem(self) -> bool:
@@ -97,8 +115,15 @@ class RouteView:
             return f"{text} (up, but the router does not list {self.url})"
         if self.routing == Routing.IN_ROUTER_DOWN:
             return f"{text} (listed as {self.url}, the server does not answer)"
-        if self.load is not None and self.routing in (Routing.SERVING, Routing.UNHEALTHY):
-            return f"{text}, router load {self.load}"
+        if self.routing == Routing.BREAKER_OPEN:
+            return f"{text} (the gateway sends {self.url} nothing until it closes)"
+        if self.routing in (Routing.SERVING, Routing.UNHEALTHY):
+            if self.load is not None:
+                text += f", router load {self.load}"
+            if self.inflight is not None:
+                text += f", {self.inflight} in flight"
+            if self.breaker not in (None, "closed"):
+                text += f", breaker {self.breaker}"
         return text
 
 
@@ -130,6 +155,8 @@ def derive_routes(
                 None if worker is None else worker.healthy,
                 None if worker is None else worker.load,
                 since,
+                None if worker is None else worker.breaker,
+                None if worker is None else worker.inflight,
             )
         )
     return tuple(views)
@@ -156,6 +183,8 @@ def _routing(
         return Routing.SERVING_NOBODY, None
     if not answers:
         return Routing.IN_ROUTER_DOWN, worker
+    if worker.breaker == "open":
+        return Routing.BREAKER_OPEN, worker
     return (Routing.SERVING if worker.healthy else Routing.UNHEALTHY), worker
 
 

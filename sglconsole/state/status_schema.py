@@ -72,13 +72,18 @@ class StatusRoute(_Model):
     down': listed while the server is down or does not answer; 'out for an action': taken out
     by this console's kill/relaunch/restore/rollback, on purpose."""
     problem: bool
-    """serving nobody, or in router but down."""
+    """serving nobody, in router but down, or in router with its breaker open."""
     healthy: bool | None = None
     """The router's is_healthy for it (null: not listed)."""
     load: int | None = None
     """The router's count of requests in flight to it (sglang-router counts under cache_aware)."""
     since: float | None = None
     """Unix time it entered this state, as far as this console watched."""
+    breaker: str | None = None
+    """The gateway's circuit breaker for it: closed, open or half-open (null: not known, e.g. no
+    metrics_port); 'in router, breaker open' is a problem."""
+    inflight: int | None = None
+    """Requests in flight to it as the gateway's /metrics counts them (null: not known)."""
 
 
 # ---- the canary (issue 27; state.canary) -------------------------------------------------------
@@ -152,6 +157,9 @@ class StatusRouterWorker(_Model):
     id: str | None = None
     healthy: bool
     load: int | None = None
+    breaker: str | None = None
+    """closed, open or half-open, from the router's /metrics (null: not known)."""
+    inflight: int | None = None
     server: str | None = None
     """HOST:PORT in hosts.yaml this worker is (null: a worker hosts.yaml does not name)."""
 
@@ -163,6 +171,8 @@ class StatusRouter(_Model):
     error: str | None = None
     asked_at: float | None = None
     """Unix time its worker list was asked for."""
+    kind: str | None = None
+    """sglang-router or smg (as hosts.yaml says, else detected; null: not known yet)."""
     workers: list[StatusRouterWorker] = []
     """Its GET /workers (the last answer, when unreachable now)."""
     canary: StatusCanary | None = None

@@ -52,6 +52,7 @@ SCRIPTS = {
     "canary_cost.py": (),
     "idle_cost.py": (),
     "router_restore.py": (),
+    "router_restore.py:smg": ("--router", "smg"),  # the same bench through the SMG gateway
     "router_view.py": (),
     "precursors_cost.py": (),
 }
@@ -59,6 +60,7 @@ CAN_RUN = {  # what a bench needs that this machine may lack: its test skips, sa
     "parser_bench.py": HAS_REGEX,
     "prom_scale.py": HAS_PROMETHEUS,
     "router_restore.py": HAS_ROUTER,
+    "router_restore.py:smg": router_restore.SMG_PYTHON.exists(),
     "router_view.py": HAS_ROUTER,
 }
 LANES = (("run.py",), tuple(name for name in SCRIPTS if name != "run.py"))
@@ -77,11 +79,12 @@ class Benches:
             threading.Thread(target=self._lane, args=(mine,), daemon=True).start()
 
     def out(self, script: str) -> Path:
-        return self.workdir / f"{script.removesuffix('.py')}.json"
+        return self.workdir / f"{script.replace('.py', '').replace(':', '-')}.json"
 
     def _lane(self, scripts: list[str]) -> None:
         for script in scripts:
-            command = [sys.executable, f"bench/{script}", "--smallest", *SCRIPTS[script]]
+            file = script.partition(":")[0]  # SCRIPT:VARIANT: the same file, other arguments
+            command = [sys.executable, f"bench/{file}", "--smallest", *SCRIPTS[script]]
             if script != "parser_bench.py":  # which prints what it measured (--json)
                 self.out(script).write_text(json.dumps({"kept": 1}))
                 command += ["--out", str(self.out(script))]
@@ -188,6 +191,15 @@ def test_router_restore_measures_every_promise(benches):
     if not HAS_ROUTER:
         pytest.skip(NO_ROUTER)
     kept(benches.result("router_restore.py"), router_restore.PROMISES)
+
+
+@bench("router_restore.py:smg")
+def test_router_restore_through_the_smg_gateway_measures_every_promise(benches):
+    if not router_restore.SMG_PYTHON.exists():
+        pytest.skip(router_restore.NO_SMG)
+    measured = benches.result("router_restore.py:smg")
+    kept(measured, router_restore.PROMISES_SMG)
+    assert measured["router_restore_smg_failed"] == 0, measured["router_restore_smg_detail"]
 
 
 @bench("router_view.py")

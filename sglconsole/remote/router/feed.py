@@ -1,7 +1,9 @@
 """The router feed: every router in hosts.yaml asked for its worker list, periodically.
 
 One task per router (named by it), each asking ``GET /workers`` through the router client the
-actions use (remote.router) and writing the answer into the fleet's `RouterState`; then the views
+actions use (remote.router), and the router's /metrics where hosts.yaml gives its `metrics_port`
+(the breaker and in-flight requests per worker: remote.router.gateway), and writing the answer
+into the fleet's `RouterState` (with its generation, as said or detected); then the views
 of the hosts it fronts are published again, since whether a server serves anybody is derived
 from that list (state.routing). A router that does not answer is marked unreachable with the
 reason; the other routers and the hosts keep updating.
@@ -23,7 +25,14 @@ from sglconsole.config.routers import split_target
 from sglconsole.core.canary import worst
 from sglconsole.errors import ConsoleError
 from sglconsole.remote.canary_ask import ask_all
-from sglconsole.remote.router.workers import RouterClient, RouterError, router_endpoint
+from sglconsole.remote.router.gateway import WorkerGauges, generation_of
+from sglconsole.remote.router.metrics import metrics_endpoint, read_gauges
+from sglconsole.remote.router.workers import (
+    RouterError,
+    router_client,
+    router_endpoint,
+    same_url,
+)
 from sglconsole.remote.ssh.connection import SshFleet
 from sglconsole.state.canary import CanaryRun
 from sglconsole.state.fleet import FleetState
@@ -151,9 +160,26 @@ class RouterFeed:
             # its host's SSH monitor retries with backoff: a second caller would only double that
             # (a host read from Prometheus has none: its SSH link is the router's own)
             raise RouterError(name, f"its host {router.host} is unreachable: {host.error}")
-        endpoint = await asyncio.wait_for(router_endpoint(self.ssh, router), TIMEOUT_S)
-        rows = await RouterClient(name, endpoint, timeout=TIMEOUT_S).workers()
-        return [worker_of(row) for row in rows if isinstance(row.get("url"), str)]
+        client = await asyncio.wait_for(
+            router_client(self.ssh, name, router, timeout=TIMEOUT_S), TIMEOUT_S
+        )
+        rows = await client.workers()
+        state = self.fleet.routers[name]
+        state.kind = router.kind or generation_of(rows) or state.kind
+        gauges = await self._gauges(name, router)
+        return [worker_of(row, gauges) for row in rows if isinstance(row.get("url"), str)]
+
+    async def _gauges(self, name: str, router: Router) -> dict[str, WorkerGauges]:
+        """Per worker, what the router's /metrics says; none when it gives no metrics_port or
+        the page cannot be read (its gauges are then unknown: the worker list still counts)."""
+        try:
+            endpoint = await asyncio.wait_for(metrics_endpoint(self.ssh, router), TIMEOUT_S)
+            if endpoint is None:
+                return {}
+            return await read_gauges(name, endpoint, TIMEOUT_S)
+        except (ConsoleError, TimeoutError, OSError) as exc:
+            log.info("router %s: /metrics not read: %s", name, exc)
+            return {}
 
     def _set(
         self, name: str, asked: float, workers: list[RouterWorker] | None, error: str | None
@@ -170,12 +196,19 @@ class RouterFeed:
                 self.fleet.publish(host)
 
 
-def worker_of(row: dict) -> RouterWorker:
-    """A row of sglang-router's GET /workers: `id`, `url`, `is_healthy`, `load` (its WorkerInfo)."""
+def worker_of(row: dict, gauges: dict[str, WorkerGauges] | None = None) -> RouterWorker:
+    """A row of the router's GET /workers (`id`, `url`, `is_healthy`, `load`: WorkerInfo in
+    sglang-router 0.3.x and smg alike), with its gauges from the router's /metrics if read."""
     load = row.get("load")
+    url = str(row["url"])
+    found = next(
+        (value for key, value in (gauges or {}).items() if same_url(key, url)), WorkerGauges()
+    )
     return RouterWorker(
-        str(row["url"]),
+        url,
         str(row["id"]) if row.get("id") is not None else None,
         bool(row.get("is_healthy", False)),
         load if isinstance(load, int) else None,
+        breaker=found.breaker,
+        inflight=found.inflight,
     )

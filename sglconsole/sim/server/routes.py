@@ -78,6 +78,7 @@ class Routes:
         self.generation = Generation(server)
         self._fault_read = 0.0
         self._fault_value: str | None = None
+        self._fault_paths: list[str] | None = None
 
     def table(self) -> dict:
         """The routes this SGLang version registers (its table) that the simulator answers."""
@@ -121,11 +122,11 @@ class Routes:
         return wrapped
 
     def _faulty(self, handler):
-        """The host's `http` setting makes every endpoint hang, fail, or answer nonsense
-        (re-read live)."""
+        """The host's `http` setting makes every endpoint (or those in `http_paths`) hang, fail,
+        or answer nonsense (re-read live)."""
 
         async def wrapped(request: Request) -> Response:
-            fault = self._fault()
+            fault = self._fault(request.path)
             if fault == "hang":
                 await asyncio.sleep(3600)
             if fault == "500":
@@ -140,14 +141,14 @@ class Routes:
 
         return wrapped
 
-    def _fault(self) -> str | None:
+    def _fault(self, path: str) -> str | None:
         now = time.monotonic()
         if now - self._fault_read > 0.5:
             self._fault_read = now
-            self._fault_value = settings.server_settings(self.server.root, self.server.port).get(
-                "http"
-            )
-        return self._fault_value
+            found = settings.server_settings(self.server.root, self.server.port)
+            self._fault_value, self._fault_paths = found.get("http"), found.get("http_paths")
+        paths = self._fault_paths
+        return self._fault_value if not paths or path in paths else None
 
     # ----------------------------------------------------------------- health
 

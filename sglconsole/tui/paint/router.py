@@ -17,12 +17,16 @@ from sglconsole.state.routing import RouterState, RouteView, Routing
 from sglconsole.tui.paint.labels import shorten
 from sglconsole.tui.paint.palette import Palette
 
-MARK = {Routing.SERVING_NOBODY: "⇄ nobody", Routing.IN_ROUTER_DOWN: "⇄ down"}
+MARK = {
+    Routing.SERVING_NOBODY: "⇄ nobody",
+    Routing.IN_ROUTER_DOWN: "⇄ down",
+    Routing.BREAKER_OPEN: "⇄ breaker",
+}
 """The tree's short word for a router problem of a server (the pane says it whole)."""
 
 
 def tree_mark(server: ServerState) -> str:
-    """'⇄ nobody' / '⇄ down' for the first router problem of the server, else ''."""
+    """'⇄ nobody' / '⇄ down' / '⇄ breaker' for the server's first router problem, else ''."""
     return next((MARK[route.routing] for route in server.view.routes if route.problem), "")
 
 
@@ -117,11 +121,14 @@ def _title(router: RouterState, palette: Palette, now: float) -> Text:
 
 def _workers(router: RouterState, fleet: FleetState, palette: Palette) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, expand=False)
+    # the gateway's /metrics columns only where they were read (a metrics_port given)
+    gauges = any(row.breaker is not None or row.inflight is not None for row in router.workers)
     for column, justify in (
         ("server", "left"),
         ("status", "left"),
         ("listed", "left"),  # by the router: healthy, unhealthy, or - (not listed)
         ("load", "right"),  # the router's count in flight to it
+        *((("breaker", "left"), ("flight", "right")) if gauges else ()),
         ("run", "right"),  # the server's own running requests
         ("", "left"),
     ):
@@ -132,11 +139,18 @@ def _workers(router: RouterState, fleet: FleetState, palette: Palette) -> Table:
         worker = router.worker(router.worker_urls[key])
         listed = "-" if worker is None else ("healthy" if worker.healthy else "unhealthy")
         load = server.view.load if server is not None else None
+        breaker = "-" if worker is None or worker.breaker is None else worker.breaker
+        flight = "-" if worker is None or worker.inflight is None else str(worker.inflight)
         table.add_row(
             clean(key),
             palette.badge(server.status) if server is not None else Text("?"),
             listed,
             "-" if worker is None or worker.load is None else str(worker.load),
+            *(
+                (Text(breaker, style=palette.bad if breaker == "open" else ""), flight)
+                if gauges
+                else ()
+            ),
             "-" if load is None or load.running_req is None else str(load.running_req),
             Text(route.routing.value, style=route_style(route, palette)) if route else Text(""),
         )
