@@ -213,6 +213,10 @@ def ecc_problems(host: HostState, index: int) -> list[str]:
     return said
 
 
+GROWING_MIB_MIN = 1.0
+"""A server's RSS trend under this (MiB per minute) is noise, not the leak: it is not named."""
+
+
 def findings(host: HostState, now: float, keep: frozenset[tuple] = frozenset()) -> list[Finding]:
     """Every sign on the host now, one per server it hits (port None: the host's own).
     `keep`: (kind, port) already alerted, held to the looser threshold (hysteresis)."""
@@ -226,7 +230,9 @@ def findings(host: HostState, now: float, keep: frozenset[tuple] = frozenset()) 
             for port in host.signs.rss
             if rss_trend(host, port).steady
         ]
-        growing = sorted((slope, port) for slope, port in growing if slope > 0)[::-1]
+        growing = sorted(
+            (slope, port) for slope, port in growing if slope * 60 / KIB_PER_MIB >= GROWING_MIB_MIN
+        )[::-1]
         words = ", ".join(
             f":{port} +{slope * 60 / KIB_PER_MIB:.0f} MiB/min" for slope, port in growing
         )
