@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from bench import checks
@@ -68,7 +69,7 @@ def run_worker(
     ]
     for mark in rss_at:
         command += ["--rss-at", str(mark)]
-    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=seconds + 300)
+    out = _run_to_end(command, seconds + 300, mode)
     said = [line for line in out.stderr.splitlines() if line.startswith("FAILED: ")]
     if out.returncode != 0 and said:  # the worker could not measure, and says which: pass it on
         print("\n".join(said), file=sys.stderr, flush=True)
@@ -78,6 +79,28 @@ def run_worker(
         last = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
         checks.fail(f"bench/worker.py {mode}", "every measure it takes", f"crashed: {last}")
     return json.loads(out.stdout)
+
+
+def _run_to_end(command: list[str], timeout: float, mode: str) -> subprocess.CompletedProcess:
+    """The worker's run; one that has not ended TIMEOUT seconds after its start prints its
+    threads' stacks (faulthandler, SIGUSR1), is killed, and the bench fails in one line."""
+    worker = subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        stdout, stderr = worker.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        worker.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        worker.kill()
+        stderr = worker.communicate()[1]
+        print(stderr[-6000:], file=sys.stderr, flush=True)
+        checks.fail(
+            f"bench/worker.py {mode}",
+            "every measure it takes",
+            f"it did not end {timeout:.0f} s after it started (its threads' stacks above)",
+        )
+    return subprocess.CompletedProcess(command, worker.returncode, stdout, stderr)
 
 
 def measured(

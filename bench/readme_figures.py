@@ -133,6 +133,29 @@ SSH_FLEET = (
         "{router_restore_smg_p99_ms:.1f} ms (p50 {router_restore_smg_detail.p50_ms:.1f} ms)",
     ),
     Row(
+        ("canary_cost",),
+        "the canary (#27) on {canary_cost.hosts} hosts × {canary_cost.servers_per_host} servers "
+        "under load: requests per server-hour at its default {canary_cost.default_interval_s:g} s, "
+        "and the console's CPU for them (`canary_cost`, `python bench/canary_cost.py`)",
+        "{canary_cost.requests_per_server_hour:g} requests, "
+        "{canary_cost.cpu_s_per_server_hour:.3f} CPU-s per server-hour "
+        "(the exporter: {canary_cost.on.cpu_s:.1f} CPU-s with "
+        "{canary_cost.on.runs} runs every {canary_cost.interval_measured_s:g} s, "
+        "{canary_cost.off.cpu_s:.1f} without, {canary_cost.seconds:g} s each)",
+    ),
+    Row(
+        ("precursors_cpu_per_host_minute",),
+        "the signs before an outage (#27: host memory, kernel log, ECC) on "
+        "{precursors_cost.hosts} hosts × {precursors_cost.servers_per_host} servers under load: "
+        "the monitor's CPU on / off (`precursors_cpu_per_host_minute`, "
+        "`python bench/precursors_cost.py`)",
+        "+{precursors_cpu_per_host_minute:.3f} CPU-s per host-minute "
+        "({precursors_cost.on.cpu_s_per_host_minute:.3f} vs "
+        "{precursors_cost.off.cpu_s_per_host_minute:.3f}); the hosts "
+        "{precursors_cost.on.host_cpu_s_per_host_minute:.3f} vs "
+        "{precursors_cost.off.host_cpu_s_per_host_minute:.3f}",
+    ),
+    Row(
         ("router_view_nobody_s", "router_view_back_s"),
         'router view: a worker taken out through the real router\'s API → "serving nobody" in '
         'the fleet state; put back → "in router", medians of {router_view_detail.rounds} '

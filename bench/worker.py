@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import json
 import os
 import re
+import signal
 import sys
 import time
 
@@ -205,6 +207,7 @@ def die_with_parent() -> None:
 
 
 def main() -> None:
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # a hung run shows where (phases)
     die_with_parent()
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=("monitor", "prom", "tui", "tui-screen", "naive"))
