@@ -218,3 +218,22 @@ def test_status_of_some_hosts_only(demo_fleet):
     unknown = cli("status", "-c", path, "h200x5")
     assert unknown.returncode == 2 and "unknown host 'h200x5'" in unknown.stderr
     assert "h200x4" in unknown.stderr  # the known ones are listed
+
+
+async def test_a_busy_server_is_asked_its_load_once_an_interval_not_at_every_batch_line(
+    demo_fleet,
+):
+    # the HTTP feed asks a quiet server at once when its log shows work; a busy one (a decode
+    # line a second) keeps its 5 s turn: asked at every line, 64 busy servers cost 7x the CPU
+    log = demo_fleet.hosts["h200x4"].root / "logs" / "sglang-30001.log"
+    cfg = config.load(demo_fleet.config_path)
+    async with FleetMonitor(cfg) as monitor:
+        busy = monitor.state.server("h200x4", 30001)
+        await wait_for(lambda: busy.load is not None and busy.load.in_flight, timeout=30)
+        await asyncio.sleep(3)  # past the first polls and the server's first check
+        offset = log.stat().st_size
+        await asyncio.sleep(21)
+        with log.open("rb") as file:
+            file.seek(offset)
+            asked = file.read().decode(errors="replace").count('"GET /v1/loads HTTP/1.1"')
+    assert 3 <= asked <= 6, f"{asked} load polls in 21 s of a busy server (every 5 s: ~4)"

@@ -56,6 +56,7 @@ class HttpFeed:
         self.new_server = asyncio.Event()
         """Set when a server must be asked before its turn: a new process, work in a quiet log."""
         self.due_at: dict[int, float] = {}  # per port: when it is asked next (monotonic)
+        self.quiet: set[int] = set()  # ports asked every QUIET_INTERVAL_S until work shows
 
     async def close(self) -> None:
         for task in self._checks.values():
@@ -74,6 +75,7 @@ class HttpFeed:
         self.generate_at.pop(port, None)
         self.no_metrics.discard(port)
         self.due_at.pop(port, None)
+        self.quiet.discard(port)
 
     def activity(self, port: int) -> None:
         """Its log wrote a batch line: a quiet server is asked now (its load, its metrics), not at
@@ -81,8 +83,8 @@ class HttpFeed:
         asked = self.generate_at.get(port)
         if asked is not None and time.time() - asked < OWN_CHECK_S:
             return
-        due = self.due_at.get(port)
-        if due is not None and due - time.monotonic() > HTTP_INTERVAL_S / 2:
+        if port in self.quiet:  # a busy server keeps its 5 s turn: its lines are no news
+            self.quiet.discard(port)
             self.due_at[port] = 0.0
             self.new_server.set()
 
@@ -96,7 +98,12 @@ class HttpFeed:
             due = [server for server in servers if self.due_at.get(server.port, 0.0) <= began]
             await asyncio.gather(*(self._poll(server) for server in due))
             for server in due:
-                self.due_at[server.port] = began + self._interval(server)
+                interval = self._interval(server)
+                self.due_at[server.port] = began + interval
+                if interval == QUIET_INTERVAL_S:
+                    self.quiet.add(server.port)
+                else:
+                    self.quiet.discard(server.port)
             soonest = min((self.due_at[server.port] for server in servers), default=None)
             wait = HTTP_INTERVAL_S if soonest is None else soonest - time.monotonic()
             try:  # a server that just appeared is asked at once, not at the next interval
