@@ -6,8 +6,10 @@ Starts the simulated fleet of bench/run.py (hosts x servers, real SSH), then run
 `sglconsole exporter` (the monitor without a screen, which runs the canary) twice on it for
 --seconds each, after a warm-up that is not counted: once with the canary off (`canary:
 {interval: 0}` on every profile), once with it every --interval seconds (shorter than the 300 s
-default, so that a short run counts many). The difference in the exporter's CPU, per canary run
-counted in its /status, scaled to the default interval, is the canary's CPU per server-hour.
+default, so that a short run counts many): off, on, off, on (--rounds 2: a 2-core machine's load
+drifts, and a busier machine costs every process more CPU-s for the same work). The difference of
+the medians of the exporter's CPU, per canary run counted in its /status, scaled to the default
+interval, is the canary's CPU per server-hour.
 Writes canary_cost (details) into --out (read, modify, write: the other keys stay).
 """
 
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,7 +53,7 @@ PROMISES: checks.Promises = {
     "canary_cost.off.cpu_s": None,
     "canary_cost.on.cpu_s": None,
 }
-SMALLEST = {"hosts": 2, "servers": 1, "seconds": 6.0, "warmup": 6.0, "interval": 2.0}
+SMALLEST = {"hosts": 2, "servers": 1, "seconds": 6.0, "warmup": 6.0, "interval": 2.0, "rounds": 1}
 
 
 def with_canary(source: Path, target: Path, interval: float) -> Path:
@@ -101,6 +104,15 @@ def exporter(config: Path, seconds: float, warmup: float, log: Path) -> dict:
     return {"cpu_s": cpu - began_cpu, "measured_s": took, "runs": max(0, after - before)}
 
 
+def median_of(runs: list[dict]) -> dict:
+    """One figure per measure over the rounds: the median CPU-s, runs and seconds."""
+    return {
+        "cpu_s": statistics.median(run["cpu_s"] for run in runs),
+        "measured_s": statistics.median(run["measured_s"] for run in runs),
+        "runs": round(statistics.median(run["runs"] for run in runs)),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=16)
@@ -108,6 +120,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--warmup", type=float, default=20)
     parser.add_argument("--interval", type=float, default=10, help="canary seconds while measured")
+    parser.add_argument("--rounds", type=int, default=2, help="off then on, this many times")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     args = checks.parse(parser, SMALLEST)
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-canary-cost-"))
@@ -122,14 +135,20 @@ def main() -> int:
         fleet.wait_ready(timeout=300)
         time.sleep(3)
         before = load()
-        off_config = with_canary(fleet.config_path, workdir / "off.yaml", 0)
-        on_config = with_canary(fleet.config_path, workdir / "on.yaml", args.interval)
-        print(f"canary off: {args.seconds:g}s after {args.warmup:g}s warm-up ...", flush=True)
-        off = exporter(off_config, args.seconds, args.warmup, workdir / "off.log")
-        print(f"canary every {args.interval:g}s: {args.seconds:g}s ...", flush=True)
-        on = exporter(on_config, args.seconds, args.warmup, workdir / "on.log")
+        configs = {
+            "off": with_canary(fleet.config_path, workdir / "off.yaml", 0),
+            "on": with_canary(fleet.config_path, workdir / "on.yaml", args.interval),
+        }
+        rounds: dict[str, list[dict]] = {"off": [], "on": []}
+        for number in range(args.rounds):
+            for name, config in configs.items():
+                every = "off" if name == "off" else f"every {args.interval:g}s"
+                print(f"round {number + 1}, canary {every}: {args.seconds:g}s ...", flush=True)
+                found = exporter(config, args.seconds, args.warmup, workdir / f"{name}.log")
+                rounds[name].append({**found, "machine": load()})
     finally:
         fleet.stop()
+    off, on = (median_of(rounds[name]) for name in ("off", "on"))
     servers = args.hosts * args.servers
     per_run = checks.ratio(on["cpu_s"] - off["cpu_s"], on["runs"]) if on["runs"] else None
     runs_per_server_hour = 3600 / DEFAULT_INTERVAL_S
@@ -140,8 +159,10 @@ def main() -> int:
         "warmup_s": args.warmup,
         "interval_measured_s": args.interval,
         "default_interval_s": DEFAULT_INTERVAL_S,
+        "rounds": args.rounds,
         "off": off,
         "on": on,
+        "each_round": rounds,
         "requests_per_server_hour": runs_per_server_hour * len(PROMPTS),
         "cpu_s_per_run": per_run,
         "cpu_s_per_server_hour": None if per_run is None else per_run * runs_per_server_hour,

@@ -141,7 +141,8 @@ SSH_FLEET = (
         "{canary_cost.cpu_s_per_server_hour:.3f} CPU-s per server-hour "
         "(the exporter: {canary_cost.on.cpu_s:.1f} CPU-s with "
         "{canary_cost.on.runs} runs every {canary_cost.interval_measured_s:g} s, "
-        "{canary_cost.off.cpu_s:.1f} without, {canary_cost.seconds:g} s each)",
+        "{canary_cost.off.cpu_s:.1f} without, {canary_cost.seconds:g} s each; medians of "
+        "{canary_cost.rounds} rounds, off and on in turn)",
     ),
     Row(
         ("precursors_cpu_per_host_minute",),
