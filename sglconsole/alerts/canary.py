@@ -31,6 +31,8 @@ class CanaryWatch:
     """(host, port) -> the verdict alerted and not yet over."""
     warned: dict[tuple[str, int, str], int] = field(default_factory=dict)
     """(host, port, signal) -> the pid whose warning lines were alerted."""
+    routers_told: dict[str, str] = field(default_factory=dict)
+    """router name -> the verdict alerted through it and not yet over."""
 
 
 def passing_streak(runs, pid: int | None) -> int:
@@ -63,6 +65,25 @@ def canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
                 del watch.told[key]
                 found.append(make_alert(host, server, "OK", "the canary's answers are right again"))
     return found + warning_news(fleet, watch, make_alert)
+
+
+def router_canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
+    """The same hysteresis for the canary asked through each router (its runs have no pid: the
+    router picks the worker), built by `make_alert(router_name, verdict, reason)`."""
+    found = []
+    for name, router in fleet.routers.items():
+        runs = router.canary.runs
+        if not runs:
+            continue
+        run, told = runs[-1], watch.routers_told.get(name)
+        failing = router.canary.failing_streak(None) >= watch.fail_runs
+        if failing and not run.ok and told is None:
+            watch.routers_told[name] = run.verdict if run.verdict != "OK" else "CHANGED"
+            found.append(make_alert(name, watch.routers_told[name], run.finding or run.verdict))
+        elif told is not None and passing_streak(runs, None) >= watch.recover_runs:
+            del watch.routers_told[name]
+            found.append(make_alert(name, "OK", "the canary's answers through it are right again"))
+    return found
 
 
 def warning_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from sglconsole.alerts.canary import CanaryWatch, canary_news
+from sglconsole.alerts.canary import CanaryWatch, canary_news, router_canary_news
 from sglconsole.alerts.precursors import SignWatch, sign_news
 from sglconsole.alerts.routes import RouteWatch, route_news
 from sglconsole.state.fleet import SEVERITY, FleetState, HostState, Status
@@ -214,6 +214,14 @@ def sweep(fleet: FleetState, tracker: AlertTracker, now: float) -> list[Alert]:
             now,
             canary=verdict,
             signal=signal,
+        ),
+    )
+    # a router's canary is news of the router (its name in host, no port): nothing of one server
+    found += router_canary_news(
+        fleet,
+        tracker.canaries,
+        lambda name, verdict, reason: Alert(
+            name, None, Status.UP, Status.UP, reason, now, router=name, canary=verdict
         ),
     )
     found += sign_news(fleet, tracker.signs, tracker.hold_s, now, _sign_alert(now))

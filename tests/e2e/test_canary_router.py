@@ -25,6 +25,9 @@ pytestmark = pytest.mark.slow
 def test_the_canary_through_the_router_catches_a_looping_worker(fleet_factory, tmp_path):
     routers = routers_yaml(2)
     routers["routers"]["front"]["canary"] = {"interval": 1, "timeout": 3}
+    events = tmp_path / "events.jsonl"  # hosts.yaml's alert_command, run by the exporter below
+    write = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read())"
+    routers["alert_command"] = [sys.executable, "-c", write, str(events)]
     # the second server loops from its first answer (SGLang's per-port setting)
     fleet = fleet_factory(
         [routed_host(2, ports={"30001": {"degrade_after": 0}})], extra_config=routers
@@ -68,6 +71,27 @@ def test_the_canary_through_the_router_catches_a_looping_worker(fleet_factory, t
             60,
             "the router's canary series",
         )
+        # two failed runs in a row through the router are news of the router (alerts.canary)
+        deadline = time.monotonic() + 30
+        while not router_news(events):
+            assert time.monotonic() < deadline, exporter.stderr()[-2000:]
+            time.sleep(0.2)
     finally:
         exporter.stop()
     assert value(found, "sglconsole_router_canary_ok", router="front") == 0
+    told = router_news(events)[0]
+    assert (told["event"], told["canary"], told["host"], told["port"]) == (
+        "problem",
+        "DEGENERATE",
+        "front",
+        None,
+    ), told
+    assert "canary DEGENERATE" in told["reason"], told
+
+
+def router_news(events) -> list[dict]:
+    """The alert_command's events about the canary through router front."""
+    if not events.exists():
+        return []
+    said = [json.loads(line) for line in events.read_text().splitlines()]
+    return [event for event in said if event.get("router") == "front" and "canary" in event]
