@@ -21,7 +21,7 @@ from sglconsole.config.flag_check import flag_problems
 from sglconsole.config.problems import dotted, lookup_line, validation_problems
 from sglconsole.config.routers import check_routers
 from sglconsole.config.schema import NAME_RE, Config, Host, HostsFile
-from sglconsole.core.processes import flag
+from sglconsole.core.launch_form import flag  # not core.processes: nvidia-smi's parsers too
 from sglconsole.errors import ConfigError
 
 CONFIG_ENV = "SGLCONSOLE_CONFIG"

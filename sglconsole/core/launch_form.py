@@ -92,3 +92,13 @@ def parser_args(argv: tuple[str, ...] | list[str], version: str | None = None) -
             f"argument (from {since} on it does); use `--model-path {args[0]}`",
         )
     return ParserArgs(("--model-path", args[0], *args[1:]), entry)
+
+
+def flag(argv: tuple[str, ...] | list[str], name: str) -> str | None:
+    """The value of `name` in argv (`--port 30000` or `--port=30000`), None when absent."""
+    for index, arg in enumerate(argv):
+        if arg == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sglconsole.core.launch_form import split_launch
+from sglconsole.core.launch_form import flag, split_launch
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 
 DEFAULT_PORT = 30000
@@ -96,15 +96,6 @@ def port_of(argv: tuple[str, ...] | list[str]) -> int:
         if arg.startswith("--port="):
             return _int(arg.split("=", 1)[1], DEFAULT_PORT)
     return DEFAULT_PORT
-
-
-def flag(argv: tuple[str, ...] | list[str], name: str) -> str | None:
-    for index, arg in enumerate(argv):
-        if arg == name and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
 
 
 def _int(text: str, default: int) -> int:
