@@ -10,6 +10,7 @@ from sglconsole.core.containers.inspect import (
     parse_inspect,
     sglang_port,
 )
+from sglconsole.core.containers.join import container_of, in_container, lifetime
 from sglconsole.core.containers.record import (
     DOCKER,
     ENGINES,
@@ -26,6 +27,9 @@ __all__ = [
     "ContainerInfo",
     "RunOptions",
     "container_info",
+    "container_of",
+    "in_container",
+    "lifetime",
     "guess_engine",
     "image_index",
     "is_sglang",

@@ -21,6 +21,7 @@ from sglconsole.config import Host
 from sglconsole.errors import RemoteError
 from sglconsole.remote.feeds.backoff import MAX_BACKOFF_S, Backoff
 from sglconsole.remote.feeds.canary import CanaryFeed
+from sglconsole.remote.feeds.containers import ContainerFeed
 from sglconsole.remote.feeds.drift import DriftFeed
 from sglconsole.remote.feeds.gpu import GpuFeed
 from sglconsole.remote.feeds.host_link import HostLink
@@ -61,6 +62,10 @@ class HostMonitor:
             log_poll=log_poll,
             on_new_process=self.http.new_process,
             on_activity=self._work_arrived,
+            container_version=lambda info: self.containers.version(info),
+        )
+        self.containers = ContainerFeed(
+            self.link, on_change=self.watcher.rejoin, on_activity=self._work_arrived
         )
         self.journal = JournalFeed(self.link, on_activity=self._work_arrived)
         self.canary = CanaryFeed(self.link, enabled=canaries)
@@ -107,6 +112,7 @@ class HostMonitor:
     async def _connected(self) -> None:
         """Every feed at once; the first to fail (the connection is gone) stops them all."""
         feeds = [self.gpus.run(), self.watcher.run(), self.http.run(), self.canary.run()]
+        feeds.append(self.containers.run())
         if self.link.host.gpu_health_interval:  # signs before an outage (state.precursors)
             feeds.append(self.gpus.run_health())
         if self.link.host.kernel_log:

@@ -50,6 +50,9 @@ def boot(host: SimHost) -> tuple[dict[str, HostEngine], list[str]]:
     by kind, one line for each engine this machine could not start)."""
     started: dict[str, HostEngine] = {}
     notes = []
+    for kind in (DOCKER, PODMAN):
+        if kind not in host.spec.engines:
+            _write_absent(host, kind)
     for kind in host.spec.engines:
         reason = unavailable(kind)
         if reason:
@@ -66,6 +69,15 @@ def boot(host: SimHost) -> tuple[dict[str, HostEngine], list[str]]:
             args += ["--port", str(server.port)]
         run_server(engine, container_name(server.port), args, gpus=server.gpus)
     return started, notes
+
+
+def _write_absent(host: SimHost, kind: str) -> None:
+    """ROOT/bin/KIND answering as a missing command does (exit 127): a simulated host has only
+    the engines its spec gives it, and this machine's own (its podman store, a docker CLI
+    without a daemon) must not show through on it."""
+    path = host.root / "bin" / kind
+    path.write_text(f'#!/bin/sh\necho "sh: 1: {kind}: not found" >&2\nexit 127\n')
+    path.chmod(0o755)
 
 
 def container_name(port: int) -> str:

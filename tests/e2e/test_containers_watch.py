@@ -1,0 +1,50 @@
+"""Watching containerised SGLang servers end to end: a simulated server inside a real Docker and
+a real Podman container on a simulated host behind real sshd, seen by `status --json` (its
+container, image, SGLang inside, PIDs, GPUs) and by the monitor (its log, tok/s, a restart)."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+
+from sglconsole.commands.schema import render
+from tests.cli import cli
+from tests.containers import container_fleet  # noqa: F401
+
+
+def _status(fleet) -> dict:
+    result = cli("status", "-c", str(fleet.config_path), "--json")
+    assert result.stdout, result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, json.loads(render("status")))
+    return document
+
+
+def test_status_shows_the_server_and_its_container(container_fleet):  # noqa: F811
+    fleet = container_fleet
+    (name,) = fleet.hosts
+    kind = fleet.hosts[name].spec.engines[0]
+    engine = fleet.engine(name, kind)
+    (inspected,) = json.loads(engine.run("inspect", "sglang-30000"))
+    host = _status(fleet)["hosts"][name]
+    other = "podman" if kind == "docker" else "docker"
+    assert host["container_engines"][kind] == {"state": "ok", "detail": None}
+    assert host["container_engines"][other]["state"] == "absent"  # said, not an error
+    (server,) = host["servers"]
+    assert server["managed"] and server["port"] == 30000
+    assert server["pid"] == inspected["State"]["Pid"]  # the host PID the engine reports
+    titles = {child["title"] for child in server["children"]}
+    assert titles >= {"sglang::scheduler", "sglang::detokenizer"}  # its host PIDs, by parentage
+    assert server["gpus"] == [0]
+    container = server["container"]
+    assert container["engine"] == kind and container["name"] == "sglang-30000"
+    assert container["id"] == inspected["Id"]
+    image = "lmsysorg/sglang:latest" if kind == "docker" else "localhost/lmsysorg/sglang:latest"
+    assert container["image"] == image
+    assert container["image_id"].removeprefix("sha256:") == inspected["Image"].removeprefix(
+        "sha256:"
+    )
+    assert container["restart_policy"] == "unless-stopped"
+    assert container["gpus"] == ["0"] and container["network"] == "host"
+    assert container["sglang_version"] in ("0.5.23", None)  # asked inside: may come later
