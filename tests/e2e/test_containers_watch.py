@@ -8,9 +8,12 @@ import json
 
 import jsonschema
 
+from sglconsole import config
 from sglconsole.commands.schema import render
+from sglconsole.remote.monitor import FleetMonitor
 from tests.cli import cli
-from tests.containers import container_fleet  # noqa: F401
+from tests.containers import container_fleet, fresh_container_fleet  # noqa: F401
+from tests.e2e.test_status import wait_for
 
 
 def _status(fleet) -> dict:
@@ -48,3 +51,31 @@ def test_status_shows_the_server_and_its_container(container_fleet):  # noqa: F8
     assert container["restart_policy"] == "unless-stopped"
     assert container["gpus"] == ["0"] and container["network"] == "host"
     assert container["sglang_version"] in ("0.5.23", None)  # asked inside: may come later
+
+
+async def test_the_log_is_the_engines_and_a_restart_starts_empty(fresh_container_fleet):  # noqa: F811
+    fleet = fresh_container_fleet
+    (name,) = fleet.hosts
+    engine = fleet.engine(name, fleet.hosts[name].spec.engines[0])
+    async with FleetMonitor(config.load(fleet.config_path)) as monitor:
+        state = monitor.state
+        server = state.server(name, 30000)
+        await wait_for(lambda: server.container and server.view.tok_s, timeout=40, state=state)
+        assert server.log_path is None  # no file: `docker logs` / `podman logs` is its log
+        assert any("Decode batch" in line for line in server.log_lines)
+        assert server.view.tok_s > 10  # two requests in flight on a simulated H200
+        await wait_for(lambda: server.container_version, timeout=30, state=state)
+        assert server.container_version == "0.5.23"  # asked of the container's own python
+        before = server.container
+        engine.run("restart", "-t", "2", "sglang-30000", timeout=60)
+        await wait_for(
+            lambda: server.container and server.container.started_at != before.started_at,
+            timeout=40,
+            state=state,
+        )
+        assert server.container.id == before.id and server.process.main.pid != before.pid
+        pid = server.process.main.pid
+        # the numbers shown are the new start's only: none of the old pid's samples remain
+        assert all(sample.pid == pid for sample in server.history)
+        await wait_for(lambda: server.view.tok_s, timeout=40, state=state)
+        assert server.log_pid == pid and server.history[-1].pid == pid

@@ -116,6 +116,7 @@ class LogFollower(threading.Thread):
     def __init__(self, container, engine, since):
         threading.Thread.__init__(self, daemon=True)
         self.container = container
+        self.since = since
         argv = [engine, "logs", "--follow", "--timestamps"]
         argv += ["--since", since] if since else []
         self.process = subprocess.Popen(
@@ -157,12 +158,15 @@ def follow(line, followers):
         return
     wanted = command.get("follow") if isinstance(command, dict) else None
     for container, spec in (wanted if isinstance(wanted, dict) else {}).items():
-        old = followers.get(container)
-        if (old is not None and old.is_alive()) or not isinstance(spec, dict):
+        if not isinstance(spec, dict) or spec.get("engine") not in ENGINES:
             continue
-        if spec.get("engine") in ENGINES:
-            followers[container] = LogFollower(container, spec["engine"], spec.get("since"))
-            followers[container].start()
+        old = followers.get(container)
+        if old is not None and old.is_alive():
+            if old.since == spec.get("since"):
+                continue
+            old.stop()  # a restart: the new start's log, from its own beginning
+        followers[container] = LogFollower(container, spec["engine"], spec.get("since"))
+        followers[container].start()
 
 
 def main():
