@@ -11,9 +11,11 @@ import jsonschema
 from sglconsole import config
 from sglconsole.commands.schema import render
 from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.tui.app import make_app
 from tests.cli import cli
 from tests.containers import container_fleet, fresh_container_fleet  # noqa: F401
 from tests.e2e.test_status import wait_for
+from tests.tui.helpers import shown, until
 
 
 def _status(fleet) -> dict:
@@ -79,3 +81,28 @@ async def test_the_log_is_the_engines_and_a_restart_starts_empty(fresh_container
         assert all(sample.pid == pid for sample in server.history)
         await wait_for(lambda: server.view.tok_s, timeout=40, state=state)
         assert server.log_pid == pid and server.history[-1].pid == pid
+
+
+def test_the_status_table_says_where_it_runs(container_fleet):  # noqa: F811
+    fleet = container_fleet
+    (name,) = fleet.hosts
+    kind = fleet.hosts[name].spec.engines[0]
+    result = cli("status", "-c", str(fleet.config_path))
+    assert f":30000 runs in {kind} container sglang-30000" in result.stdout, result.stdout
+    assert "lmsysorg/sglang:latest (" in result.stdout and "restart unless-stopped" in result.stdout
+    assert "absent" not in result.stdout  # the engine it lacks is no news
+
+
+async def test_the_server_pane_shows_its_container(container_fleet):  # noqa: F811
+    fleet = container_fleet
+    (name,) = fleet.hosts
+    kind = fleet.hosts[name].spec.engines[0]
+    app = make_app(config.load(fleet.config_path))
+    async with app.run_test(size=(160, 48)) as pilot:
+        server = app.session.fleet.server(name, 30000)
+        await until(pilot, lambda: server.container_version, 40, "the SGLang inside")
+        app.main.tree.select((name, 30000))
+        await pilot.pause()
+        header = shown(app, "#server-header")
+        assert f"in {kind} container sglang-30000" in header, header
+        assert "SGLang 0.5.23 inside" in header and "GPUs 0" in header

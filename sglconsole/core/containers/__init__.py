@@ -10,7 +10,13 @@ from sglconsole.core.containers.inspect import (
     parse_inspect,
     sglang_port,
 )
-from sglconsole.core.containers.join import container_of, in_container, lifetime
+from sglconsole.core.containers.join import (
+    container_of,
+    describe,
+    engine_problem,
+    in_container,
+    lifetime,
+)
 from sglconsole.core.containers.record import (
     DOCKER,
     ENGINES,
@@ -28,6 +34,8 @@ __all__ = [
     "RunOptions",
     "container_info",
     "container_of",
+    "describe",
+    "engine_problem",
     "in_container",
     "lifetime",
     "guess_engine",

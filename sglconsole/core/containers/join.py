@@ -41,3 +41,25 @@ def in_container(process: ServerProcess, info: ContainerInfo) -> ServerProcess:
 def lifetime(info: ContainerInfo) -> tuple[str, str | None]:
     """One start of one container: a restart is another lifetime (its numbers start empty)."""
     return info.id, info.started_at
+
+
+def describe(info: ContainerInfo, version: str | None) -> str:
+    """The one line every view shows of a server's container."""
+    image = info.image or "?"
+    if info.image_id:
+        image += f" ({info.image_id.removeprefix('sha256:')[:12]})"
+    parts = [f"{info.engine} container {info.name}", f"image {image}"]
+    parts.append(f"SGLang {version} inside" if version else "SGLang inside: not known yet")
+    if info.restart_policy:
+        parts.append(f"restart {info.restart_policy}")
+    if info.options.gpus:
+        parts.append(f"GPUs {','.join(info.options.gpus)}")
+    return " · ".join(parts)
+
+
+def engine_problem(engine: str, state: str, detail: str | None) -> str | None:
+    """What a view says of a host's engine (None: nothing to say: ok, or not installed)."""
+    if state in ("ok", "absent"):
+        return None
+    what = {"down": "its daemon does not answer", "denied": "this login may not use it"}
+    return f"{engine}: {what.get(state, state)}" + (f" ({detail})" if detail else "")
