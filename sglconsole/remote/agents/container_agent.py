@@ -8,7 +8,7 @@ rootful or rootless is the login's) it prints JSON lines:
   {"t": "containers", "engine", "inspect", "images"}   `ps -a` + `inspect` of every container
                                                   and `image inspect` of their images, on change
   {"t": "clog", "id", "lines"}     new lines of a followed container (`logs --timestamps`)
-  {"t": "clog_end", "id", "rc"}    its `logs --follow` ended (the container stopped)
+  {"t": "clog_end", "id", "status"}    its `logs --follow` ended (the container stopped)
   {"t": "hb", "time"}              a heartbeat every interval
 
 and reads JSON commands on stdin: {"follow": {ID: {"engine": E, "since": RFC3339}}} starts
@@ -47,7 +47,7 @@ def which(name):
 
 
 def call(argv):
-    """(rc, stdout, stderr) of argv; rc None when it did not end in time."""
+    """(status, stdout, stderr) of argv; status None when it did not end in time."""
     try:
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -63,14 +63,14 @@ def call(argv):
     return process.returncode, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")
 
 
-def state_of(rc, stderr):
+def state_of(status, stderr):
     """ok; absent (no such command); down (its daemon does not run: a CLI alone is no engine);
     denied (this login may not use it); error."""
-    if rc == 0:
+    if status == 0:
         return "ok", None
-    detail = (stderr.strip().splitlines() or ["exit %s" % rc])[-1][-300:]
+    detail = (stderr.strip().splitlines() or ["exit %s" % status])[-1][-300:]
     text = stderr.lower()
-    if rc == 127:
+    if status == 127:
         return "absent", None
     if "permission denied" in text:
         return "denied", detail
@@ -83,21 +83,21 @@ def survey(engine):
     """(state, detail, message or None) of one engine now."""
     if which(engine) is None:
         return "absent", None, None
-    rc, stdout, stderr = call([engine, "ps", "-a", "-q", "--no-trunc"])
-    state, detail = state_of(rc, stderr)
+    status, stdout, stderr = call([engine, "ps", "-a", "-q", "--no-trunc"])
+    state, detail = state_of(status, stderr)
     if state != "ok":
         return state, detail, None
     ids = stdout.split()
     inspect, images = [], []
     if ids:
-        rc, stdout, stderr = call([engine, "inspect"] + ids)
-        inspect = loads(stdout) if rc == 0 else []  # one gone meanwhile: next round
+        status, stdout, stderr = call([engine, "inspect"] + ids)
+        inspect = loads(stdout) if status == 0 else []  # one gone meanwhile: next round
         image_ids = sorted(
             {item.get("Image") for item in inspect if isinstance(item, dict)} - {None}
         )
         if image_ids:
-            rc, stdout, stderr = call([engine, "image", "inspect"] + image_ids)
-            images = loads(stdout) if rc == 0 else []
+            status, stdout, stderr = call([engine, "image", "inspect"] + image_ids)
+            images = loads(stdout) if status == 0 else []
     message = {"t": "containers", "engine": engine, "inspect": inspect, "images": images}
     return "ok", None, message
 
@@ -143,7 +143,7 @@ class LogFollower(threading.Thread):
             if lines:
                 text = [line.decode("utf-8", "replace") for line in lines]
                 out({"t": "clog", "id": self.container, "lines": text})
-        out({"t": "clog_end", "id": self.container, "rc": self.process.wait()})
+        out({"t": "clog_end", "id": self.container, "status": self.process.wait()})
 
     def stop(self):
         if self.process.poll() is None:
