@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from sglconsole.config import Config
+from sglconsole.core.containers import ENGINES
 from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prometheus.exporter_series import SOURCE
@@ -187,6 +188,8 @@ class FleetMonitor:
             return True
         if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
             return False
+        if not (set(ENGINES) <= set(host.engines) or "agent" in host.engines):
+            return False  # which server runs in a container is not known yet
         return all(
             server.health is not None
             for server in host.servers.values()

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-ENGINES = ("docker", "podman")
+ENGINES = ("docker", "podman")  # remote.monitor waits for a word on each (core.containers)
 QUIET_S = 60.0  # an engine absent or down is asked again this often, not at every interval
 CALL_TIMEOUT_S = 30  # a daemon that does not answer `ps` in this long is reported, not waited on
 BATCH_WAIT_S = 0.05  # lines that arrive together go out together
@@ -184,12 +184,12 @@ def main():
                     state, detail, message = survey(engine)
                     if state in ("absent", "down"):
                         quiet_until[engine] = now + QUIET_S
+                    if message is not None and sent.get(engine) != message:
+                        sent[engine] = message
+                        out(message)  # before its state: once both engines are said, all is
                     if states.get(engine) != (state, detail):
                         states[engine] = (state, detail)
                         out({"t": "engine", "engine": engine, "state": state, "detail": detail})
-                    if message is not None and sent.get(engine) != message:
-                        sent[engine] = message
-                        out(message)
                 out({"t": "hb", "time": time.time()})
                 next_survey = time.time() + interval
             ready = select.select([0], [], [], max(0.0, next_survey - time.time()))[0]
