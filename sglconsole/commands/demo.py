@@ -39,8 +39,7 @@ def _demo(parser: argparse.ArgumentParser):
     )
 
     def handle(args: argparse.Namespace) -> int:
-        from sglconsole.sim.fleet.engines import DOCKER, unavailable
-        from sglconsole.sim.fleet.scenarios import container_host, demo_hosts, demo_profiles
+        from sglconsole.sim.fleet.scenarios import demo_fleet_hosts, demo_profiles
         from sglconsole.sim.fleet.start import SimFleet
 
         problem = ssh_problem(args.ssh)
@@ -48,11 +47,7 @@ def _demo(parser: argparse.ArgumentParser):
             stderr().print(f"[red]error:[/red] {escape(problem)}")
             return 2
         workdir = args.dir or Path(tempfile.mkdtemp(prefix="sglconsole-demo-"))
-        hosts = demo_hosts(args.startup)
-        # the containerised host (its server in a real Docker container) where Docker can run
-        no_containers = unavailable(DOCKER)
-        if no_containers is None:
-            hosts.append(container_host(DOCKER, name="gpu-docker", startup_s=args.startup))
+        hosts, no_containers = demo_fleet_hosts(args.startup)
         fleet = SimFleet(workdir, hosts, demo_profiles(), ssh=args.ssh)
         try:
             try:
@@ -62,8 +57,6 @@ def _demo(parser: argparse.ArgumentParser):
                 return 2
             if fleet.warning:
                 stderr().print(f"[yellow]note:[/yellow] {escape(fleet.warning)}")
-            if no_containers is not None:
-                no_containers = f"no containerised host in this demo: {no_containers}"
             for note in [no_containers, *fleet.notes]:
                 if note:
                     stderr().print(f"[yellow]note:[/yellow] {escape(note)}")

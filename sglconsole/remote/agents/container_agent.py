@@ -13,7 +13,8 @@ rootful or rootless is the login's) it prints JSON lines:
 
 and reads JSON commands on stdin: {"follow": {ID: {"engine": E, "since": RFC3339}}} starts
 `E logs --follow --timestamps --since SINCE ID` (stdout and stderr together: SGLang logs to
-stderr). EOF on stdin (the console went away) ends it and its followers.
+stderr); {"survey": true} inspects every container now. EOF on stdin (the console went away)
+ends it and its followers.
 """
 
 import json
@@ -25,6 +26,8 @@ import threading
 import time
 
 ENGINES = ("docker", "podman")  # remote.monitor waits for a word on each (core.containers)
+LISTING = "{{.ID}} {{.State}}"  # a Go template both engines' `ps --format` take
+FULL_S = 60.0  # `inspect` at least this often, whatever `ps` says
 QUIET_S = 60.0  # an engine absent or down is asked again this often, not at every interval
 CALL_TIMEOUT_S = 30  # a daemon that does not answer `ps` in this long is reported, not waited on
 BATCH_WAIT_S = 0.05  # lines that arrive together go out together
@@ -79,27 +82,31 @@ def state_of(status, stderr):
     return "error", detail
 
 
-def survey(engine):
-    """(state, detail, message or None) of one engine now."""
+def survey(engine, listed, force):
+    """(state, detail, listing, message or None) of one engine now: `ps` each time; `inspect`
+    only when its listing changed from `listed`, or when `force`d (a restart keeps the id and
+    the state: the console asks when the watcher sees a server's pid change)."""
     if which(engine) is None:
-        return "absent", None, None
-    status, stdout, stderr = call([engine, "ps", "-a", "-q", "--no-trunc"])
+        return "absent", None, None, None
+    status, stdout, stderr = call([engine, "ps", "-a", "--no-trunc", "--format", LISTING])
     state, detail = state_of(status, stderr)
     if state != "ok":
-        return state, detail, None
-    ids = stdout.split()
+        return state, detail, None, None
+    if stdout == listed and not force:
+        return "ok", None, stdout, None
+    ids = [line.split()[0] for line in stdout.splitlines() if line.strip()]
     inspect, images = [], []
     if ids:
-        status, stdout, stderr = call([engine, "inspect"] + ids)
-        inspect = loads(stdout) if status == 0 else []  # one gone meanwhile: next round
+        status, out_text, stderr = call([engine, "inspect"] + ids)
+        inspect = loads(out_text) if status == 0 else []  # one gone meanwhile: next round
         image_ids = sorted(
             {item.get("Image") for item in inspect if isinstance(item, dict)} - {None}
         )
         if image_ids:
-            status, stdout, stderr = call([engine, "image", "inspect"] + image_ids)
-            images = loads(stdout) if status == 0 else []
+            status, out_text, stderr = call([engine, "image", "inspect"] + image_ids)
+            images = loads(out_text) if status == 0 else []
     message = {"t": "containers", "engine": engine, "inspect": inspect, "images": images}
-    return "ok", None, message
+    return "ok", None, stdout, message
 
 
 def loads(text):
@@ -151,12 +158,15 @@ class LogFollower(threading.Thread):
 
 
 def follow(line, followers):
-    """One stdin command: follow the logs it names (each once at a time)."""
+    """One stdin command: follow the logs it names (each once at a time); whether it asks for a
+    full survey now."""
     try:
         command = json.loads(line.decode("utf-8", "replace"))
     except ValueError:
-        return
-    wanted = command.get("follow") if isinstance(command, dict) else None
+        return False
+    if not isinstance(command, dict):
+        return False
+    wanted = command.get("follow")
     for container, spec in (wanted if isinstance(wanted, dict) else {}).items():
         if not isinstance(spec, dict) or spec.get("engine") not in ENGINES:
             continue
@@ -167,21 +177,28 @@ def follow(line, followers):
             old.stop()  # a restart: the new start's log, from its own beginning
         followers[container] = LogFollower(container, spec["engine"], spec.get("since"))
         followers[container].start()
+    return bool(command.get("survey"))
 
 
 def main():
     args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     interval = float(args.get("interval", 5.0))
-    states, sent, followers, quiet_until = {}, {}, {}, {}
+    states, sent, followers, quiet_until, listed = {}, {}, {}, {}, {}
+    next_full, wanted = 0.0, [False]  # wanted[0]: the console asked for a full survey
     next_survey, pending = 0.0, b""
     try:
         while True:
             now = time.time()
             if now >= next_survey:
+                full = now >= next_full or wanted[0]
+                if full:
+                    next_full, wanted[0] = now + FULL_S, False
                 for engine in ENGINES:
                     if quiet_until.get(engine, 0.0) > now:
                         continue
-                    state, detail, message = survey(engine)
+                    state, detail, listed[engine], message = survey(
+                        engine, listed.get(engine), full
+                    )
                     if state in ("absent", "down"):
                         quiet_until[engine] = now + QUIET_S
                     if message is not None and sent.get(engine) != message:
@@ -201,7 +218,8 @@ def main():
             commands = (pending + chunk).split(b"\n")
             pending = commands.pop()
             for line in commands:
-                follow(line, followers)
+                if follow(line, followers):
+                    wanted[0], next_survey = True, 0.0
     finally:
         for follower in followers.values():
             follower.stop()

@@ -67,6 +67,17 @@ class ContainerFeed:
         self._asked: set[tuple[str, str | None]] = set()
         self._following: set[tuple[str, str | None]] = set()
         self._tasks: set[asyncio.Task] = set()
+        self._stream = None
+
+    def survey(self) -> None:
+        """Inspect every container now (a server's pid changed: a restart keeps a container's id
+        and state, so the agent's `ps` alone does not show it)."""
+        if self._stream is None:
+            return
+        try:
+            self._stream.write(json.dumps({"survey": True}) + "\n")
+        except Exception as exc:  # noqa: BLE001 - a closing channel: the reconnect surveys anew
+            log.debug("%s: cannot ask for a survey: %s", self.link.name, exc)
 
     async def run(self) -> None:
         link = self.link
@@ -74,6 +85,7 @@ class ContainerFeed:
         while True:
             args = json.dumps({"interval": self.interval})
             stream = await link.ssh.stream([python, "-c", source("container_agent"), args])
+            self._stream = stream
             self._following.clear()
             try:
                 async for line in stream:

@@ -60,7 +60,7 @@ class HostMonitor:
             self.link,
             watch_interval=watch_interval,
             log_poll=log_poll,
-            on_new_process=self.http.new_process,
+            on_new_process=self._new_process,
             on_activity=self._work_arrived,
             container_version=lambda info: self.containers.version(info),
         )
@@ -70,6 +70,11 @@ class HostMonitor:
         self.journal = JournalFeed(self.link, on_activity=self._work_arrived)
         self.canary = CanaryFeed(self.link, enabled=canaries)
         self.kernel = KernelFeed(self.link)
+
+    def _new_process(self, port: int) -> None:
+        """Another pid serves this port: asked at once, and which container it runs in."""
+        self.http.new_process(port)
+        self.containers.survey()
 
     def _work_arrived(self, port: int) -> None:
         """A batch line in a server's log: the HTTP feed asks a quiet server at once, unless the
