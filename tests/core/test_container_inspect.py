@@ -15,10 +15,13 @@ from sglconsole.core.containers import (
     container_of,
     describe,
     engine_problem,
+    format_stamp,
     image_index,
     in_container,
     is_sglang,
     parse_inspect,
+    parse_stamp,
+    split_stamp,
 )
 from sglconsole.core.processes import ProcInfo, ServerProcess, launch_args, port_of
 
@@ -154,3 +157,16 @@ def test_one_line_says_where_it_runs():
     assert "not known yet" in describe(info, None)
     assert engine_problem("docker", "absent", None) is None
     assert engine_problem("docker", "denied", "permission denied").startswith("docker: this login")
+
+
+def test_log_stamps_compare_as_times_not_text():
+    docker = parse_stamp("2026-12-06T02:10:54.1Z")  # docker drops the trailing zeros
+    podman = parse_stamp("2026-12-06T02:10:54.123456789+00:00")
+    assert docker is not None and podman is not None and docker < podman
+    assert "2026-12-06T02:10:54.1Z" > "2026-12-06T02:10:54.123456789Z"  # as text: the wrong way
+    assert parse_stamp(format_stamp(podman)) == podman
+    assert parse_stamp("2026-12-06T03:10:54+01:00") == parse_stamp("2026-12-06T02:10:54Z")
+    stamp, line = split_stamp("2026-12-06T02:10:54.1Z [2026-12-06 02:10:54] Decode batch, x: 1")
+    assert stamp == docker and line == "[2026-12-06 02:10:54] Decode batch, x: 1"
+    assert split_stamp("no stamp here") == (None, "no stamp here")
+    assert parse_stamp("2026-12-06T02:10:54") is None  # no zone: not a time we can place

@@ -17,6 +17,7 @@ from sglconsole.core.containers.join import (
     in_container,
     lifetime,
 )
+from sglconsole.core.containers.log_lines import format_stamp, parse_stamp, split_stamp
 from sglconsole.core.containers.record import (
     DOCKER,
     ENGINES,
@@ -36,11 +37,14 @@ __all__ = [
     "container_of",
     "describe",
     "engine_problem",
+    "format_stamp",
     "in_container",
     "lifetime",
     "guess_engine",
     "image_index",
     "is_sglang",
     "parse_inspect",
+    "parse_stamp",
     "sglang_port",
+    "split_stamp",
 ]

@@ -15,22 +15,26 @@ import asyncio
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 
 from sglconsole.core.containers import (
     ContainerInfo,
+    format_stamp,
     image_index,
     is_sglang,
     lifetime,
     parse_inspect,
+    split_stamp,
 )
 from sglconsole.remote.agents import source
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.state.ingest import take_line
-from sglconsole.state.model import ServerState
+from sglconsole.state.model import LOG_LINES
 
 log = logging.getLogger(__name__)
 
+PENDING_LINES = LOG_LINES  # kept for a server the watcher has not found yet: the tail it shows
 SURVEY_S = 5.0  # `ps` + `inspect` of each engine: a container's start is seen within this long
 VERSION_TIMEOUT_S = 30.0
 # the SGLang inside, by the container's own python: the installed distribution, else the
@@ -60,7 +64,7 @@ class ContainerFeed:
         """Called when the containers changed: the watcher joins them to its servers again."""
         self.on_activity = on_activity
         self.interval = interval
-        self.cursors: dict[tuple[str, str | None], str] = {}
+        self.cursors: dict[tuple[str, str | None], tuple[int, int]] = {}
         """(container id, its start) -> timestamp of the last log line read: survives
         reconnects."""
         self.versions: dict[tuple[str, str | None], str | None] = {}
@@ -68,6 +72,8 @@ class ContainerFeed:
         self._following: set[tuple[str, str | None]] = set()
         self._tasks: set[asyncio.Task] = set()
         self._stream = None
+        self._pending: dict[str, deque[str]] = {}
+        self._resumed: dict[tuple[str, str | None], tuple[int, int]] = {}
 
     def survey(self) -> None:
         """Inspect every container now (a server's pid changed: a restart keeps a container's id
@@ -151,7 +157,10 @@ class ContainerFeed:
                 self._spawn(self._ask_version(info))
             if key not in self._following:
                 self._following.add(key)
-                since = self.cursors.get(key) or info.started_at
+                cursor = self.cursors.get(key)
+                since = format_stamp(cursor) if cursor else info.started_at
+                if cursor:
+                    self._resumed[key] = cursor
                 wanted[info.id] = {"engine": info.engine, "since": since}
         if wanted:
             try:
@@ -167,34 +176,47 @@ class ContainerFeed:
 
     def _on_log(self, message: dict) -> None:
         container = message.get("id")
-        server = self._server_of(container)
-        info = server.container if server is not None else None
-        if server is None or info is None:
+        lines = [text for text in message.get("lines") or () if isinstance(text, str)]
+        info = next((info for info in self.link.state.containers if info.id == container), None)
+        if info is None:
             return
+        pending = self._pending.setdefault(info.id, deque(maxlen=PENDING_LINES))
+        pending.extend(lines)
+        self._deliver(info)
+
+    def flush(self) -> None:
+        """Lines read before the watcher had found their server: to it, now that it may have."""
+        for info in self.link.state.containers:
+            if self._pending.get(info.id):
+                self._deliver(info)
+
+    def _deliver(self, info: ContainerInfo) -> None:
+        server = self.link.state.servers.get(info.port) if info.port is not None else None
+        if server is None:
+            return  # kept until the watcher finds its process (flush)
+        pending = self._pending.pop(info.id, ())
         key = lifetime(info)
-        cursor = self.cursors.get(key)
+        resumed = self._resumed.get(key)  # lines up to it were read before a reconnect
+        process = server.process
+        # the container's server process, whatever pid SGLang printed inside its namespace
+        # (its main pid until the watcher has seen this start's process)
+        found = process is not None and info.pid in (process.main.pid, process.main.ppid)
+        writer = process.main.pid if found else info.pid
         now, batch = time.time(), False
-        writer = server.process.main.pid if server.process is not None else info.pid
-        for text in message.get("lines") or ():
-            if not isinstance(text, str):
-                continue
-            stamp, _, line = text.partition(" ")
-            if cursor is not None and stamp <= cursor:
-                continue  # read before a reconnect (`--since` includes its own second)
-            cursor = stamp
+        for text in pending:
+            stamp, line = split_stamp(text)
+            if stamp is not None and resumed is not None:
+                if stamp <= resumed:
+                    continue  # `--since` is inclusive: read before the reconnect
+                self._resumed.pop(key, None)  # past it: every line counts
+                resumed = None
+            if stamp is not None:
+                self.cursors[key] = stamp
             record = take_line(server, line, now, writer=writer)
             batch = batch or (record is not None and record.kind in ("decode", "prefill"))
-        if cursor is not None:
-            self.cursors[key] = cursor
         if batch:
             self.on_activity(server.port)
         self.link.publish(server.port)
-
-    def _server_of(self, container: object) -> ServerState | None:
-        for server in self.link.state.servers.values():
-            if server.container is not None and server.container.id == container:
-                return server
-        return None
 
     def version(self, info: ContainerInfo) -> str | None:
         """The SGLang version inside this start of the container (None: not known yet)."""

@@ -75,6 +75,7 @@ class HostMonitor:
         """Another pid serves this port: asked at once, and which container it runs in."""
         self.http.new_process(port)
         self.containers.survey()
+        self.containers.flush()
 
     def _work_arrived(self, port: int) -> None:
         """A batch line in a server's log: the HTTP feed asks a quiet server at once, unless the
