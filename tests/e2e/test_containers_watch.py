@@ -5,12 +5,17 @@ container, image, SGLang inside, PIDs, GPUs) and by the monitor (its log, tok/s,
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 
 import jsonschema
 
 from sglconsole import config
 from sglconsole.commands.schema import render
+from sglconsole.core.containers import split_stamp
 from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.sim.fleet.engines import inside
 from sglconsole.tui.app import make_app
 from tests.cli import cli
 from tests.containers import container_fleet, fresh_container_fleet  # noqa: F401
@@ -106,3 +111,38 @@ async def test_the_server_pane_shows_its_container(container_fleet):  # noqa: F8
         header = shown(app, "#server-header")
         assert f"in {kind} container sglang-30000" in header, header
         assert "SGLang 0.5.23 inside" in header and "GPUs 0" in header
+
+
+async def test_a_reconnect_loses_and_repeats_no_line(fresh_container_fleet):  # noqa: F811
+    fleet = fresh_container_fleet
+    (name,) = fleet.hosts
+    host = fleet.hosts[name]
+    engine = fleet.engine(name, host.spec.engines[0])
+    async with FleetMonitor(config.load(fleet.config_path)) as monitor:
+        state = monitor.state
+        server = state.server(name, 30000)
+        await wait_for(lambda: server.view.tok_s, timeout=40, state=state)
+        killed = [pid for pid in host.pids("sshd") if not os.kill(pid, signal.SIGKILL)]
+        assert killed, "no sshd session to kill"
+        await wait_for(lambda: state.hosts[name].reachable is False, timeout=20, state=state)
+        await wait_for(lambda: state.hosts[name].reachable is True, timeout=40, state=state)
+        before = len(server.log_lines)
+        await wait_for(lambda: len(server.log_lines) > before + 3, timeout=30, state=state)
+        read = [line for line in server.log_lines if not line.startswith("--- sglconsole")]
+        started = server.container.started_at
+    # the engine's own log of this start (both streams, in time order)
+    argv = [
+        *inside(host),
+        *engine.cli(),
+        "logs",
+        "--timestamps",
+        "--since",
+        started,
+        "sglang-30000",
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, env=engine.env(), timeout=60)
+    stamped = [split_stamp(line) for line in (done.stdout + done.stderr).splitlines()]
+    written = [line for stamp, line in sorted(stamped, key=lambda item: item[0] or (0, 0))]
+    assert read[0] in written, (read[:4], written[:6])
+    first = written.index(read[0])
+    assert read == written[first : first + len(read)]  # contiguous: none lost, none twice
