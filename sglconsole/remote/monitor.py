@@ -20,6 +20,9 @@ from sglconsole.state.fleet import FleetState
 from sglconsole.state.liveness import generate_pending
 from sglconsole.state.model import StopLookup, no_stops
 
+ENGINES_WAIT_S = 5.0  # a container engine slower than this to list its containers (a hung
+# daemon: the agent waits 30 s) does not hold up a one-shot status: its servers show as processes
+
 
 class FleetMonitor:
     def __init__(
@@ -188,7 +191,9 @@ class FleetMonitor:
             return True
         if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
             return False
-        if not (set(ENGINES) <= set(host.engines) or "agent" in host.engines):
+        told = set(ENGINES) <= set(host.engines) or "agent" in host.engines
+        waited = host.since is not None and time.time() - host.since > ENGINES_WAIT_S
+        if not (told or waited):
             return False  # which server runs in a container is not known yet
         return all(
             server.health is not None
