@@ -58,7 +58,11 @@ def boot(host: SimHost) -> tuple[dict[str, HostEngine], list[str]]:
         if reason:
             notes.append(f"simulated host {host.spec.name} has no {kind} containers: {reason}")
             continue
-        started[kind] = start_engine(host, kind)
+        try:
+            started[kind] = start_engine(host, kind)
+        except EngineDidNotStart as exc:  # a machine whose kernel or sandbox refuses it
+            notes.append(f"simulated host {host.spec.name} has no {kind} containers: {exc}")
+            continue
         build_image(started[kind], host.spec.sglang_version)
     for server in host.spec.servers:
         engine = started.get(server.container or "")
@@ -90,6 +94,10 @@ def is_ready(engine: HostEngine, name: str) -> bool:
         return READY_LINE in engine.run("logs", name, timeout=30)
     except (RuntimeError, subprocess.TimeoutExpired):
         return False
+
+
+class EngineDidNotStart(RuntimeError):
+    """The engine is installed but cannot run here (its own words, shortened)."""
 
 
 def unavailable(kind: str) -> str | None:
@@ -173,6 +181,11 @@ def start_engine(host: SimHost, kind: str) -> HostEngine:
             f"[containers]\ndefault_ulimits = [{lines}]\n\n[engine]\n"
             f'tmp_dir = "{engine.state / "tmp"}"\nlock_type = "file"\n'
         )
+        try:
+            engine.run("info", timeout=60)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            stop_engine(engine)
+            raise EngineDidNotStart(f"podman info failed: {str(exc)[-300:]}") from None
     _write_wrapper(engine)
     return engine
 
@@ -201,9 +214,9 @@ def _start_dockerd(engine: HostEngine) -> None:
         if probe.returncode == 0:
             return
         if engine.daemon.poll() is not None or time.monotonic() > deadline:
-            tail = (state / "dockerd.log").read_text(errors="replace")[-1500:]
+            tail = (state / "dockerd.log").read_text(errors="replace")[-300:]
             stop_engine(engine)
-            raise RuntimeError(f"dockerd did not start: {tail}")
+            raise EngineDidNotStart(f"dockerd did not start: {tail}")
         time.sleep(0.2)
 
 
