@@ -227,8 +227,12 @@ class ContainerFeed:
         argv = [info.engine, "exec", info.id, python or "python3", "-c", VERSION_CODE]
         try:
             result = await self.link.ssh.run(argv, timeout=VERSION_TIMEOUT_S)
+        except asyncio.CancelledError:  # the connection went: asked again once it is back
+            self._asked.discard(lifetime(info))
+            raise
         except Exception as exc:  # noqa: BLE001 - unknown, not an error of the host
             log.debug("%s: version of %s: %s", self.link.name, info.name, exc)
+            self._asked.discard(lifetime(info))  # asked again at the next listing
             return
         lines = result.stdout.strip().splitlines() if result.exit_status == 0 else []
         self.versions[lifetime(info)] = lines[-1].strip() if lines else None
