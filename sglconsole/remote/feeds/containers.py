@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -35,7 +36,8 @@ from sglconsole.state.model import LOG_LINES
 log = logging.getLogger(__name__)
 
 PENDING_LINES = LOG_LINES  # kept for a server the watcher has not found yet: the tail it shows
-SURVEY_S = 5.0  # `ps` + `inspect` of each engine: a container's start is seen within this long
+SURVEY_S = 5.0  # heartbeats; `ps` of an engine whose event stream cannot run (the agent)
+POLL_ENV = "SGLCONSOLE_CONTAINER_POLL"  # set: `ps` each SURVEY_S, no event stream (a bench's)
 VERSION_TIMEOUT_S = 30.0
 # the SGLang inside, by the container's own python: the installed distribution, else the
 # package's __version__ (a source checkout has no distribution metadata)
@@ -89,7 +91,7 @@ class ContainerFeed:
         link = self.link
         python = link.host.python
         while True:
-            args = json.dumps({"interval": self.interval})
+            args = json.dumps({"interval": self.interval, "events": not os.environ.get(POLL_ENV)})
             stream = await link.ssh.stream([python, "-c", source("container_agent"), args])
             self._stream = stream
             self._following.clear()
@@ -126,6 +128,8 @@ class ContainerFeed:
                 self._on_containers(message, stream)
             elif kind == "clog":
                 self._on_log(message)
+            elif kind == "events":
+                self._on_events(message)
             elif kind == "clog_end":
                 self._following = {key for key in self._following if key[0] != message.get("id")}
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
@@ -141,6 +145,14 @@ class ContainerFeed:
         if state != "ok":  # its containers are no longer known
             self._replace(engine, ())
         self.link.publish()
+
+    def _on_events(self, message: dict) -> None:
+        """How the agent learns of changes: said once per change (a fallback to `ps` is news)."""
+        engine, state, detail = message.get("engine"), message.get("state"), message.get("detail")
+        if state == "poll":
+            log.info("%s: %s events unavailable (%s): polling `ps`", self.link.name, engine, detail)
+        else:
+            log.debug("%s: %s events followed", self.link.name, engine)
 
     def _on_containers(self, message: dict, stream) -> None:
         engine = str(message.get("engine"))
