@@ -32,6 +32,7 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -220,8 +221,9 @@ class EventStream(threading.Thread):
         self.ended = None  # why it ended: the last line it said, or its status
         # from `since` (before the look that follows its start): no event between is lost
         argv = [engine] + EVENTS[engine] + ["--since", since]
+        self.errors = tempfile.TemporaryFile()  # not a pipe: warnings while it runs never block it
         self.process = subprocess.Popen(
-            counted(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            counted(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors
         )
 
     def run(self):
@@ -239,8 +241,10 @@ class EventStream(threading.Thread):
                 if self.changed_at is None:
                     self.changed_at = time.time()
             os.write(self.wake, b"e")
-        stderr = self.process.stderr.read().decode("utf-8", "replace").strip().splitlines()
         status = self.process.wait()
+        self.errors.seek(0)
+        stderr = self.errors.read().decode("utf-8", "replace").strip().splitlines()
+        self.errors.close()
         self.ended = (stderr or ["`events` exited %s" % status])[-1][-300:]
         os.write(self.wake, b"x")
 
@@ -315,7 +319,12 @@ class Engine:
             if state == "ok" and now >= self.retry_at:
                 since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 1))
                 # from a second before this look: what changes after it is an event to it
-                self.stream = EventStream(self.name, wake, since)
+                try:
+                    self.stream = EventStream(self.name, wake, since)
+                except OSError as exc:  # gone since the look: polled, and tried again later
+                    self.retry_at = now + RETRY_S
+                    self.say("poll", str(exc)[-300:])
+                    return
                 self.stream.start()
 
     def due(self):
