@@ -157,6 +157,21 @@ SSH_FLEET = (
         "{precursors_cost.off.host_cpu_s_per_host_minute:.3f}",
     ),
     Row(
+        ("containers_events_saving_cpu_per_host_minute",),
+        "watching containers (#29) on {containers_cost.hosts} host(s) whose server runs in "
+        "Docker: the hosts' side (sshd, the agent and its CLI calls) + dockerd/containerd, the "
+        "agent following `docker events` vs polling `ps` every "
+        "{containers_cost.poll_interval_s:g} s (`containers_events_saving_cpu_per_host_minute`, "
+        "`python bench/containers_cost.py`)",
+        "{containers_cost.events.host_cpu_s_per_host_minute:.3f} + "
+        "{containers_cost.events.daemon_cpu_s_per_host_minute:.3f} vs "
+        "{containers_cost.poll.host_cpu_s_per_host_minute:.3f} + "
+        "{containers_cost.poll.daemon_cpu_s_per_host_minute:.3f} CPU-s per host-minute "
+        "(saves {containers_events_saving_cpu_per_host_minute:.3f}); the console "
+        "{containers_cost.events.cpu_s_per_host_minute:.3f} vs "
+        "{containers_cost.poll.cpu_s_per_host_minute:.3f}",
+    ),
+    Row(
         ("router_view_nobody_s", "router_view_back_s"),
         'router view: a worker taken out through the real router\'s API → "serving nobody" in '
         'the fleet state; put back → "in router", medians of {router_view_detail.rounds} '

@@ -20,6 +20,7 @@ import pytest
 from bench import (
     canary_cost,
     checks,
+    containers_cost,
     exporter_cost,
     idle_cost,
     parser_bench,
@@ -30,6 +31,7 @@ from bench import (
 )
 from bench import run as run_bench
 from bench.sglang_regex import regex_python
+from sglconsole.sim.fleet import engines
 from tests.prometheus import NO_PROMETHEUS
 
 pytestmark = pytest.mark.slow
@@ -55,6 +57,7 @@ SCRIPTS = {
     "router_restore.py:smg": ("--router", "smg"),  # the same bench through the SMG gateway
     "router_view.py": (),
     "precursors_cost.py": (),
+    "containers_cost.py": (),
 }
 CAN_RUN = {  # what a bench needs that this machine may lack: its test skips, saying why
     "parser_bench.py": HAS_REGEX,
@@ -62,6 +65,7 @@ CAN_RUN = {  # what a bench needs that this machine may lack: its test skips, sa
     "router_restore.py": HAS_ROUTER,
     "router_restore.py:smg": router_restore.SMG_PYTHON.exists(),
     "router_view.py": HAS_ROUTER,
+    "containers_cost.py": engines.unavailable(engines.DOCKER) is None,
 }
 LANES = (("run.py",), tuple(name for name in SCRIPTS if name != "run.py"))
 TIMEOUT_S = 420
@@ -227,6 +231,14 @@ def test_precursors_cost_measures_every_promise(benches):
     assert not broken, "\n".join(broken)
 
 
+@bench("containers_cost.py")
+def test_containers_cost_measures_every_promise(benches):
+    if engines.unavailable(engines.DOCKER):
+        pytest.skip(f"no Docker here: {engines.unavailable(engines.DOCKER)}")
+    broken = unkept(benches.result("containers_cost.py"), containers_cost.PROMISES)
+    assert not broken, "\n".join(broken)
+
+
 def test_every_bench_script_is_smoked():
     """A new bench script gets a smoke test here (or is a helper the benches use, or a tool that
     measures nothing: readme_figures reads results.json, tests/test_bench_figures.py tests it)."""
@@ -235,6 +247,7 @@ def test_every_bench_script_is_smoked():
     benches = {path.stem for path in (REPO / "bench").glob("*.py")} - helpers
     tested = {"run", "parser_bench", "prom_scale", "exporter_cost", "idle_cost"}
     tested |= {"router_restore", "router_view", "canary_cost", "precursors_cost"}
+    tested |= {"containers_cost"}
     assert benches == tested
     for name in benches:  # each declares what it promises and runs at its smallest size
         module = importlib.import_module(f"bench.{name}")
