@@ -1,0 +1,115 @@
+"""The container engines' `inspect` answers, read from real captures (tests/data/containers/:
+docker.io 20.10 and podman 4.3 on Debian 12, containers run the way SGLang's guide runs one and
+with host networking, each with an HF_TOKEN that must never show)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sglconsole.core.containers import (
+    ContainerInfo,
+    image_index,
+    is_sglang,
+    parse_inspect,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "containers"
+
+
+def _one(name: str, images: str | None = None) -> ContainerInfo:
+    index = image_index((DATA / images).read_text()) if images else None
+    (info,) = parse_inspect((DATA / name).read_text(), images=index)
+    return info
+
+
+def test_docker_host_network_server():
+    info = _one("docker-host-network.json", "docker-image.json")
+    assert info.engine == "docker" and info.name == "sglang-qwen8b"
+    assert info.id.startswith("67092bf9edcd") and len(info.id) == 64
+    assert info.image == "simsglang:latest"
+    assert (
+        info.image_id == "sha256:5feb265d18584ebda58ea93fc7c37312c2a1b6106e2d716213815cdb55b896e4"
+    )
+    assert info.repo_digests == ()  # an imported image has none: its id is the digest
+    assert info.image_version == "0.5.23"
+    assert info.running is True and info.state == "running" and info.pid == 12221
+    assert info.started_at == "2026-12-06T02:06:07.223873098Z"
+    assert info.restart_policy == "unless-stopped" and info.restart_count == 0
+    assert info.port == 30123  # host network: SGLang's own --port
+    assert info.argv[1:3] == ("-m", "sglang.launch_server") and is_sglang(info)
+    options = info.options
+    assert options.gpus == ("0", "1")  # from NVIDIA_VISIBLE_DEVICES
+    assert options.shm_size == 32 * 2**30 and options.ipc == "host" and options.network == "host"
+    assert "/root/.pyenv:/root/.pyenv:ro" in options.volumes
+    assert "/tmp/cw/h:/tmp/cw/h" in options.volumes
+    assert options.env["HF_TOKEN"] == "****" and options.env["SGLANG_ENABLE_JIT_DEEPGEMM"] == "0"
+    assert options.ulimits is None
+
+
+def test_docker_guide_style_server_publishes_its_port_and_asks_for_all_gpus():
+    info = _one("docker-guide.json")
+    assert info.state == "created" and info.running is False
+    assert info.pid is None and info.started_at is None  # never started: unknown, not 0
+    assert info.repo_digests is None  # the image was not inspected
+    assert info.port == 30000 and info.options.network == "default"
+    assert info.options.gpus == ("all",)  # --gpus all: a device request with Count -1
+    assert info.options.volumes == ("/tmp/cw/hf:/root/.cache/huggingface",)
+    assert info.restart_policy == "no"
+
+
+def test_docker_gpu_device_ids():
+    info = _one("docker-gpus-devices.json")
+    assert info.options.gpus == ("0", "1")  # --gpus '"device=0,1"'
+    assert info.port == 30001
+
+
+def test_podman_host_network_server():
+    info = _one("podman-host-network.json", "podman-image.json")
+    assert info.engine == "podman" and info.name == "sglang-qwen8b-pm"
+    assert info.image == "localhost/simsglang:latest"
+    assert (
+        info.image_id == "sha256:205764a5069b25ae8356de09535f837ef5fdc3fe5b66c0cfe64480d7241a65f7"
+    )
+    assert info.repo_digests == (
+        "localhost/simsglang@sha256:ec699cbbe100228f1c4c2467f7fde61e24f6a246c1740906da671f934f1d1900",
+    )
+    assert info.running and info.pid == 12953 and info.port == 30124
+    assert info.restart_policy == "unless-stopped"
+    assert info.options.gpus == ("0",) and info.options.network == "host"
+    assert info.options.env["HF_TOKEN"] == "****"
+    assert info.options.ulimits == ("nofile=1024:1024", "nproc=4096:4096")
+    assert "hf_secretvalue123" not in repr(info)
+
+
+def test_podman_guide_style_cdi_gpus_and_host_ipc_from_its_create_command():
+    info = _one("podman-guide.json")
+    assert info.options.gpus == ("all",)  # --device nvidia.com/gpu=all (CDI)
+    assert info.options.ipc == "host"  # podman 4.3's HostConfig says "shareable"
+    assert info.port == 30000 and info.options.network == "bridge"
+    assert info.restart_policy == "no"
+
+
+def test_secret_flags_in_the_command_are_masked():
+    item = json.loads((DATA / "docker-host-network.json").read_text())
+    item[0]["Args"] += ["--api-key", "sk-live-123"]
+    (info,) = parse_inspect(item)
+    assert info.argv[-2:] == ("--api-key", "****")
+
+
+def test_a_container_that_runs_no_sglang():
+    item = json.loads((DATA / "docker-host-network.json").read_text())
+    item[0]["Path"], item[0]["Args"] = "nginx", ["-g", "daemon off;"]
+    (info,) = parse_inspect(item)
+    assert not is_sglang(info) and info.port is None
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=3)))  # fmt: skip
+def test_never_raises(value):
+    parse_inspect(json.dumps([value, {"Id": "x", "State": value, "HostConfig": value}]))
+    parse_inspect("not json")
