@@ -15,8 +15,10 @@ import time
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.container_saved import saved_container
 from sglconsole.actions.lock import host_lock
 from sglconsole.config import Server
+from sglconsole.core.containers import ContainerInfo
 from sglconsole.core.processes import ServerProcess
 from sglconsole.core.secrets import mask_argv
 from sglconsole.core.text import fmt_duration
@@ -196,7 +198,9 @@ async def save_for_rollback(
     process: ServerProcess,
     server: Server | None,
     rollbacks: RollbackStore | None,
+    container: ContainerInfo | None = None,
 ) -> dict:
+    """CONTAINER: the one it runs in (a rollback renames it back and starts it)."""
     async with ctx.stage("save", "what runs now, for rollback") as stage:
         env = await read_environ(ssh, process.main.pid)
         saved = {
@@ -210,6 +214,7 @@ async def save_for_rollback(
             "log": (server.log if server else None) or process.main.stdout,
             "gpus": list(process.gpus),
             **({"state": ctx.known_state} if ctx.known_state else {}),
+            **({"container": saved_container(container)} if container else {}),
         }
         if not ctx.dry_run:
             (rollbacks or RollbackStore()).save(host, port, saved)

@@ -66,6 +66,13 @@ class ContainerRun:
         argv += ["-w", self.workdir] if self.workdir else []
         return argv + (mask_argv(self.extra) if masked else list(self.extra))
 
+    def runner(self, python: str) -> list[str]:
+        """The argv that runs PYTHON in a throwaway container of the image, with no network: what
+        preflight and drift ask the image's own SGLang through (its volumes, for model paths)."""
+        volumes = [word for volume in self.volumes for word in ("-v", volume)]
+        return [self.engine, "run", "--rm", "-i", "--network", "none", *volumes,
+                "--entrypoint", python, self.runs]  # fmt: skip
+
     def argv(self, port: int, inner: tuple[str, ...], *, masked: bool = False) -> list[str]:
         """`ENGINE run -d OPTIONS IMAGE INNER`: INNER is the SGLang command inside the image."""
         command = mask_argv(inner) if masked else list(inner)

@@ -74,6 +74,11 @@ class LaunchSpec:
         return self.launcher.split(":", 1)[1] if self.launcher.startswith("systemd:") else None
 
     @property
+    def runner(self) -> list[str]:
+        """The argv that runs the spec's interpreter where the server will run (`-c` follows)."""
+        return [self.python] if self.container is None else self.container.runner(self.python)
+
+    @property
     def command(self) -> list[str]:
         """What the host runs to start it: the argv, or the container's `run -d`."""
         if self.container is None:

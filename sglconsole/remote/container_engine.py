@@ -1,0 +1,81 @@
+"""A host's container engine (Docker or Podman), asked now through its own CLI: which container
+serves a port, what one container is, whether an image is present.
+
+Read-only: what changes a host (stop, rename, start, rm, run) is the actions' (actions.container),
+each an argv list. Actions ask here right before they act, by container id, never by name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sglconsole.core.containers import ContainerInfo, image_index, is_sglang, parse_inspect
+from sglconsole.remote.ssh.connection import SshHost
+
+ENGINES = ("docker", "podman")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Found:
+    """What the engines on a host said of a port: the container serving it, if any, and why not
+    where none could be read (an engine absent is said, never an error)."""
+
+    container: ContainerInfo | None
+    problems: tuple[str, ...] = ()
+
+
+async def inspect(ssh: SshHost, engine: str, ids: list[str]) -> tuple[ContainerInfo, ...]:
+    """These containers as their engine describes them now, their images' digests included."""
+    if not ids:
+        return ()
+    result = await ssh.run([engine, "inspect", "--type", "container", *ids], timeout=30)
+    try:
+        items = json.loads(result.stdout or "[]")
+    except ValueError:
+        return ()
+    image_ids = sorted({str(item.get("Image")) for item in items if isinstance(item, dict)})
+    images = await image_inspect(ssh, engine, image_ids)
+    return parse_inspect(items, engine, images)
+
+
+async def image_inspect(ssh: SshHost, engine: str, refs: list[str]) -> dict[str, dict]:
+    """Image id -> the image's inspect object, for every ref that names an image here."""
+    if not refs:
+        return {}
+    result = await ssh.run([engine, "image", "inspect", *refs], timeout=30)
+    return image_index(result.stdout or "[]")
+
+
+async def image_id_of(ssh: SshHost, engine: str, ref: str) -> str | None:
+    """The id (sha256:...) of the image REF names on this host now; None: not present."""
+    images = await image_inspect(ssh, engine, [ref])
+    return next(iter(images), None)
+
+
+async def serving(
+    ssh: SshHost, port: int, engines: tuple[str, ...] = ENGINES, *, running: bool = True
+) -> Found:
+    """The SGLang container that answers on PORT (a running one; with running=False also a
+    stopped one that would), asking each engine the host has."""
+    problems = []
+    for engine in engines:
+        listed = await ssh.run(
+            [engine, "ps", "-q", "--no-trunc", *(() if running else ("-a",))], timeout=30
+        )
+        if listed.exit_status == 127 or "not found" in listed.stderr:
+            continue  # no such engine here: nothing to say
+        if not listed.ok:
+            problems.append(f"{engine} ps: {listed.stderr.strip()[-200:] or 'failed'}")
+            continue
+        ids = listed.stdout.split()
+        for info in await inspect(ssh, engine, ids):
+            if is_sglang(info) and info.port == port and (info.running or not running):
+                return Found(container=info, problems=tuple(problems))
+    return Found(container=None, problems=tuple(problems))
+
+
+async def by_id(ssh: SshHost, engine: str, container_id: str) -> ContainerInfo | None:
+    """One container by its id, as it is now (None: gone)."""
+    found = await inspect(ssh, engine, [container_id])
+    return found[0] if found else None
