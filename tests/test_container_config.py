@@ -85,7 +85,7 @@ def test_podman_gets_cdi_devices_a_published_port_and_its_own_name(tmp_path):
     spec = launch_spec(cfg, "box", 30001, environ={})
     command = spec.command
     assert command[:5] == ["podman", "run", "-d", "--name", "qwen-30001"]
-    assert ["--device", "nvidia.com/gpu=all"] == command[command.index("--device") :][:2]
+    assert command[command.index("--device") :][:2] == ["--device", "nvidia.com/gpu=all"]
     assert command[command.index("-p") + 1] == "30001:30001"  # not the host network
     assert command[command.index("--ulimit") + 1] == "memlock=-1"
     image = command.index("localhost/sglang:0.5.23")  # no image_id: the tag

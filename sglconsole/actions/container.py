@@ -13,8 +13,8 @@ import asyncio
 
 from sglconsole.actions.base import ActionContext, StageFailed
 from sglconsole.actions.container_saved import kept_name
-from sglconsole.actions.kill import GRACE_S, VERIFY_POLL_S, remote, verify_stopped
 from sglconsole.actions.startup import LOG_TAIL, Started, confirm_generation, until_healthy
+from sglconsole.actions.stopping import GRACE_S, VERIFY_POLL_S, remote, verify_stopped
 from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.containers import ContainerInfo
 from sglconsole.core.processes import ServerProcess

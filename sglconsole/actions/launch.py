@@ -33,10 +33,11 @@ from sglconsole.actions.container import (
     stop_container,
     wait_container_ready,
 )
-from sglconsole.actions.kill import remote, save_for_rollback, stop
+from sglconsole.actions.kill import save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import HostAnswers, ask_host, run_preflight
 from sglconsole.actions.startup import LOG_TAIL, Started, wait_ready
+from sglconsole.actions.stopping import remote
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.secrets import mask_argv
 from sglconsole.remote.agents import source
