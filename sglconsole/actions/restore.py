@@ -23,7 +23,7 @@ from sglconsole.actions.base import (
     left_unprobed,
     started_early,
 )
-from sglconsole.actions.launch import replace
+from sglconsole.actions.launch import prune_kept, replace
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import HostAnswers, ask_host
 from sglconsole.actions.probe import probe
@@ -199,7 +199,8 @@ async def _restore(
                 probe=verdict.verdict if verdict is not None else None,
             )
         raise
-    summary = f"UP as pid {started.pid}: {describe(before, after, profile, verdict)}"
+    removed = await prune_kept(ctx, ssh, host, port, rollbacks)  # proven: older kept ones go
+    summary = f"UP as pid {started.pid}: {describe(before, after, profile, verdict)}{removed}"
     if record:
         audit.end(
             record,
