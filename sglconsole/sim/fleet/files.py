@@ -56,7 +56,7 @@ def boot_file(host: SimHost, profiles: dict) -> None:
     """boot.json: the servers the host's init starts at boot."""
     boot = []
     for server in host.spec.servers:
-        if server.running is None:
+        if server.running is None or server.container:  # a container's engine starts it
             continue
         profile = profiles[server.profile]
         env = {**server.running_env}
@@ -141,7 +141,10 @@ def write_config(
                 "port": server.port,
                 "profile": server.profile,
                 "gpus": server.gpus,
-                "log": host.seen(f"logs/sglang-{server.port}.log"),
+                # a container's log is its engine's (`docker logs`), not a file
+                **(
+                    {} if server.container else {"log": host.seen(f"logs/sglang-{server.port}.log")}
+                ),
                 **({"launcher": server.launcher} if server.launcher != "nohup" else {}),
             }
             for server in host.spec.servers

@@ -246,6 +246,24 @@ def seed_host(
     )
 
 
+def container_host(kind: str, name: str | None = None, startup_s: float = 3.0) -> HostSpec:
+    """A 2x H200 host whose Qwen3-8B server runs in a `kind` ("docker"|"podman") container, the
+    way SGLang's install guide runs one (on the host's network), under a light load."""
+    return HostSpec(
+        name=name or f"gpu-{kind}",
+        gpu_model="H200",
+        gpu_count=2,
+        models=("Qwen3-8B",),
+        sglang={"startup_s": startup_s, "load": {"concurrency": 2, "max_tokens": 300}},
+        engines=(kind,),
+        servers=[
+            ServerSpec(
+                30000, "qwen8b-tp1", [0], running=[*QWEN8B, "--port", "30000"], container=kind
+            )
+        ],
+    )
+
+
 FRESHNESS_PORT = 39999
 
 

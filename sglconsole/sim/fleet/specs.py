@@ -17,6 +17,9 @@ class ServerSpec:
     entry: str = "launch_server"
     """How the running server was started: `python -m sglang.launch_server` or
     "serve" (`sglang serve`)."""
+    container: str | None = None
+    """"docker" or "podman": the server runs at boot in a container of the host's engine of
+    that kind (named sglang-PORT, image lmsysorg/sglang:latest, host network), not by hostd."""
 
 
 @dataclass
@@ -42,6 +45,10 @@ class HostSpec:
     weight_cache: dict | None = None
     """A standalone weight-cache daemon running at boot (SGLang 0.5.17+), e.g.
     {"model": "Qwen3-8B", "gpus": [0], "tp": 1}: it holds the model's weights on those GPUs."""
+    engines: tuple[str, ...] = ()
+    """Container engines the host has ("docker", "podman"): each private to the host, started
+    in its namespaces after it boots (sim/fleet/engines.py). Where this machine cannot run one,
+    the fleet starts without it and says why (SimFleet.notes)."""
     login_shell: str | None = None
     """The SSH user's login shell on this host (e.g. /usr/bin/tcsh): with sshd, root's entry in
     the host's own /etc/passwd (bound over it in the host's mount namespace only)."""

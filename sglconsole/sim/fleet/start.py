@@ -21,6 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sglconsole.sim.fleet import engines as fleet_engines
 from sglconsole.sim.fleet import files as fleet_files
 from sglconsole.sim.fleet.host import SimHost
 from sglconsole.sim.fleet.process import (
@@ -75,6 +76,10 @@ class SimFleet:
         self.hosts: dict[str, SimHost] = {}
         self.config_path = self.workdir / "hosts.yaml"
         self.warning: str | None = None
+        self.engines: dict[tuple[str, str], fleet_engines.HostEngine] = {}
+        """(host name, "docker"|"podman") -> that host's running engine."""
+        self.notes: list[str] = []
+        """One line for each container engine a host has but this machine could not start."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -102,6 +107,10 @@ class SimFleet:
             deadline = time.monotonic() + timeout
             for host in self.hosts.values():
                 wait_banner(host, deadline)
+            for name, host in self.hosts.items():
+                started, notes = fleet_engines.boot(host)
+                self.engines.update({(name, kind): engine for kind, engine in started.items()})
+                self.notes += notes
             fleet_files.write_config(
                 self.config_path, self.workdir, self.hosts, self.profiles, self.extra_config
             )
@@ -117,6 +126,9 @@ class SimFleet:
             for server in host.spec.servers:
                 if server.running is None:
                     continue
+                if server.container:
+                    self._wait_container(host, server, deadline)
+                    continue
                 log = host.root / "logs" / f"sglang-{server.port}.log"
                 while "The server is fired up and ready to roll!" not in read_text(log):
                     if time.monotonic() > deadline:
@@ -125,8 +137,24 @@ class SimFleet:
                         )
                     time.sleep(0.1)
 
+    def _wait_container(self, host: SimHost, server: ServerSpec, deadline: float) -> None:
+        engine = self.engines.get((host.spec.name, server.container or ""))
+        if engine is None:
+            return  # this machine has no such engine: the server is not there (self.notes)
+        name = fleet_engines.container_name(server.port)
+        while not fleet_engines.is_ready(engine, name):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{host.spec.name}:{server.port} ({name}) not ready")
+            time.sleep(0.2)
+
+    def engine(self, host: str, kind: str) -> fleet_engines.HostEngine:
+        return self.engines[(host, kind)]
+
     def stop(self) -> None:
         """Every host's processes ended (idempotent; safe on a fleet that only partly started)."""
+        for engine in self.engines.values():  # before the hosts: the daemons stop their containers
+            fleet_engines.stop_engine(engine)
+        self.engines.clear()
         for host in self.hosts.values():
             host.signal_all(signal.SIGTERM)
         deadline = time.monotonic() + 5
