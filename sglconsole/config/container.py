@@ -113,10 +113,16 @@ class ContainerOptions(Model):
 
     gpus: Gpus | None = None
     """'all' or host GPU indices; unset: the server entry's `gpus` (none: no GPU option)."""
+    gpus_as: Literal["flag", "env"] = "flag"
+    """How the GPUs are given: flag (Docker's --gpus, Podman's CDI --device), or env
+    (NVIDIA_VISIBLE_DEVICES, for hosts whose default runtime is NVIDIA's)."""
     shm_size: Size | None = Field(default=None, alias="shm-size")
     """`--shm-size` (SGLang's guide: 32g); unset: the engine's default (64m)."""
     ipc: str | None = None
     """`--ipc` (host, private, shareable, container:NAME)."""
+    pid: str | None = None
+    """`--pid` (host: the container's processes keep their host PIDs inside, so what they
+    report of themselves matches nvidia-smi's)."""
     network: Network = "host"
     """`--network`: host (the default: the server listens on the host's port); any other
     publishes the server's port with `-p PORT:PORT`."""

@@ -35,8 +35,11 @@ class ContainerRun:
     name: str
     gpus: str | tuple[int, ...] | None = None
     """'all', host GPU indices, or None (no GPU option)."""
+    gpus_as: str = "flag"
+    """flag: --gpus / CDI devices; env: NVIDIA_VISIBLE_DEVICES (the NVIDIA runtime)."""
     shm_size: str | None = None
     ipc: str | None = None
+    pid: str | None = None
     network: str = "host"
     volumes: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -54,9 +57,10 @@ class ContainerRun:
         argv = ["--name", self.name, "--label", f"{LABEL}={port}", "--network", self.network]
         if self.network != "host":  # the console reaches the server on the host's port
             argv += ["-p", f"{port}:{port}"]
-        argv += gpu_options(self.engine, self.gpus)
+        argv += gpu_options(self.engine, self.gpus, self.gpus_as)
         argv += ["--shm-size", self.shm_size] if self.shm_size else []
         argv += ["--ipc", self.ipc] if self.ipc else []
+        argv += ["--pid", self.pid] if self.pid else []
         argv += ["--restart", self.restart] if self.restart else []
         for volume in self.volumes:
             argv += ["-v", volume]
@@ -79,11 +83,14 @@ class ContainerRun:
         return [self.engine, "run", "-d", *self.options(port, masked=masked), self.runs, *command]
 
 
-def gpu_options(engine: str, gpus: str | tuple[int, ...] | None) -> list[str]:
+def gpu_options(engine: str, gpus: str | tuple[int, ...] | None, given_as: str = "flag") -> list:
     """Docker's --gpus (a device list is one CSV field, so it is quoted inside the argument, as
-    Docker's documentation writes it), Podman's CDI devices."""
+    Docker's documentation writes it), Podman's CDI devices, or the NVIDIA runtime's variable."""
     if gpus is None or gpus == ():
         return []
+    if given_as == "env":
+        listed = gpus if gpus == "all" else ",".join(str(index) for index in gpus)
+        return ["-e", f"NVIDIA_VISIBLE_DEVICES={listed}"]
     if engine == "podman":
         indices = ["all"] if gpus == "all" else [str(index) for index in gpus]
         return [word for index in indices for word in ("--device", f"nvidia.com/gpu={index}")]
@@ -108,8 +115,10 @@ def container_run(
         image_id=container.image_id,
         name=container_name(options.name, port),
         gpus=options.gpus if options.gpus == "all" else tuple(options.gpus or gpus) or None,
+        gpus_as=options.gpus_as,
         shm_size=options.shm_size,
         ipc=options.ipc,
+        pid=options.pid,
         network=options.network,
         volumes=tuple(options.volumes),
         env=MappingProxyType(dict(env)),

@@ -8,6 +8,7 @@ each an argv list. Actions ask here right before they act, by container id, neve
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from sglconsole.core.containers import ContainerInfo, image_index, is_sglang, parse_inspect
@@ -25,16 +26,24 @@ class Found:
     problems: tuple[str, ...] = ()
 
 
-async def inspect(ssh: SshHost, engine: str, ids: list[str]) -> tuple[ContainerInfo, ...]:
-    """These containers as their engine describes them now, their images' digests included."""
+async def inspect_raw(ssh: SshHost, engine: str, ids: list[str]) -> list[dict]:
+    """The engine's own inspect objects of these containers ([] where it answers none)."""
     if not ids:
-        return ()
+        return []
     result = await ssh.run([engine, "inspect", "--type", "container", *ids], timeout=30)
     try:
         items = json.loads(result.stdout or "[]")
     except ValueError:
+        return []
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+async def inspect(ssh: SshHost, engine: str, ids: list[str]) -> tuple[ContainerInfo, ...]:
+    """These containers as their engine describes them now, their images' digests included."""
+    items = await inspect_raw(ssh, engine, ids)
+    if not items:
         return ()
-    image_ids = sorted({str(item.get("Image")) for item in items if isinstance(item, dict)})
+    image_ids = sorted({str(item.get("Image")) for item in items})
     images = await image_inspect(ssh, engine, image_ids)
     return parse_inspect(items, engine, images)
 
@@ -79,3 +88,16 @@ async def by_id(ssh: SshHost, engine: str, container_id: str) -> ContainerInfo |
     """One container by its id, as it is now (None: gone)."""
     found = await inspect(ssh, engine, [container_id])
     return found[0] if found else None
+
+
+_CGROUP = re.compile(r"(docker|libpod)[-/]([0-9a-f]{64})")
+
+
+async def container_of_pid(ssh: SshHost, pid: int) -> tuple[str, str] | None:
+    """(engine, container id) of the container process PID runs in, from its cgroup (docker/ID,
+    docker-ID.scope, libpod-ID...): the process names its container, not a guess by port."""
+    result = await ssh.run(["cat", f"/proc/{pid}/cgroup"], timeout=15)
+    found = _CGROUP.search(result.stdout) if result.ok else None
+    if found is None:
+        return None
+    return ("docker" if found.group(1) == "docker" else "podman"), found.group(2)
