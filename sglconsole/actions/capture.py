@@ -52,11 +52,13 @@ def _check_name(ctx: ActionContext, name: str, force: bool) -> Path:
     return Path(ctx.config.path)
 
 
-def _without_secrets_env(env: dict[str, str]) -> dict[str, str]:
+def _without_secrets_env(env: dict[str, str], boxed: bool = False) -> dict[str, str]:
+    """BOXED: in a container, where CUDA_VISIBLE_DEVICES was given with -e (the GPU option pins
+    the GPUs), it is the profile's."""
     return {
         name: (f"${{{name}}}" if is_secret_env(name) else value)
         for name, value in env.items()
-        if name not in SERVER_OWNED_ENV
+        if boxed or name not in SERVER_OWNED_ENV
     }
 
 
@@ -159,7 +161,7 @@ async def capture(
         "python": process.python,
         "args": _without_secret_args(_without_port(launched.args)),
     }
-    env = _without_secrets_env(process.main.env or {})
+    env = _without_secrets_env(process.main.env or {}, boxed=bool(boxed))
     env = container_env(env) if boxed else env
     if env:
         profile["env"] = env

@@ -14,8 +14,8 @@ from sglconsole.remote.ssh.connection import SshHost
 
 IMAGE_ENV = {"PATH", "HOSTNAME", "HOME", "TERM", "container"}
 """Set by the image or the engine in every container: not the operator's."""
-GPU_ENV = {"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}
-"""The server entry's `gpus` says these."""
+GPU_ENV = {"NVIDIA_VISIBLE_DEVICES"}
+"""The GPU option says this one (a CUDA_VISIBLE_DEVICES given with -e is the operator's)."""
 
 
 async def container_of(ssh: SshHost, pid: int) -> tuple[ContainerInfo, dict] | None:

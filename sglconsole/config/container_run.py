@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sglconsole.config.container import Container
+from sglconsole.core.drift_container import ContainerSide, shm_bytes
 from sglconsole.core.secrets import MASK, is_secret_env, mask_argv
 
 LABEL = "sglconsole.port"
@@ -69,6 +70,22 @@ class ContainerRun:
             argv += ["-e", f"{name}={shown}"]
         argv += ["-w", self.workdir] if self.workdir else []
         return argv + (mask_argv(self.extra) if masked else list(self.extra))
+
+    def side(self, sglang_version: str | None = None) -> ContainerSide:
+        """The profile's side of the container drift comparison."""
+        gpus = None if self.gpus is None else ("all",) if self.gpus == "all" else self.gpus
+        return ContainerSide(
+            engine=self.engine,
+            image=self.image,
+            image_id=self.image_id,
+            sglang_version=sglang_version,
+            gpus=None if gpus is None else tuple(str(index) for index in gpus),
+            shm_bytes=shm_bytes(self.shm_size),
+            ipc=self.ipc,
+            network=self.network,
+            restart=self.restart,
+            volumes=self.volumes,
+        )
 
     def runner(self, python: str) -> list[str]:
         """The argv that runs PYTHON in a throwaway container of the image, with no network: what

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from sglconsole.core.containers import ContainerInfo
+
 DEFAULT_SHM_BYTES = 64 * 1024**2
 """Docker's and Podman's --shm-size when none is given (64m): an unset option means this."""
 PRIVATE_IPC = ("", "private", "shareable")
@@ -31,8 +33,8 @@ class ContainerSide:
     repo_digests: tuple[str, ...] = ()
     """REPO@sha256:DIGEST names of the running image (none for an imported one)."""
     sglang_version: str | None = None
-    gpus: str | tuple[int, ...] | None = None
-    """'all', host GPU indices, or None (none given / unknown)."""
+    gpus: tuple[str, ...] | None = None
+    """Host GPU indices (or UUIDs), ("all",), or None (none given)."""
     shm_bytes: int | None = None
     ipc: str | None = None
     network: str | None = None
@@ -125,7 +127,7 @@ def compare_container(
         ]
     rows = [
         _row("engine", "engine", profile.engine, running.engine, performance=False),
-        _row("image", "image", profile.image, running.image, performance=True),
+        _row("image", "image", profile.image, _tag(running, profile), performance=True),
         _image_row(profile, running),
         _row(
             "sglang_version",
@@ -175,6 +177,14 @@ def _row(name: str, label: str, profile: object, running: object, *, performance
     )
 
 
+def _tag(running: ContainerSide, profile: ContainerSide) -> str | None:
+    """The running image's name; one started by its id (a restore of the proven image) is
+    named by the profile's tag when it is that image."""
+    if running.image and running.image.removeprefix("sha256:") in (running.image_id or ""):
+        return profile.image if same_image(profile, running) else running.image
+    return running.image
+
+
 def _image_row(profile: ContainerSide, running: ContainerSide) -> ContainerRow:
     proven = same_image(profile, running)
     note = None
@@ -207,7 +217,24 @@ def _ipc_row(profile: str | None, running: str | None) -> ContainerRow:
     return row
 
 
-def _gpus(gpus: str | tuple[int, ...] | None) -> str | None:
-    if gpus is None or gpus == "all":
-        return gpus
-    return ",".join(str(index) for index in sorted(gpus)) or None
+def _gpus(gpus: tuple[str, ...] | None) -> str | None:
+    return None if gpus is None else ",".join(sorted(gpus)) or None
+
+
+def running_side(info: ContainerInfo, version: str | None) -> ContainerSide:
+    """The running container's side, from its engine's inspect (VERSION: the SGLang inside, as
+    the server itself says)."""
+    options = info.options
+    return ContainerSide(
+        engine=info.engine,
+        image=info.image,
+        image_id=info.image_id,
+        repo_digests=info.repo_digests or (),
+        sglang_version=version,
+        gpus=options.gpus,
+        shm_bytes=options.shm_size,
+        ipc=options.ipc,
+        network="bridge" if options.network == "default" else options.network,
+        restart=info.restart_policy,
+        volumes=options.volumes,
+    )
