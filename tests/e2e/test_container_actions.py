@@ -1,7 +1,8 @@
-"""Container servers acted on end to end, over real sshd, against real Docker and real Podman:
-capture writes a container profile; drift sees a tag re-imported to a new image id; restore runs
-the proven image under sglang-PORT and keeps the old container for rollback; kill stops the
-container and proves it; rollback starts the kept one again."""
+"""Container servers acted on end to end, over real sshd, against real Docker and real Podman
+(tests/containers.py): capture writes a container profile from the engine's inspect; drift sees
+the tag re-imported to a new image id; restore runs the proven image under sglang-PORT and keeps
+the old container, stopped, for rollback; kill stops the container by id and proves it; rollback
+starts the kept one again."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import yaml
 from sglconsole.sim.fleet import engines
 from sglconsole.sim.fleet.files import fill
 from tests.cli import cli
-from tests.containers import fresh_container_fleet  # noqa: F401
+from tests.containers import fresh_container_fleet  # noqa: F401 - the fixture
 
 
-def _run(fleet, *args: str, timeout: float = 180):
+def _run(fleet, *args: str, timeout: float = 300):
     return cli(*args[:1], "-c", str(fleet.config_path), *args[1:], timeout=timeout)
 
 
@@ -27,87 +28,124 @@ def _containers(engine) -> dict[str, dict]:
         item["Name"].lstrip("/"): {
             "id": item["Id"],
             "running": item["State"]["Running"],
-            "image": item["Image"]
-            if item["Image"].startswith("sha256:")
-            else "sha256:" + item["Image"],
+            "image": "sha256:" + item["Image"].removeprefix("sha256:"),
         }
         for item in found
     }
 
 
-def _use_profile(fleet, host: str, name: str) -> None:
-    """hosts.yaml's server entry now names profile NAME (as an operator edits it)."""
-    data = yaml.safe_load(fleet.config_path.read_text())
-    data["hosts"][host]["servers"][0]["profile"] = name
-    fleet.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
-def test_capture_drift_restore_kill_rollback_of_a_container(
-    fresh_container_fleet, tmp_path, monkeypatch
-):  # noqa: F811
+def _captured(fleet, monkeypatch, tmp_path):
+    """The fleet's container server captured as profile `boxed`, and its entry using it (as an
+    operator edits hosts.yaml): (host, engine, target, the container as it was)."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    fleet = fresh_container_fleet
     (host,) = fleet.hosts
-    kind = fleet.hosts[host].spec.engines[0]
-    engine = fleet.engine(host, kind)
+    engine = fleet.engine(host, fleet.hosts[host].spec.engines[0])
     target = f"{host}:30000"
     before = _containers(engine)["sglang-30000"]
-
-    # capture: the running container becomes a container profile (image tag and its id)
     captured = _run(fleet, "capture", target, "--as", "boxed")
     assert captured.returncode == 0, captured.stdout + captured.stderr
-    profile = yaml.safe_load(fleet.config_path.read_text())["profiles"]["boxed"]
-    assert profile["container"]["engine"] == kind
-    assert profile["container"]["image"] == engines.image_name(engine)
-    assert profile["container"]["image_id"] == before["image"]
-    assert profile["container"]["options"]["shm-size"] == "32g"
-    assert profile["container"]["options"]["restart"] == "unless-stopped"
-    assert "--port" not in profile["args"]
-    _use_profile(fleet, host, "boxed")
+    data = yaml.safe_load(fleet.config_path.read_text())
+    data["hosts"][host]["servers"][0]["profile"] = "boxed"
+    fleet.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return host, engine, target, before
 
-    # drift: the same container matches; the tag re-imported with new content is DRIFT
+
+def _repulled(fleet, host: str, engine) -> str:
+    """The tag re-imported with new content (a re-pull to a new image id), and the server's
+    container started again from the tag, the guide's way: the new container's id."""
+    simulated = fleet.hosts[host]
+    engines.build_image(engine, simulated.spec.sglang_version, marker="pulled again")
+    engine.run("rm", "-f", "sglang-30000")
+    args = [fill(simulated, arg) for arg in simulated.spec.servers[0].running]
+    started = engines.run_server(engine, "sglang-30000", args, gpus=[0])
+    fleet.wait_ready(timeout=60)
+    return started
+
+
+def test_capture_writes_a_container_profile_and_drift_sees_a_re_pulled_tag(
+    fresh_container_fleet,  # noqa: F811 - the fixture imported above
+    tmp_path,
+    monkeypatch,
+):
+    fleet = fresh_container_fleet
+    host, engine, target, before = _captured(fleet, monkeypatch, tmp_path)
+    profile = yaml.safe_load(fleet.config_path.read_text())["profiles"]["boxed"]
+    boxed = profile["container"]
+    assert (boxed["engine"], boxed["image"]) == (engine.kind, engines.image_name(engine))
+    assert boxed["image_id"] == before["image"]  # the proven image itself, not only its tag
+    assert boxed["options"]["shm-size"] == "32g" and boxed["options"]["pid"] == "host"
+    assert boxed["options"]["restart"] == "unless-stopped"
+    assert boxed["options"]["gpus_as"] == "env"  # NVIDIA_VISIBLE_DEVICES, as it was run
+    assert "--port" not in profile["args"] and profile["python"].endswith("python3")
+
     same = _run(fleet, "diff", target, "--json")
     assert same.returncode == 0, same.stdout + same.stderr
-    new_id = engines.build_image(engine, fleet.hosts[host].spec.sglang_version, marker="pulled")
-    assert new_id != before["image"]
-    # the running container still runs the proven image: what drifts is a container started from
-    # the tag now; the guide's way (`run IMAGE:latest`) after a re-pull
-    engine.run("rm", "-f", "sglang-30000")
-    simulated = fleet.hosts[host]
-    args = [fill(simulated, arg) for arg in simulated.spec.servers[0].running]
-    engines.run_server(engine, "sglang-30000", args, gpus=[0])
-    fleet.wait_ready(timeout=60)
+    rows = {row["dest"]: row for row in json.loads(same.stdout)[target]["container"]}
+    assert rows["image_id"]["state"] == "SAME" and rows["shm_size"]["running"] == "32g"
+
+    _repulled(fleet, host, engine)
     drifted = _run(fleet, "diff", target, "--json")
     assert drifted.returncode == 1, drifted.stdout + drifted.stderr
     rows = {row["dest"]: row for row in json.loads(drifted.stdout)[target]["container"]}
     assert rows["image_id"]["state"] == "DIFFERENT"
+    assert rows["image"]["state"] == "SAME"  # the same tag: only its id says it changed
     assert "pulled (or built) again" in rows["image_id"]["note"]
-    running = _containers(engine)["sglang-30000"]
+    shown = _run(fleet, "diff", target)  # the container's table, apart from SGLang's flags
+    assert "image id" in shown.stdout and "container" in shown.stdout
 
-    # restore: the proven image under the predictable name; the drifted one kept, stopped
+
+def test_restore_runs_the_proven_image_and_rollback_brings_back_the_kept_container(
+    fresh_container_fleet,  # noqa: F811 - the fixture imported above
+    tmp_path,
+    monkeypatch,
+):
+    fleet = fresh_container_fleet
+    host, engine, target, before = _captured(fleet, monkeypatch, tmp_path)
+    drifted_id = _repulled(fleet, host, engine)
+
     shown = _run(fleet, "restore", target, "--dry-run")
     assert shown.returncode == 0, shown.stdout + shown.stderr
-    assert f"{kind} run -d --name sglang-30000" in shown.stdout
-    assert before["image"] in shown.stdout
-    restored = _run(fleet, "restore", target, "--yes", timeout=300)
+    assert f"{engine.kind} run -d --name sglang-30000" in shown.stdout
+    assert before["image"] in shown.stdout  # exactly what will run: the proven image
+    assert _containers(engine)["sglang-30000"]["id"] == drifted_id  # nothing was touched
+
+    restored = _run(fleet, "restore", target, "--yes")
     assert restored.returncode == 0, restored.stdout + restored.stderr
     now = _containers(engine)
     assert now["sglang-30000"]["running"] and now["sglang-30000"]["image"] == before["image"]
-    kept = f"sglang-30000-was-{running['id'][:12]}"
-    assert now[kept]["id"] == running["id"] and not now[kept]["running"]
+    kept = f"sglang-30000-was-{drifted_id[:12]}"
+    assert now[kept]["id"] == drifted_id and not now[kept]["running"]
     assert _run(fleet, "diff", target).returncode == 0  # the proven image again: no drift
 
-    # kill: the container stopped (by id), proven, kept for rollback
-    killed = _run(fleet, "kill", target, "--yes")
-    assert killed.returncode == 0, killed.stdout + killed.stderr
-    assert "port 30000 free" in killed.stdout
-    after_kill = _containers(engine)
-    restored_id = now["sglang-30000"]["id"]
-    assert "sglang-30000" not in after_kill
-    assert not after_kill[f"sglang-30000-was-{restored_id[:12]}"]["running"]
-
-    # rollback: the kept container gets its name back and runs again
-    rolled = _run(fleet, "rollback", target, "--yes", timeout=300)
+    rolled = _run(fleet, "rollback", target, "--yes")
     assert rolled.returncode == 0, rolled.stdout + rolled.stderr
     back = _containers(engine)
-    assert back["sglang-30000"]["id"] == restored_id and back["sglang-30000"]["running"]
+    assert back["sglang-30000"]["id"] == drifted_id and back["sglang-30000"]["running"]
+    restored_id = now["sglang-30000"]["id"]
+    assert not back[f"sglang-30000-was-{restored_id[:12]}"]["running"]  # kept in turn
+    assert _run(fleet, "diff", target).returncode == 1  # what ran before: the re-pulled image
+
+
+def test_kill_stops_the_container_by_id_proves_it_and_rollback_starts_it_again(
+    fresh_container_fleet,  # noqa: F811 - the fixture imported above
+    tmp_path,
+    monkeypatch,
+):
+    fleet = fresh_container_fleet
+    host, engine, target, before = _captured(fleet, monkeypatch, tmp_path)
+    plan = _run(fleet, "kill", target, "--dry-run")
+    assert f"{engine.kind} stop -t 20 {before['id'][:12]}" in plan.stdout, plan.stdout
+    assert _containers(engine)["sglang-30000"]["running"]
+
+    killed = _run(fleet, "kill", target, "--yes")
+    assert killed.returncode == 0, killed.stdout + killed.stderr
+    assert "port 30000 free" in killed.stdout and "released" in killed.stdout
+    after = _containers(engine)
+    assert "sglang-30000" not in after  # the name is free for a relaunch
+    assert not after[f"sglang-30000-was-{before['id'][:12]}"]["running"]
+    assert _run(fleet, "status", "--json").returncode == 1  # DOWN
+
+    rolled = _run(fleet, "rollback", target, "--yes")
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+    back = _containers(engine)
+    assert back["sglang-30000"]["id"] == before["id"] and back["sglang-30000"]["running"]
