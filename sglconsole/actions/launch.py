@@ -33,6 +33,7 @@ from sglconsole.actions.container import (
     stop_container,
     wait_container_ready,
 )
+from sglconsole.actions.container_saved import kept_name
 from sglconsole.actions.kill import save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import HostAnswers, ask_host, run_preflight
@@ -53,15 +54,21 @@ async def plan_relaunch(
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
     lines = [f"host {host}, port {port}, profile {spec.profile}"]
+    boxed = None
+    if spec.container is not None:
+        boxed = (await serving(ctx.ssh[host], port, (spec.container.engine,))).container
     lines.append(
-        f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})"
+        f"stop: container {boxed.name} ({boxed.id[:12]}, pid {boxed.pid}, image {boxed.image}"
+        f" {(boxed.image_id or '')[:19]}), kept as {kept_name(boxed)} for rollback"
+        if boxed
+        else f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})"
         if process
         else "stop: nothing runs there"
     )
     lines.append(f"launch ({spec.launcher}): {spec.shown()}")
     lines.append(f"log: {spec.log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
     lines.append("preflight runs first; if it fails nothing is touched")
-    return Plan("relaunch", f"{host}:{port}", lines, argv=list(spec.argv), spec=spec)
+    return Plan("relaunch", f"{host}:{port}", lines, argv=spec.command, spec=spec)
 
 
 async def relaunch(

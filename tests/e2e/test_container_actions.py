@@ -149,3 +149,28 @@ def test_kill_stops_the_container_by_id_proves_it_and_rollback_starts_it_again(
     assert rolled.returncode == 0, rolled.stdout + rolled.stderr
     back = _containers(engine)
     assert back["sglang-30000"]["id"] == before["id"] and back["sglang-30000"]["running"]
+
+
+def test_preflight_refuses_a_missing_image_or_an_argv_the_images_sglang_refuses_first(
+    fresh_container_fleet,  # noqa: F811 - the fixture imported above
+    tmp_path,
+    monkeypatch,
+):
+    fleet = fresh_container_fleet
+    host, engine, target, before = _captured(fleet, monkeypatch, tmp_path)
+    text = fleet.config_path.read_text()
+    gone = "sha256:" + "0" * 64
+    fleet.config_path.write_text(text.replace(before["image"], gone))
+    refused = _run(fleet, "restore", target, "--yes")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"{engine.kind} has no image {gone}" in refused.stdout
+    assert "nothing was touched" in refused.stdout
+    assert _containers(engine)["sglang-30000"] == before  # still the same container, running
+
+    data = yaml.safe_load(text)
+    data["profiles"]["boxed"]["args"] += ["--speculative-num-stepz", "3"]
+    fleet.config_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    refused = _run(fleet, "restore", target, "--yes")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "unrecognized arguments: --speculative-num-stepz" in refused.stdout
+    assert _containers(engine)["sglang-30000"] == before
