@@ -65,8 +65,10 @@ async def plan_relaunch(
         if process
         else "stop: nothing runs there"
     )
-    lines.append(f"launch ({spec.launcher}): {spec.shown()}")
-    lines.append(f"log: {spec.log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
+    run = spec.container
+    lines.append(f"launch ({run.engine if run else spec.launcher}): {spec.shown()}")
+    log = f"{run.engine} logs {run.name}" if run else spec.log
+    lines.append(f"log: {log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
     lines.append("preflight runs first; if it fails nothing is touched")
     return Plan("relaunch", f"{host}:{port}", lines, argv=spec.command, spec=spec)
 

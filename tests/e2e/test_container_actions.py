@@ -111,6 +111,7 @@ def test_restore_runs_the_proven_image_and_rollback_brings_back_the_kept_contain
 
     restored = _run(fleet, "restore", target, "--yes")
     assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "the probe: " in restored.stdout and "tok/s per request" in restored.stdout
     now = _containers(engine)
     assert now["sglang-30000"]["running"] and now["sglang-30000"]["image"] == before["image"]
     kept = f"sglang-30000-was-{drifted_id[:12]}"
@@ -124,6 +125,14 @@ def test_restore_runs_the_proven_image_and_rollback_brings_back_the_kept_contain
     restored_id = now["sglang-30000"]["id"]
     assert not back[f"sglang-30000-was-{restored_id[:12]}"]["running"]  # kept in turn
     assert _run(fleet, "diff", target).returncode == 1  # what ran before: the re-pulled image
+
+    # restored again and proven: one container stays kept for rollback, the older one goes
+    again = _run(fleet, "restore", target, "--yes")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"removed sglang-30000-was-{restored_id[:12]}" in again.stdout
+    final = _containers(engine)
+    assert f"sglang-30000-was-{restored_id[:12]}" not in final
+    assert not final[f"sglang-30000-was-{drifted_id[:12]}"]["running"]
 
 
 def test_kill_stops_the_container_by_id_proves_it_and_rollback_starts_it_again(
