@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sglconsole import config
-from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles
+from sglconsole.sim.fleet.scenarios import demo_fleet_hosts, demo_profiles
 from sglconsole.sim.fleet.start import SimFleet
 from sglconsole.state.fleet import FleetState, Status
 from sglconsole.tui.app import ConsoleApp, make_app
@@ -32,9 +32,10 @@ def story_ready(fleet: FleetState) -> bool:
     """The demo's story is on screen: the drifted server is SLOW (with its diff), old059 loops."""
     ct = fleet.server("ct129", 30000)
     old = fleet.server("old059", 30000)
+    boxed = fleet.server("gpu-docker", 30000)  # where Docker could run: the SGLang inside known
     return bool(
         ct and ct.status == Status.SLOW and ct.drift and old and old.status == Status.LOOPING
-    )
+    ) and (boxed is None or boxed.container_version is not None)
 
 
 async def until(check: Callable[[], bool], timeout: float, step: float = 0.2) -> bool:
@@ -53,7 +54,8 @@ async def shoot(app: ConsoleApp, pilot, out: Path, name: str) -> Path:
 
 
 async def tour(app: ConsoleApp, pilot, out: Path, size: str) -> list[Path]:
-    """Overview (the 4-server host), the drifted server's diff and log, the restore dialog, help."""
+    """Overview (the 4-server host), the drifted server's diff and log, the restore dialog, help,
+    and the server in a Docker container."""
     main = app.main
     saved = []
     main.tree.select(("h200x4", None))
@@ -71,6 +73,11 @@ async def tour(app: ConsoleApp, pilot, out: Path, size: str) -> list[Path]:
     await pilot.press("question_mark")
     saved.append(await shoot(app, pilot, out, f"help-{size}"))
     await pilot.press("escape")
+    if app.session.fleet.server("gpu-docker", 30000) is not None:  # where Docker could run
+        main.tree.select(("gpu-docker", 30000))
+        await pilot.press("l")
+        await pilot.pause(1.0)
+        saved.append(await shoot(app, pilot, out, f"server-container-{size}"))
     return saved
 
 
@@ -120,7 +127,10 @@ async def incident(app: ConsoleApp, pilot, out: Path) -> list[Path]:
 async def run(out: Path, record: Path | None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sglconsole-shots-") as workdir:
-        fleet = SimFleet(Path(workdir), demo_hosts(startup_s=1.0), demo_profiles(), ssh="auto")
+        hosts, no_containers = demo_fleet_hosts(startup_s=1.0)
+        if no_containers:
+            print(f"note: {no_containers}")
+        fleet = SimFleet(Path(workdir), hosts, demo_profiles(), ssh="auto")
         try:
             cfg = config.load(fleet.start())
             saved: list[Path] = []

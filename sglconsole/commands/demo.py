@@ -39,7 +39,7 @@ def _demo(parser: argparse.ArgumentParser):
     )
 
     def handle(args: argparse.Namespace) -> int:
-        from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles
+        from sglconsole.sim.fleet.scenarios import demo_fleet_hosts, demo_profiles
         from sglconsole.sim.fleet.start import SimFleet
 
         problem = ssh_problem(args.ssh)
@@ -47,7 +47,8 @@ def _demo(parser: argparse.ArgumentParser):
             stderr().print(f"[red]error:[/red] {escape(problem)}")
             return 2
         workdir = args.dir or Path(tempfile.mkdtemp(prefix="sglconsole-demo-"))
-        fleet = SimFleet(workdir, demo_hosts(args.startup), demo_profiles(), ssh=args.ssh)
+        hosts, no_containers = demo_fleet_hosts(args.startup)
+        fleet = SimFleet(workdir, hosts, demo_profiles(), ssh=args.ssh)
         try:
             try:
                 path = fleet.start()
@@ -56,6 +57,9 @@ def _demo(parser: argparse.ArgumentParser):
                 return 2
             if fleet.warning:
                 stderr().print(f"[yellow]note:[/yellow] {escape(fleet.warning)}")
+            for note in [no_containers, *fleet.notes]:
+                if note:
+                    stderr().print(f"[yellow]note:[/yellow] {escape(note)}")
             if args.no_ui:
                 return _serve(path)
             from sglconsole.commands.tui import run_console

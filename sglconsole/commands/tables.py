@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from sglconsole.core.containers import describe, engine_problem
 from sglconsole.core.text import clean, fmt_duration, fmt_num, safe
 from sglconsole.state import canary
 from sglconsole.state.fleet import FleetState, HostState, ServerState, Status, gpu_holders
@@ -123,6 +124,7 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
                 parts.append(gpu_table(host))
             if host.servers:
                 parts.append(server_table(host, now))
+            parts += container_lines(host)
             parts += sign_lines(host, time.time() if now is None else now)
             for note in host.view.notes if host.view else ():
                 parts.append(Text("note: " + clean(note), style="dim"))
@@ -147,6 +149,20 @@ def fleet_view(fleet: FleetState, now: float | None = None) -> Group:
         parts.append(Text(""))
     parts += router_lines(fleet)
     return Group(*parts)
+
+
+def container_lines(host: HostState) -> list[Text]:
+    """The container each server runs in, and an engine the host has but cannot use."""
+    lines = []
+    for server in sorted(host.servers.values(), key=lambda server: server.port):
+        if server.container is not None and server.process is not None:
+            where = describe(server.container, server.container_version)
+            lines.append(Text(f":{server.port} runs in {clean(where)}", style="dim"))
+    for engine, (state, detail) in sorted(host.engines.items()):
+        problem = engine_problem(engine, state, detail)
+        if problem:
+            lines.append(Text(clean(problem), style="yellow"))
+    return lines
 
 
 def sign_lines(host: HostState, now: float) -> list[Text]:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from sglconsole.config import Config
+from sglconsole.core.containers import ENGINES
 from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prometheus.exporter_series import SOURCE
@@ -18,6 +19,9 @@ from sglconsole.remote.ssh.on_demand import SshOnDemand
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.liveness import generate_pending
 from sglconsole.state.model import StopLookup, no_stops
+
+ENGINES_WAIT_S = 5.0  # a container engine slower than this to list its containers (a hung
+# daemon: the agent waits 30 s) does not hold up a one-shot status: its servers show as processes
 
 
 class FleetMonitor:
@@ -187,6 +191,10 @@ class FleetMonitor:
             return True
         if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
             return False
+        told = set(ENGINES) <= set(host.engines) or "agent" in host.engines
+        waited = host.since is not None and time.time() - host.since > ENGINES_WAIT_S
+        if not (told or waited):
+            return False  # which server runs in a container is not known yet
         return all(
             server.health is not None
             for server in host.servers.values()

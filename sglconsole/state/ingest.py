@@ -11,9 +11,16 @@ from sglconsole.state.fleet import record_decode
 from sglconsole.state.model import ServerState
 
 
-def take_line(server: ServerState, text: str, now: float) -> LogRecord | None:
+def take_line(
+    server: ServerState, text: str, now: float, writer: int | None = None
+) -> LogRecord | None:
+    """`writer`: the pid that wrote the line when the reader knows it otherwise (a container's
+    log, read one start at a time, is its main process's, whatever pid SGLang printed from
+    inside its own PID namespace)."""
     server.log_lines.append(text)
     server.log_pid = server.log_owner.feed(text)
+    if writer is not None:
+        server.log_pid = writer
     signal = signal_of(text)
     record = parse_line(text)
     if signal is not None:  # SGLang's own warnings, counted per lifetime (state.canary)

@@ -18,12 +18,13 @@ from sglconsole.core.long_values import elide_env
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.state.canary import canary_json, signals_json
+from sglconsole.state.containers_json import container_json, engines_json
 from sglconsole.state.fleet import FleetState
 from sglconsole.state.model import HostState, Sample, ServerState, ServerView
 from sglconsole.state.precursors.status_json import host_signs_json, server_signs_json
 from sglconsole.state.routing import RouterState, RouteView
 
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 
 
 # ------------------------------------------------------------ status --json
@@ -121,6 +122,7 @@ def host_json(host: HostState, now: float) -> dict:
             for cache in (view.weight_caches if view else ())
         ],
         **host_signs_json(host, now),  # the signs before an outage (state.precursors.status_json)
+        "container_engines": engines_json(host),
     }
 
 
@@ -164,6 +166,7 @@ def server_json(server: ServerState, now: float) -> dict:
         # the canary and SGLang's own warnings (state.canary): the current process's only
         "canary": canary_json(server.canary, view.pid, now),
         "sglang_signals": signals_json(server.signals, view.pid, view.started),
+        "container": container_json(server),  # the Docker/Podman container it runs in
     }
 
 

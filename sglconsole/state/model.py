@@ -14,6 +14,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING
 
 from sglconsole.config import Profile, Server
+from sglconsole.core.containers import ContainerInfo
 from sglconsole.core.decode_lines import IdleWatch
 from sglconsole.core.drift import Report
 from sglconsole.core.log_owner import LogOwner
@@ -189,6 +190,10 @@ class ServerState:
     """The canary's runs (remote.feeds.canary), each with the pid it asked."""
     signals: SignalCounts = field(default_factory=SignalCounts)
     """SGLang's own warning lines of the lifetime writing the log (state.canary)."""
+    container: ContainerInfo | None = None
+    """The Docker/Podman container its process runs in (remote.feeds.containers); None: none."""
+    container_version: str | None = None
+    """The SGLang version inside that container, by the container's own python (None: unknown)."""
 
     @property
     def key(self) -> str:
@@ -264,6 +269,10 @@ class HostState:
     watcher_error: str | None = None
     signs: HostSigns = field(default_factory=HostSigns)
     """Memory, kernel log and GPU health signs before an outage (state.precursors)."""
+    engines: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    """Container engine -> (absent | ok | denied | error, detail), by the host's own CLI."""
+    containers: tuple[ContainerInfo, ...] = ()
+    """Every container of every engine on the host, as last inspected."""
     source: str | None = None
     """Who reads the views when it is not this console's own SSH session ("prometheus"): that
     source publishes them through FleetState.publish with its own deriver; anyone else's

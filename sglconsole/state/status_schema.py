@@ -179,6 +179,37 @@ class StatusRouter(_Model):
     """The canary asked through the router, as its clients ask (schema 1.5)."""
 
 
+class StatusContainer(_Model):
+    """The Docker or Podman container a server runs in (schema 1.6)."""
+
+    engine: str
+    """docker or podman."""
+    name: str
+    id: str
+    image: str | None = None
+    """The image as the container was given it (a tag)."""
+    image_id: str | None = None
+    """sha256:... of the image that runs (what a re-pull of the tag changes)."""
+    repo_digests: list[str] | None = None
+    sglang_version: str | None = None
+    """The SGLang inside, by the container's own python (null: not known yet)."""
+    started_at: str | None = None
+    restart_policy: str | None = None
+    restart_count: int | None = None
+    gpus: list[str] | None = None
+    """GPUs the engine gives it (device requests, CDI, NVIDIA_VISIBLE_DEVICES); ["all"]."""
+    network: str | None = None
+    shm_size: int | None = None
+    """Bytes."""
+    ipc: str | None = None
+
+
+class StatusEngine(_Model):
+    state: str
+    """absent, ok, denied or error (by the host's own CLI)."""
+    detail: str | None = None
+
+
 class StatusServer(_Model):
     port: int
     profile: str | None = None
@@ -222,6 +253,8 @@ class StatusServer(_Model):
     """Resident memory of its whole process tree (ranks and children), MiB (schema 1.5)."""
     rss_slope_mib_min: float | None = None
     """Its trend, MiB per minute (this process's readings only)."""
+    container: StatusContainer | None = None
+    """The container it runs in (schema 1.6; null: none)."""
 
 
 class StatusHost(_Model):
@@ -241,6 +274,8 @@ class StatusHost(_Model):
     gpu_health_error: str | None = None
     signs: list[StatusSign] = []
     """Signs before an outage now, one per server they hit (schema 1.5)."""
+    container_engines: dict[str, StatusEngine] = {}
+    """docker / podman on the host, by its own CLI (schema 1.6)."""
 
 
 class StatusJson(_Model):

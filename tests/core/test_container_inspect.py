@@ -12,10 +12,18 @@ from hypothesis import strategies as st
 
 from sglconsole.core.containers import (
     ContainerInfo,
+    container_of,
+    describe,
+    engine_problem,
+    format_stamp,
     image_index,
+    in_container,
     is_sglang,
     parse_inspect,
+    parse_stamp,
+    split_stamp,
 )
+from sglconsole.core.processes import ProcInfo, ServerProcess, launch_args, port_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "containers"
 
@@ -113,3 +121,52 @@ def test_a_container_that_runs_no_sglang():
 def test_never_raises(value):
     parse_inspect(json.dumps([value, {"Id": "x", "State": value, "HostConfig": value}]))
     parse_inspect("not json")
+
+
+def _process(pid: int, ppid: int, argv: tuple[str, ...]) -> ServerProcess:
+    main = ProcInfo(pid, ppid, pid, pid, "S", "python3", argv, 0.0, 0, main=True)
+    return ServerProcess(main, port_of(launch_args(argv)), (), (), 0)
+
+
+def test_a_published_port_is_where_the_host_reaches_the_server():
+    item = json.loads((DATA / "docker-guide.json").read_text())
+    item[0]["HostConfig"]["PortBindings"] = {"30000/tcp": [{"HostIp": "", "HostPort": "8080"}]}
+    item[0]["State"].update(Running=True, Status="running", Pid=4242)
+    (info,) = parse_inspect(item)
+    assert info.port == 8080
+    process = _process(4242, 4200, info.argv)  # the argv says 30000: the container's own port
+    assert process.port == 30000 and container_of(process, [info]) is info
+    placed = in_container(process, info)
+    assert placed.port == 8080 and placed.gpus == ()  # --gpus all: no index to claim
+
+
+def test_the_server_under_an_init_process_and_its_gpus():
+    info = _one("docker-host-network.json")
+    child = _process(12300, info.pid, info.argv)  # --init: tini is the container's main pid
+    assert container_of(child, [info]) is info
+    assert in_container(child, info).gpus == (0, 1)  # NVIDIA_VISIBLE_DEVICES, before nvidia-smi
+    stranger = _process(999, 1, info.argv)
+    assert container_of(stranger, [info]) is None
+
+
+def test_one_line_says_where_it_runs():
+    info = _one("podman-host-network.json")
+    line = describe(info, "0.5.23")
+    assert line.startswith("podman container sglang-qwen8b-pm · image localhost/simsglang:latest")
+    assert "(205764a5069b)" in line and "SGLang 0.5.23 inside" in line and "GPUs 0" in line
+    assert "not known yet" in describe(info, None)
+    assert engine_problem("docker", "absent", None) is None
+    assert engine_problem("docker", "denied", "permission denied").startswith("docker: this login")
+
+
+def test_log_stamps_compare_as_times_not_text():
+    docker = parse_stamp("2026-12-06T02:10:54.1Z")  # docker drops the trailing zeros
+    podman = parse_stamp("2026-12-06T02:10:54.123456789+00:00")
+    assert docker is not None and podman is not None and docker < podman
+    assert "2026-12-06T02:10:54.1Z" > "2026-12-06T02:10:54.123456789Z"  # as text: the wrong way
+    assert parse_stamp(format_stamp(podman)) == podman
+    assert parse_stamp("2026-12-06T03:10:54+01:00") == parse_stamp("2026-12-06T02:10:54Z")
+    stamp, line = split_stamp("2026-12-06T02:10:54.1Z [2026-12-06 02:10:54] Decode batch, x: 1")
+    assert stamp == docker and line == "[2026-12-06 02:10:54] Decode batch, x: 1"
+    assert split_stamp("no stamp here") == (None, "no stamp here")
+    assert parse_stamp("2026-12-06T02:10:54") is None  # no zone: not a time we can place

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from sglconsole.sim.fleet.engines import DOCKER, unavailable
 from tests.processes import in_namespaces, processes_mentioning
 
 
@@ -36,9 +37,14 @@ def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
             timeout=60,
         )
         hosts = json.loads(status.stdout)["hosts"]
-        assert sorted(hosts) == ["ct129", "ct130", "h200x4", "old059"] and all(
+        # and a fifth, its server in a real Docker container, where Docker can run here
+        containerised = ["gpu-docker"] if unavailable(DOCKER) is None else []
+        assert sorted(hosts) == ["ct129", "ct130", *containerised, "h200x4", "old059"] and all(
             h["reachable"] for h in hosts.values()
         )
+        if containerised:
+            (server,) = hosts["gpu-docker"]["servers"]
+            assert server["container"]["engine"] == "docker", server
         inits = [
             line.split(":")[0]
             for line in processes_mentioning(str(workdir))
@@ -49,8 +55,8 @@ def test_demo_no_ui_comes_up_fast_and_tears_down_clean(tmp_path):
         }
         inside = in_namespaces(namespaces)
         assert (
-            len(namespaces) == 4 and len(inside) > 10
-        )  # four hosts, each with servers and children
+            len(namespaces) == len(hosts) and len(inside) > 10
+        )  # four (five) hosts, each with servers and children
     finally:
         demo.send_signal(signal.SIGINT)
         demo.wait(30)

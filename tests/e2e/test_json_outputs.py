@@ -79,7 +79,7 @@ def test_status_watch_json_is_json_lines(demo_fleet):
     first, second = (json.loads(line) for line in lines)
     schema = json.loads(render("status"))
     for record in (first, second):
-        assert record["schema_version"] == "1.5" and set(record["hosts"]) == {
+        assert record["schema_version"] == "1.6" and set(record["hosts"]) == {
             "ct129",
             "ct130",
             "h200x4",

@@ -10,6 +10,14 @@ from sglconsole.core.containers.inspect import (
     parse_inspect,
     sglang_port,
 )
+from sglconsole.core.containers.join import (
+    container_of,
+    describe,
+    engine_problem,
+    in_container,
+    lifetime,
+)
+from sglconsole.core.containers.log_lines import format_stamp, parse_stamp, split_stamp
 from sglconsole.core.containers.record import (
     DOCKER,
     ENGINES,
@@ -26,9 +34,17 @@ __all__ = [
     "ContainerInfo",
     "RunOptions",
     "container_info",
+    "container_of",
+    "describe",
+    "engine_problem",
+    "format_stamp",
+    "in_container",
+    "lifetime",
     "guess_engine",
     "image_index",
     "is_sglang",
     "parse_inspect",
+    "parse_stamp",
     "sglang_port",
+    "split_stamp",
 ]

@@ -21,6 +21,7 @@ from sglconsole.config import Host
 from sglconsole.errors import RemoteError
 from sglconsole.remote.feeds.backoff import MAX_BACKOFF_S, Backoff
 from sglconsole.remote.feeds.canary import CanaryFeed
+from sglconsole.remote.feeds.containers import ContainerFeed
 from sglconsole.remote.feeds.drift import DriftFeed
 from sglconsole.remote.feeds.gpu import GpuFeed
 from sglconsole.remote.feeds.host_link import HostLink
@@ -59,12 +60,22 @@ class HostMonitor:
             self.link,
             watch_interval=watch_interval,
             log_poll=log_poll,
-            on_new_process=self.http.new_process,
+            on_new_process=self._new_process,
             on_activity=self._work_arrived,
+            container_version=lambda info: self.containers.version(info),
+        )
+        self.containers = ContainerFeed(
+            self.link, on_change=self.watcher.rejoin, on_activity=self._work_arrived
         )
         self.journal = JournalFeed(self.link, on_activity=self._work_arrived)
         self.canary = CanaryFeed(self.link, enabled=canaries)
         self.kernel = KernelFeed(self.link)
+
+    def _new_process(self, port: int) -> None:
+        """Another pid serves this port: asked at once, and which container it runs in."""
+        self.http.new_process(port)
+        self.containers.survey()
+        self.containers.flush()
 
     def _work_arrived(self, port: int) -> None:
         """A batch line in a server's log: the HTTP feed asks a quiet server at once, unless the
@@ -107,6 +118,7 @@ class HostMonitor:
     async def _connected(self) -> None:
         """Every feed at once; the first to fail (the connection is gone) stops them all."""
         feeds = [self.gpus.run(), self.watcher.run(), self.http.run(), self.canary.run()]
+        feeds.append(self.containers.run())
         if self.link.host.gpu_health_interval:  # signs before an outage (state.precursors)
             feeds.append(self.gpus.run_health())
         if self.link.host.kernel_log:

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from sglconsole.core.containers import ContainerInfo, container_of, in_container
 from sglconsole.core.nvidia_smi import parse_compute_apps
 from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.remote.agents import source
@@ -32,8 +33,11 @@ class WatcherFeed:
         log_poll: float,
         on_new_process: Callable[[int], None],
         on_activity: Callable[[int], None] = lambda port: None,
+        container_version: Callable[[ContainerInfo], str | None] = lambda info: None,
     ):
         self.link = link
+        self.container_version = container_version
+        """The SGLang version inside a container (remote.feeds.containers), None: not known."""
         self.watch_interval = watch_interval
         self.log_poll = log_poll
         self.on_new_process = on_new_process
@@ -165,12 +169,19 @@ class WatcherFeed:
         self._reanalyse()
         self._follow_stdout(stream)
 
+    def rejoin(self) -> None:
+        """The containers changed (remote.feeds.containers): which server runs in which."""
+        self._reanalyse()
+
     def _reanalyse(self) -> None:
         state = self.link.state
         view = analyse(self._procs, state.apps, state.gpus)
         state.view = view
         seen = set()
         for process in view.servers:
+            container = container_of(process, state.containers)
+            if container is not None:  # its host port, its GPUs (core.containers.join)
+                process = in_container(process, container)
             seen.add(process.port)
             server = state.servers.get(process.port)
             if server is None:
@@ -180,12 +191,17 @@ class WatcherFeed:
                 server.new_process(process)  # a new pid starts with no numbers
                 self.on_new_process(process.port)
             server.process = process
+            server.container = container
+            server.container_version = (
+                self.container_version(container) if container is not None else None
+            )
             if server.log_path is None and _is_file(process.main.stdout):
                 server.log_path = process.main.stdout
         for port, server in list(state.servers.items()):
             if port not in seen:
                 server.process = None
                 server.health = None
+                server.container = server.container_version = None
                 if not server.managed:
                     del state.servers[port]
         self.link.publish()

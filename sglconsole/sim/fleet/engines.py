@@ -50,12 +50,19 @@ def boot(host: SimHost) -> tuple[dict[str, HostEngine], list[str]]:
     by kind, one line for each engine this machine could not start)."""
     started: dict[str, HostEngine] = {}
     notes = []
+    for kind in (DOCKER, PODMAN):
+        if kind not in host.spec.engines:
+            _write_absent(host, kind)
     for kind in host.spec.engines:
         reason = unavailable(kind)
         if reason:
             notes.append(f"simulated host {host.spec.name} has no {kind} containers: {reason}")
             continue
-        started[kind] = start_engine(host, kind)
+        try:
+            started[kind] = start_engine(host, kind)
+        except EngineDidNotStart as exc:  # a machine whose kernel or sandbox refuses it
+            notes.append(f"simulated host {host.spec.name} has no {kind} containers: {exc}")
+            continue
         build_image(started[kind], host.spec.sglang_version)
     for server in host.spec.servers:
         engine = started.get(server.container or "")
@@ -68,6 +75,15 @@ def boot(host: SimHost) -> tuple[dict[str, HostEngine], list[str]]:
     return started, notes
 
 
+def _write_absent(host: SimHost, kind: str) -> None:
+    """ROOT/bin/KIND answering as a missing command does (exit 127): a simulated host has only
+    the engines its spec gives it, and this machine's own (its podman store, a docker CLI
+    without a daemon) must not show through on it."""
+    path = host.root / "bin" / kind
+    path.write_text(f'#!/bin/sh\necho "sh: 1: {kind}: not found" >&2\nexit 127\n')
+    path.chmod(0o755)
+
+
 def container_name(port: int) -> str:
     return f"sglang-{port}"
 
@@ -78,6 +94,10 @@ def is_ready(engine: HostEngine, name: str) -> bool:
         return READY_LINE in engine.run("logs", name, timeout=30)
     except (RuntimeError, subprocess.TimeoutExpired):
         return False
+
+
+class EngineDidNotStart(RuntimeError):
+    """The engine is installed but cannot run here (its own words, shortened)."""
 
 
 def unavailable(kind: str) -> str | None:
@@ -161,6 +181,11 @@ def start_engine(host: SimHost, kind: str) -> HostEngine:
             f"[containers]\ndefault_ulimits = [{lines}]\n\n[engine]\n"
             f'tmp_dir = "{engine.state / "tmp"}"\nlock_type = "file"\n'
         )
+        try:
+            engine.run("info", timeout=60)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            stop_engine(engine)
+            raise EngineDidNotStart(f"podman info failed: {str(exc)[-300:]}") from None
     _write_wrapper(engine)
     return engine
 
@@ -189,9 +214,9 @@ def _start_dockerd(engine: HostEngine) -> None:
         if probe.returncode == 0:
             return
         if engine.daemon.poll() is not None or time.monotonic() > deadline:
-            tail = (state / "dockerd.log").read_text(errors="replace")[-1500:]
+            tail = (state / "dockerd.log").read_text(errors="replace")[-300:]
             stop_engine(engine)
-            raise RuntimeError(f"dockerd did not start: {tail}")
+            raise EngineDidNotStart(f"dockerd did not start: {tail}")
         time.sleep(0.2)
 
 

@@ -264,6 +264,18 @@ def container_host(kind: str, name: str | None = None, startup_s: float = 3.0) -
     )
 
 
+def demo_fleet_hosts(startup_s: float = 3.0) -> tuple[list[HostSpec], str | None]:
+    """The demo's hosts, and a fifth, gpu-docker (its server in a real Docker container), where
+    Docker can run here: (the hosts, one line why there is no containerised host, or None)."""
+    from sglconsole.sim.fleet.engines import DOCKER, unavailable
+
+    hosts = demo_hosts(startup_s)
+    reason = unavailable(DOCKER)
+    if reason is not None:
+        return hosts, f"no containerised host in this demo: {reason}"
+    return [*hosts, container_host(DOCKER, name="gpu-docker", startup_s=startup_s)], None
+
+
 FRESHNESS_PORT = 39999
 
 

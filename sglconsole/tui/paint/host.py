@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from sglconsole.core.containers import engine_problem
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state import canary
 from sglconsole.state.fleet import HostState, ServerState
@@ -53,6 +54,10 @@ def warnings(host: HostState, palette: Palette, now: float) -> list[Text]:
         )
     if host.gpu_error and host.gpus:
         lines.append(Text(f"nvidia-smi: {clean(host.gpu_error)}", style=palette.warn))
+    for engine, (state, detail) in sorted(host.engines.items()):
+        problem = engine_problem(engine, state, detail)  # a container engine it cannot use
+        if problem:
+            lines.append(Text(clean(problem), style=palette.warn))
     return lines
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from sglconsole.core.containers import describe
 from sglconsole.core.probe_result import ProbeResult
 from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state.fleet import ServerState, Status
@@ -19,6 +20,9 @@ SPARK_WIDTH = 16
 
 def header(server: ServerState, palette: Palette, now: float) -> Text:
     lines = [identity(server, palette), vitals(server, palette, now)]
+    if server.container is not None and server.process is not None:
+        where = describe(server.container, server.container_version)
+        lines.append(Text(f"in {clean(where)}", style=palette.muted))
     if server.status != Status.UP and server.reason:
         lines.append(Text.assemble(("why: ", "bold"), (why(server), palette.warn)))
     lines += route_lines(server, palette, now)

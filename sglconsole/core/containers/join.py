@@ -1,0 +1,65 @@
+"""Which container a server process runs in, and what that changes about it (pure).
+
+A container's processes are the host's processes: the watcher finds the server by its argv in
+/proc like any other; the engine says which container it is. The container's main PID is the
+server itself, or (`--init`, a shell entrypoint) its parent. Its host port is the engine's
+(a published `-p 8080:30000` serves on 8080, not the 30000 of the argv), and where nvidia-smi
+has not yet attributed memory its GPUs are the ones the engine gave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from sglconsole.core.containers.inspect import is_sglang
+from sglconsole.core.containers.record import ContainerInfo
+from sglconsole.core.processes import ServerProcess
+
+
+def container_of(
+    process: ServerProcess, containers: Iterable[ContainerInfo]
+) -> ContainerInfo | None:
+    """The running SGLang container whose main PID is this server's, or its parent."""
+    main = process.main
+    for info in containers:
+        if info.pid is not None and info.pid in (main.pid, main.ppid) and is_sglang(info):
+            return info
+    return None
+
+
+def in_container(process: ServerProcess, info: ContainerInfo) -> ServerProcess:
+    """The server process as the host sees it: on the container's host port, on its GPUs."""
+    gpus = process.gpus
+    engine_gpus = info.options.gpus or ()
+    if not gpus and engine_gpus and all(gpu.isdigit() for gpu in engine_gpus):
+        gpus = tuple(int(gpu) for gpu in engine_gpus)
+    port = info.port if info.port is not None else process.port
+    return replace(process, port=port, gpus=gpus)
+
+
+def lifetime(info: ContainerInfo) -> tuple[str, str | None]:
+    """One start of one container: a restart is another lifetime (its numbers start empty)."""
+    return info.id, info.started_at
+
+
+def describe(info: ContainerInfo, version: str | None) -> str:
+    """The one line every view shows of a server's container."""
+    image = info.image or "?"
+    if info.image_id:
+        image += f" ({info.image_id.removeprefix('sha256:')[:12]})"
+    parts = [f"{info.engine} container {info.name}", f"image {image}"]
+    parts.append(f"SGLang {version} inside" if version else "SGLang inside: not known yet")
+    if info.restart_policy:
+        parts.append(f"restart {info.restart_policy}")
+    if info.options.gpus:
+        parts.append(f"GPUs {','.join(info.options.gpus)}")
+    return " · ".join(parts)
+
+
+def engine_problem(engine: str, state: str, detail: str | None) -> str | None:
+    """What a view says of a host's engine (None: nothing to say: ok, or not installed)."""
+    if state in ("ok", "absent"):
+        return None
+    what = {"down": "its daemon does not answer", "denied": "this login may not use it"}
+    return f"{engine}: {what.get(state, state)}" + (f" ({detail})" if detail else "")
