@@ -14,7 +14,7 @@ from sglconsole.actions.startup import Started
 from sglconsole.actions.stopping import remote
 from sglconsole.config.container_run import ContainerRun
 from sglconsole.config.launch_spec import LaunchSpec, spec_from_rollback
-from sglconsole.remote.container_engine import by_id, serving
+from sglconsole.remote.container_engine import by_id, container_serving
 from sglconsole.remote.inspect import snapshot
 
 
@@ -67,7 +67,7 @@ async def restart_kept(
     async with ctx.stage("inspect", f"what runs on {host}:{port}, and the kept container") as stage:
         snap = await snapshot(ssh, ctx.config.host(host).python)
         process = snap.server(port)
-        boxed = (await serving(ssh, port, (engine,))).container
+        boxed = await container_serving(ssh, port, process, engine)
         old = await by_id(ssh, engine, kept["id"])
         if old is None:
             raise StageFailed(f"the kept container {kept['kept_as']} ({kept['id'][:12]}) is gone")

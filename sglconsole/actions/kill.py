@@ -24,7 +24,7 @@ from sglconsole.core.processes import ServerProcess
 from sglconsole.core.secrets import mask_argv
 from sglconsole.core.text import fmt_duration
 from sglconsole.remote.agents import source
-from sglconsole.remote.container_engine import serving
+from sglconsole.remote.container_engine import container_serving
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 
@@ -40,7 +40,7 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
             "kill", target, [f"nothing runs on {target}: nothing to kill"], destructive=False
         )
     server = ctx.config.find_server(host, port)
-    boxed = await container_of(ctx, host, port)
+    boxed = await container_of(ctx, host, port, process)
     how = (
         f"{boxed.engine} stop -t {GRACE_S:g} {boxed.id[:12]} ({boxed.name}), {boxed.engine} kill"
         f" if it still runs; kept as {kept_name(boxed)} for rollback"
@@ -119,7 +119,7 @@ async def kill(
             f"{target} is now pid {process.main.pid}, not {expected_pid}:"
             " it changed since you looked; nothing killed"
         )
-    boxed = await container_of(ctx, host, port)
+    boxed = await container_of(ctx, host, port, process)
     async with host_lock(ctx, host, port, "kill"):
         saved = await save_for_rollback(
             ctx, ssh, host, port, process, ctx.config.find_server(host, port), rollbacks, boxed
@@ -153,13 +153,14 @@ async def kill(
     return ctx.result("kill", target, True, outcome, pid=process.main.pid)
 
 
-async def container_of(ctx: ActionContext, host: str, port: int) -> ContainerInfo | None:
-    """The container serving HOST:PORT, where its profile runs one (asked of that engine)."""
+async def container_of(
+    ctx: ActionContext, host: str, port: int, process: ServerProcess | None
+) -> ContainerInfo | None:
+    """The container the server on HOST:PORT runs in (remote.container_engine)."""
     server = ctx.config.find_server(host, port)
     profile = ctx.config.profiles.get(server.profile) if server else None
-    if profile is None or profile.container is None:
-        return None
-    return (await serving(ctx.ssh[host], port, (profile.container.engine,))).container
+    engine = profile.container.engine if profile and profile.container else None
+    return await container_serving(ctx.ssh[host], port, process, engine)
 
 
 async def sweep_orphans(

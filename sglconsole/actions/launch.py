@@ -42,7 +42,7 @@ from sglconsole.actions.stopping import remote
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.secrets import mask_argv
 from sglconsole.remote.agents import source
-from sglconsole.remote.container_engine import serving
+from sglconsole.remote.container_engine import container_serving
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 
@@ -54,9 +54,8 @@ async def plan_relaunch(
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
     lines = [f"host {host}, port {port}, profile {spec.profile}"]
-    boxed = None
-    if spec.container is not None:
-        boxed = (await serving(ctx.ssh[host], port, (spec.container.engine,))).container
+    engine = spec.container.engine if spec.container else None
+    boxed = await container_serving(ctx.ssh[host], port, process, engine)
     lines.append(
         f"stop: container {boxed.name} ({boxed.id[:12]}, pid {boxed.pid}, image {boxed.image}"
         f" {(boxed.image_id or '')[:19]}), kept as {kept_name(boxed)} for rollback"
@@ -148,9 +147,8 @@ async def _replace(
         # the kill re-checks the process on the host anyway
         snap = snap or await snapshot(ssh, ctx.config.host(host).python)
         process = snap.server(port)
-        boxed = None  # the container serving the port, asked of the profile's engine
-        if spec.container is not None:
-            boxed = (await serving(ssh, port, (spec.container.engine,))).container
+        engine = spec.container.engine if spec.container else None
+        boxed = await container_serving(ssh, port, process, engine)  # stopped as a container
         stage.detail = f"pid {process.main.pid}" if process else "nothing running"
         stage.detail += f" in container {boxed.id[:12]} ({boxed.name})" if boxed else ""
     if preflight and spec.profile is not None:  # a rollback's saved command is not re-judged

@@ -31,7 +31,7 @@ from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.decode_lines import DECODE_CURRENT_MIN_S, counted, decode_speed
 from sglconsole.core.log_owner import process_decode_records, started_pid
 from sglconsole.core.text import fmt_duration
-from sglconsole.remote.container_engine import serving
+from sglconsole.remote.container_engine import container_serving
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 from sglconsole.state.status import per_request_baseline
@@ -148,9 +148,8 @@ async def _restore(
     ssh = ctx.ssh[host]
     before = DecodeStats(None, None, None, None)
     running = snap.server(port)
-    boxed = None
-    if running is not None and spec.container is not None:
-        boxed = (await serving(ssh, port, (spec.container.engine,))).container
+    engine = spec.container.engine if spec.container else None
+    boxed = await container_serving(ssh, port, running, engine) if running else None
     if running is not None:
         async with ctx.stage("measure", "tok/s of what runs now") as stage:
             log = server.log or running.main.stdout

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from sglconsole.core.containers import ContainerInfo, image_index, is_sglang, parse_inspect
+from sglconsole.core.processes import ServerProcess
 from sglconsole.remote.ssh.connection import SshHost
 
 ENGINES = ("docker", "podman")
@@ -97,7 +98,24 @@ async def container_of_pid(ssh: SshHost, pid: int) -> tuple[str, str] | None:
     """(engine, container id) of the container process PID runs in, from its cgroup (docker/ID,
     docker-ID.scope, libpod-ID...): the process names its container, not a guess by port."""
     result = await ssh.run(["cat", f"/proc/{pid}/cgroup"], timeout=15)
-    found = _CGROUP.search(result.stdout) if result.ok else None
-    if found is None:
+    found = _CGROUP.findall(result.stdout) if result.ok else []
+    if not found:
         return None
-    return ("docker" if found.group(1) == "docker" else "podman"), found.group(2)
+    kind, container_id = found[-1]  # the innermost, where engines nest (a host that is one)
+    return ("docker" if kind == "docker" else "podman"), container_id
+
+
+async def container_serving(
+    ssh: SshHost, port: int, process: ServerProcess | None, engine: str | None = None
+) -> ContainerInfo | None:
+    """The running container of the server on PORT: the one its process's cgroup names (any
+    engine: a server captured from `docker run` is one too), else, where the login sees no such
+    process, the one ENGINE (the profile's) says serves the port."""
+    if process is not None:
+        found = await container_of_pid(ssh, process.main.pid)
+        if found is not None:
+            info = await by_id(ssh, *found)
+            return info if info is not None and info.running else None
+    if engine is None:
+        return None
+    return (await serving(ssh, port, (engine,))).container

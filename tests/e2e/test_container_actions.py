@@ -7,6 +7,7 @@ starts the kept one again."""
 from __future__ import annotations
 
 import json
+import time
 
 import yaml
 
@@ -183,3 +184,27 @@ def test_preflight_refuses_a_missing_image_or_an_argv_the_images_sglang_refuses_
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "unrecognized arguments: --speculative-num-stepz" in refused.stdout
     assert _containers(engine)["sglang-30000"] == before
+
+
+def test_a_server_run_the_guides_way_is_killed_as_its_container(
+    fresh_container_fleet,  # noqa: F811 - the fixture imported above
+    tmp_path,
+    monkeypatch,
+):
+    """Its profile is a plain one (hosts.yaml as the fleet wrote it), but its process names its
+    container: the kill stops the container, whose restart policy would start a signalled
+    process again, and keeps it for rollback."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    fleet = fresh_container_fleet
+    (host,) = fleet.hosts
+    engine = fleet.engine(host, fleet.hosts[host].spec.engines[0])
+    before = _containers(engine)["sglang-30000"]
+    killed = _run(fleet, "kill", f"{host}:30000", "--yes")
+    assert killed.returncode == 0, killed.stdout + killed.stderr
+    assert f"{engine.kind} stop -t 20 {before['id'][:12]}" in killed.stdout
+    time.sleep(3)  # unless-stopped: a container whose process died would be running again
+    after = _containers(engine)
+    assert not after[f"sglang-30000-was-{before['id'][:12]}"]["running"]
+    status = json.loads(_run(fleet, "status", "--json").stdout)
+    (server,) = status["hosts"][host]["servers"]
+    assert server["status"] == "DOWN", server
