@@ -129,6 +129,11 @@ class Report:
         return [row for row in self.rows if row.state not in QUIET]
 
     @property
+    def count(self) -> int:
+        """Differences in all: SGLang's flags and env, and the container's."""
+        return len(self.differences) + sum(row.differs for row in self.container)
+
+    @property
     def differs(self) -> bool:
         changed = any(row.differs for row in self.container)
         return bool(self.differences) or self.version_ok is False or changed

@@ -84,6 +84,8 @@ def test_capture_writes_a_container_profile_and_drift_sees_a_re_pulled_tag(
     rows = {row["dest"]: row for row in json.loads(same.stdout)[target]["container"]}
     assert rows["image_id"]["state"] == "SAME" and rows["shm_size"]["running"] == "32g"
 
+    status = json.loads(_run(fleet, "status", "--json").stdout)
+    assert status["hosts"][host]["servers"][0]["status"] == "UP"
     _repulled(fleet, host, engine)
     drifted = _run(fleet, "diff", target, "--json")
     assert drifted.returncode == 1, drifted.stdout + drifted.stderr
@@ -93,6 +95,10 @@ def test_capture_writes_a_container_profile_and_drift_sees_a_re_pulled_tag(
     assert "pulled (or built) again" in rows["image_id"]["note"]
     shown = _run(fleet, "diff", target)  # the container's table, apart from SGLang's flags
     assert "image id" in shown.stdout and "container" in shown.stdout
+    status = json.loads(_run(fleet, "status", "--json").stdout)  # the monitor's drift feed
+    (server,) = status["hosts"][host]["servers"]
+    assert server["status"] == "DRIFT" and server["drift_count"] == 1, server
+    assert server["reason"].startswith("image id: "), server
 
 
 def test_restore_runs_the_proven_image_and_rollback_brings_back_the_kept_container(

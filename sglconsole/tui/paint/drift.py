@@ -105,7 +105,7 @@ def summary(report: Report, palette: Palette) -> Text:
         return Text("running config matches the profile", style=palette.good)
     slow = sum(row.performance for row in diffs)
     return Text(
-        f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
+        f"{report.count} difference{'s' if report.count != 1 else ''} from the profile; "
         f"the {slow} that affect speed come first, highlighted",
         style=palette.warn,
     )
