@@ -214,3 +214,16 @@ def test_a_server_run_the_guides_way_is_killed_as_its_container(
     status = json.loads(_run(fleet, "status", "--json").stdout)
     (server,) = status["hosts"][host]["servers"]
     assert server["status"] == "DOWN", server
+
+
+def test_an_upgrade_of_a_container_profile_is_refused_with_what_to_do_instead(
+    fresh_container_fleet,  # noqa: F811 - the fixture imported above
+    tmp_path,
+    monkeypatch,
+):
+    fleet = fresh_container_fleet
+    host, engine, target, before = _captured(fleet, monkeypatch, tmp_path)
+    refused = _run(fleet, "upgrade", target, "--to", "0.5.17", "--dry-run")
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "another SGLang is another image" in refused.stdout + refused.stderr
+    assert _containers(engine)["sglang-30000"] == before  # nothing touched
