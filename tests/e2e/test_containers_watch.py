@@ -15,6 +15,7 @@ from sglconsole import config
 from sglconsole.commands.schema import render
 from sglconsole.core.containers import split_stamp
 from sglconsole.remote.monitor import FleetMonitor
+from sglconsole.sim.fleet import engines
 from sglconsole.sim.fleet.engines import inside
 from sglconsole.tui.app import make_app
 from tests.cli import cli
@@ -146,3 +147,18 @@ async def test_a_reconnect_loses_and_repeats_no_line(fresh_container_fleet):  # 
     assert read[0] in written, (read[:4], written[:6])
     first = written.index(read[0])
     assert read == written[first : first + len(read)]  # contiguous: none lost, none twice
+
+
+def test_a_container_not_in_hosts_yaml_is_unmanaged(fresh_container_fleet):  # noqa: F811
+    fleet = fresh_container_fleet
+    (name,) = fleet.hosts
+    host = fleet.hosts[name]
+    engine = fleet.engine(name, host.spec.engines[0])
+    args = ["--model-path", host.seen("models/Qwen3-8B"), "--host", "127.0.0.1", "--port", "30001"]
+    engines.run_server(engine, "sglang-extra", args, gpus=[1])
+    document = _status(fleet)
+    servers = {server["port"]: server for server in document["hosts"][name]["servers"]}
+    extra = servers[30001]
+    assert extra["status"] == "UNMANAGED" and not extra["managed"], extra
+    assert extra["container"]["name"] == "sglang-extra" and extra["container"]["gpus"] == ["1"]
+    assert servers[30000]["container"]["name"] == "sglang-30000"  # each its own container

@@ -58,8 +58,7 @@ SERVE_ONE_COMMAND = textwrap.dedent("""
     import asyncio, os, sys
     import asyncssh
     from sglconsole.sim.fleet.start import HostSpec, SimFleet
-    from sglconsole.sim.fleet.engines import DOCKER, unavailable
-from sglconsole.sim.fleet.scenarios import demo_profiles
+    from sglconsole.sim.fleet.scenarios import demo_profiles
 
     assert not os.path.exists("/run/sshd"), "the test's /run should not have sshd's directory"
     fleet = SimFleet(sys.argv[1], [HostSpec("fresh")], demo_profiles(), ssh="sshd")
