@@ -109,8 +109,10 @@ def short_id(image_id: str | None) -> str | None:
 def compare_container(
     profile: ContainerSide | None, running: ContainerSide | None
 ) -> list[ContainerRow]:
-    """The rows, the differences first. A profile with no container against a container (or the
-    reverse) is one row that says so: the rest cannot be compared."""
+    """The rows, the differences first. A profile that names a container against a process on
+    the host is one row that differs; a profile that names none, against a container, is one row
+    that says so without calling it drift (the profile is silent on how it runs: a relaunch would
+    start a process on the host; capture writes the container in)."""
     if profile is None and running is None:
         return []
     if profile is None or running is None:
@@ -118,11 +120,16 @@ def compare_container(
             ContainerRow(
                 name="runs_in",
                 label="runs in",
-                profile=f"a {profile.engine} container" if profile else "a process on the host",
+                profile=f"a {profile.engine} container" if profile else "no container named",
                 running=f"a {running.engine} container" if running else "a process on the host",
-                differs=True,
+                differs=profile is not None,
                 performance=False,
-                note="the profile and the server run SGLang differently: a restore changes how",
+                note=(
+                    "a restore would start it in its container"
+                    if profile
+                    else "the profile names no container: a relaunch would start a process on"
+                    " the host (capture HOST:PORT --as NAME writes one with its container)"
+                ),
             )
         ]
     rows = [

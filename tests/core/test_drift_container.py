@@ -91,10 +91,13 @@ def test_an_unread_value_is_unknown_never_a_difference():
     assert not rows["sglang_version"].differs
 
 
-def test_a_profile_without_a_container_against_a_container_is_one_row():
-    info, _ = _captured("docker-host-network")
+def test_a_profile_silent_on_containers_is_not_drift_but_a_container_profile_run_bare_is():
+    info, raw = _captured("docker-host-network")
     (row,) = compare_container(None, running_side(info, None))
-    assert row.differs and row.running == "a docker container"
+    assert not row.differs and row.running == "a docker container"
+    assert "a relaunch would start a process on the host" in row.note
+    (row,) = compare_container(_profile_of((info, raw)), None)
+    assert row.differs and row.running == "a process on the host"
 
 
 def test_capture_writes_what_changes_behaviour_and_nothing_of_the_image():

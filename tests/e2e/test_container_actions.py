@@ -205,6 +205,9 @@ def test_a_server_run_the_guides_way_is_killed_as_its_container(
     (host,) = fleet.hosts
     engine = fleet.engine(host, fleet.hosts[host].spec.engines[0])
     before = _containers(engine)["sglang-30000"]
+    status = json.loads(_run(fleet, "status", "--json").stdout)
+    (server,) = status["hosts"][host]["servers"]
+    assert server["status"] == "UP", server  # its profile is silent on containers: not drift
     killed = _run(fleet, "kill", f"{host}:30000", "--yes")
     assert killed.returncode == 0, killed.stdout + killed.stderr
     assert f"{engine.kind} stop -t 20 {before['id'][:12]}" in killed.stdout
