@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole import config
-from sglconsole.commands.output import print_json
+from sglconsole.commands.output import DIFF_SCHEMA, print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
 from sglconsole.core.drift_meaning import JUDGES, meaning_lines
@@ -141,7 +141,7 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
     finally:
         await fleet.close()
     if as_json:
-        print_json({key: result.to_dict() for key, result in results.items()})
+        print_json({key: result.to_dict() for key, result in results.items()}, version=DIFF_SCHEMA)
     return worst
 
 
