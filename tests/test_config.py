@@ -50,6 +50,8 @@ def test_example_is_valid_and_uses_every_option():
     lab = cfg.routers["lab"]
     assert (lab.kind, lab.admin_token, lab.metrics_port) == ("smg", "${SMG_ADMIN_TOKEN}", 39101)
     assert cfg.routers["front"].kind is None  # detected from its answers
+    boxed = cfg.profiles["qwen8b-docker"].container
+    assert (boxed.engine, boxed.options.shm_size, boxed.options.restart) == ("docker", "32g", "no")
 
 
 def variant(old: str, new: str) -> str:
@@ -303,7 +305,7 @@ def test_cli_check_ok_and_broken(tmp_path):
     for name in ("id_ed25519", "gpu4_ed25519", "known_hosts"):
         (home / ".ssh" / name).write_text("")
     ok = run_cli("check", "-c", "hosts.yaml", home=home)
-    assert ok.returncode == 0 and "ok (4 hosts, 5 servers, 2 profiles)" in ok.stdout, ok.stderr
+    assert ok.returncode == 0 and "ok (5 hosts, 6 servers, 3 profiles)" in ok.stdout, ok.stderr
     (home / ".ssh" / "gpu4_ed25519").unlink()
     gone = run_cli("check", "-c", "hosts.yaml", home=home)
     assert gone.returncode == 2 and "hosts.gpu4.identity_file: identity file" in gone.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sglconsole import config as config_module
 from sglconsole.actions.base import ActionContext, ActionResult, StageFailed
+from sglconsole.actions.capture_container import container_block, container_env, container_of
 from sglconsole.actions.restore import aged, decode_stats
 from sglconsole.config.edit import update_file
 from sglconsole.core.processes import launch_args
@@ -51,11 +52,13 @@ def _check_name(ctx: ActionContext, name: str, force: bool) -> Path:
     return Path(ctx.config.path)
 
 
-def _without_secrets_env(env: dict[str, str]) -> dict[str, str]:
+def _without_secrets_env(env: dict[str, str], boxed: bool = False) -> dict[str, str]:
+    """BOXED: in a container, where CUDA_VISIBLE_DEVICES was given with -e (the GPU option pins
+    the GPUs), it is the profile's."""
     return {
         name: (f"${{{name}}}" if is_secret_env(name) else value)
         for name, value in env.items()
-        if name not in SERVER_OWNED_ENV
+        if boxed or name not in SERVER_OWNED_ENV
     }
 
 
@@ -92,7 +95,9 @@ def _without_secret_args(args: list[str]) -> list[str]:
     return out
 
 
-async def _launched(ssh: SshHost, python: str, argv: tuple[str, ...], cwd: str | None) -> HostArgs:
+async def _launched(
+    ssh: SshHost, python: str | list[str], argv: tuple[str, ...], cwd: str | None
+) -> HostArgs:
     """The arguments as SGLang's parser got them, which a profile (always launched as
     `python -m sglang.launch_server ARGS`) must hold to start the same server: `sglang serve
     MODEL` as `--model-path MODEL` (accepted by every release, where the positional needs 0.5.16
@@ -146,18 +151,24 @@ async def capture(
             if speed
             else f"pid {main.pid} has written no busy decode line: no baseline"
         )
-    launched = await _launched(ssh, process.python, process.main.argv, process.main.cwd)
+    boxed = await container_of(ssh, process.main.pid)  # its cgroup names its container
+    inside = [boxed[0].engine, "exec", boxed[0].id, process.python] if boxed else process.python
+    launched = await _launched(ssh, inside, process.main.argv, process.main.cwd)
+    within = f" in {boxed[0].engine} container {boxed[0].name}" if boxed else ""
     profile: dict = {
-        "description": f"captured from {host}:{port} (pid {process.main.pid})"
+        "description": f"captured from {host}:{port} (pid {process.main.pid}{within})"
         f" on {time.strftime('%Y-%m-%d')}{_from_file(launched)}",
         "python": process.python,
         "args": _without_secret_args(_without_port(launched.args)),
     }
-    env = _without_secrets_env(process.main.env or {})
+    env = _without_secrets_env(process.main.env or {}, boxed=bool(boxed))
+    env = container_env(env) if boxed else env
     if env:
         profile["env"] = env
-    if process.main.cwd:
+    if process.main.cwd and not (boxed and process.main.cwd == "/"):
         profile["workdir"] = process.main.cwd
+    if boxed:
+        profile["container"] = container_block(*boxed)
     if speed:
         gpu = snap.gpus[0].name if snap.gpus else None
         profile["baseline"] = {

@@ -8,23 +8,26 @@ unit is stopped with systemctl. Never by name.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import time
 
 from sglconsole.actions.audit import AuditLog, RollbackStore
 from sglconsole.actions.base import ActionContext, ActionResult, Plan, StageFailed
+from sglconsole.actions.container import stop_container
+from sglconsole.actions.container_saved import kept_name, saved_container
 from sglconsole.actions.lock import host_lock
+from sglconsole.actions.stopping import GRACE_S, remote, verify_stopped
 from sglconsole.config import Server
+from sglconsole.core.containers import ContainerInfo
 from sglconsole.core.processes import ServerProcess
 from sglconsole.core.secrets import mask_argv
 from sglconsole.core.text import fmt_duration
 from sglconsole.remote.agents import source
+from sglconsole.remote.container_engine import container_serving
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 
-GRACE_S = 20.0
 VOLATILE_ENV = ("SSH_", "PWD", "OLDPWD", "SHLVL", "_", "TERM", "MAIL", "LS_COLORS")
 
 
@@ -37,8 +40,12 @@ async def plan_kill(ctx: ActionContext, host: str, port: int) -> Plan:
             "kill", target, [f"nothing runs on {target}: nothing to kill"], destructive=False
         )
     server = ctx.config.find_server(host, port)
+    boxed = await container_of(ctx, host, port, process)
     how = (
-        f"systemctl stop {server.systemd_unit}"
+        f"{boxed.engine} stop -t {GRACE_S:g} {boxed.id[:12]} ({boxed.name}), {boxed.engine} kill"
+        f" if it still runs; kept as {kept_name(boxed)} for rollback"
+        if boxed
+        else f"systemctl stop {server.systemd_unit}"
         if server and server.systemd_unit
         else (
             f"SIGTERM to process group {process.main.pgid} ({1 + len(process.children)} processes),"
@@ -112,9 +119,10 @@ async def kill(
             f"{target} is now pid {process.main.pid}, not {expected_pid}:"
             " it changed since you looked; nothing killed"
         )
+    boxed = await container_of(ctx, host, port, process)
     async with host_lock(ctx, host, port, "kill"):
         saved = await save_for_rollback(
-            ctx, ssh, host, port, process, ctx.config.find_server(host, port), rollbacks
+            ctx, ssh, host, port, process, ctx.config.find_server(host, port), rollbacks, boxed
         )
         audit = audit or AuditLog()
         record = (
@@ -132,7 +140,10 @@ async def kill(
             )
         )
         try:
-            outcome = await stop(ctx, ssh, host, port, process, snap)
+            if boxed is not None:
+                outcome = await stop_container(ctx, ssh, port, boxed, process, keep=True)
+            else:
+                outcome = await stop(ctx, ssh, host, port, process, snap)
         except Exception as exc:
             if record:
                 audit.end(record, False, f"failed: {exc}")
@@ -140,6 +151,16 @@ async def kill(
         if record:
             audit.end(record, True, outcome)
     return ctx.result("kill", target, True, outcome, pid=process.main.pid)
+
+
+async def container_of(
+    ctx: ActionContext, host: str, port: int, process: ServerProcess | None
+) -> ContainerInfo | None:
+    """The container the server on HOST:PORT runs in (remote.container_engine)."""
+    server = ctx.config.find_server(host, port)
+    profile = ctx.config.profiles.get(server.profile) if server else None
+    engine = profile.container.engine if profile and profile.container else None
+    return await container_serving(ctx.ssh[host], port, process, engine)
 
 
 async def sweep_orphans(
@@ -196,7 +217,9 @@ async def save_for_rollback(
     process: ServerProcess,
     server: Server | None,
     rollbacks: RollbackStore | None,
+    container: ContainerInfo | None = None,
 ) -> dict:
+    """CONTAINER: the one it runs in (a rollback renames it back and starts it)."""
     async with ctx.stage("save", "what runs now, for rollback") as stage:
         env = await read_environ(ssh, process.main.pid)
         saved = {
@@ -210,6 +233,7 @@ async def save_for_rollback(
             "log": (server.log if server else None) or process.main.stdout,
             "gpus": list(process.gpus),
             **({"state": ctx.known_state} if ctx.known_state else {}),
+            **({"container": saved_container(container)} if container else {}),
         }
         if not ctx.dry_run:
             (rollbacks or RollbackStore()).save(host, port, saved)
@@ -285,78 +309,3 @@ async def signal_tree(
             ]
         if done.get("survivors"):
             raise StageFailed(f"still alive after SIGKILL: {done['survivors']}")
-
-
-async def verify_stopped(
-    ctx: ActionContext,
-    ssh: SshHost,
-    host: str,
-    port: int,
-    process: ServerProcess,
-    before: Snapshot,
-    timeout: float = 30,
-) -> str:
-    members = {process.main.pid, *(child.pid for child in process.children)}
-    async with ctx.stage(
-        "verify", f"port {port} free, GPUs {list(process.gpus)} released"
-    ) as stage:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            snap = await snapshot(ssh, ctx.config.host(host).python)
-            holders = [app for app in snap.apps if app.pid in members]
-            busy_port = port in snap.ports
-            lingering = [proc for proc in snap.procs if proc.pid in members and not proc.zombie]
-            if not busy_port and not holders and not lingering:
-                stage.detail = f"port {port} free; no process of the server holds GPU memory"
-                gpus = list(process.gpus)
-                kept = kept_by_design(snap, process)
-                if kept:  # free of the server's processes, not empty: say whose the rest is
-                    stage.evidence = kept
-                    return (
-                        f"stopped pid {process.main.pid}; port {port} free; GPUs {gpus} free of "
-                        f"the server's processes; {'; '.join(kept)}"
-                    )
-                return f"stopped pid {process.main.pid}; port {port} free; GPUs {gpus} released"
-            if asyncio.get_running_loop().time() > deadline:
-                problems = []
-                if busy_port:
-                    problems.append(f"port {port} still in use")
-                problems += [
-                    f"pid {app.pid} still holds {app.used_mib} MiB on GPU {app.gpu_uuid}"
-                    for app in holders
-                ]
-                problems += [f"pid {proc.pid} ({proc.title}) still alive" for proc in lingering]
-                raise StageFailed("; ".join(problems))
-            await asyncio.sleep(VERIFY_POLL_S)
-
-
-VERIFY_POLL_S = 0.2
-"""Between two looks at a stopping server (a look is a snapshot, ~0.1 s on the host): a GPU's
-memory is often released a moment after the process exits."""
-
-
-def kept_by_design(snap: Snapshot, process: ServerProcess) -> list[str]:
-    """What weight-cache daemons keep on the stopped server's GPUs: held by design (a
-    `--weight-cache-mode client` server loads from them), neither the server's nor an orphan's."""
-    uuid_of = {gpu.index: gpu.uuid for gpu in snap.gpus}
-    kept = []
-    for cache in snap.view.weight_caches:
-        for index in sorted(set(cache.gpus) & set(process.gpus)):
-            kept.append(
-                f"weight-cache daemon pid {cache.main.pid} keeps "
-                f"{cache.mib_on(uuid_of.get(index))} MiB on GPU {index} by design"
-            )
-    return kept
-
-
-async def remote(
-    ctx: ActionContext, ssh: SshHost, argv: list[str], timeout: float = 60, check: bool = False
-):
-    """Run a command that changes the host (recorded instead under --dry-run)."""
-    if ctx.dry_run:
-        ctx.would_run(ssh, argv)
-        return None
-    result = await ssh.run(argv, timeout=timeout)
-    if check and not result.ok:
-        raise StageFailed(f"{argv[0]} exited {result.exit_status}: {result.stderr.strip()[-300:]}")
-    return result

@@ -27,13 +27,22 @@ from sglconsole.actions.base import (
     left_unprobed,
     started_early,
 )
-from sglconsole.actions.kill import remote, save_for_rollback, stop
+from sglconsole.actions.container import (
+    launch_container,
+    remove_kept,
+    stop_container,
+    wait_container_ready,
+)
+from sglconsole.actions.container_saved import kept_name
+from sglconsole.actions.kill import save_for_rollback, stop
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import HostAnswers, ask_host, run_preflight
 from sglconsole.actions.startup import LOG_TAIL, Started, wait_ready
+from sglconsole.actions.stopping import remote
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.secrets import mask_argv
 from sglconsole.remote.agents import source
+from sglconsole.remote.container_engine import container_serving
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 
@@ -45,15 +54,22 @@ async def plan_relaunch(
     snap = await snapshot(ctx.ssh[host], ctx.config.host(host).python)
     process = snap.server(port)
     lines = [f"host {host}, port {port}, profile {spec.profile}"]
+    engine = spec.container.engine if spec.container else None
+    boxed = await container_serving(ctx.ssh[host], port, process, engine)
     lines.append(
-        f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})"
+        f"stop: container {boxed.name} ({boxed.id[:12]}, pid {boxed.pid}, image {boxed.image}"
+        f" {(boxed.image_id or '')[:19]}), kept as {kept_name(boxed)} for rollback"
+        if boxed
+        else f"stop: pid {process.main.pid} ({shlex.join(mask_argv(list(process.main.argv)))})"
         if process
         else "stop: nothing runs there"
     )
-    lines.append(f"launch ({spec.launcher}): {spec.shown()}")
-    lines.append(f"log: {spec.log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
+    run = spec.container
+    lines.append(f"launch ({run.engine if run else spec.launcher}): {spec.shown()}")
+    log = f"{run.engine} logs {run.name}" if run else spec.log
+    lines.append(f"log: {log}" + (f"   workdir: {spec.cwd}" if spec.cwd else ""))
     lines.append("preflight runs first; if it fails nothing is touched")
-    return Plan("relaunch", f"{host}:{port}", lines, argv=list(spec.argv), spec=spec)
+    return Plan("relaunch", f"{host}:{port}", lines, argv=spec.command, spec=spec)
 
 
 async def relaunch(
@@ -131,13 +147,18 @@ async def _replace(
         # the kill re-checks the process on the host anyway
         snap = snap or await snapshot(ssh, ctx.config.host(host).python)
         process = snap.server(port)
+        engine = spec.container.engine if spec.container else None
+        boxed = await container_serving(ssh, port, process, engine)  # stopped as a container
         stage.detail = f"pid {process.main.pid}" if process else "nothing running"
+        stage.detail += f" in container {boxed.id[:12]} ({boxed.name})" if boxed else ""
     if preflight and spec.profile is not None:  # a rollback's saved command is not re-judged
         await _preflight(ctx, ssh, spec, snap, asked)
     saved = {}
     if process is not None:
         server = ctx.config.find_server(host, port)
-        saved = await save_for_rollback(ctx, ssh, host, port, process, server, rollbacks)
+        saved = await save_for_rollback(
+            ctx, ssh, host, port, process, server, rollbacks, container=boxed
+        )
     record = (
         None
         if ctx.dry_run
@@ -148,7 +169,7 @@ async def _replace(
             stopping_pid=process.main.pid if process else None,
             stopping_argv=list(process.main.argv) if process else None,
             stopping_env=saved.get("env"),
-            starting_argv=list(spec.argv),
+            starting_argv=spec.command,
             starting_env=dict(spec.env),
             starting_cwd=spec.cwd,
             log=spec.log,
@@ -157,11 +178,18 @@ async def _replace(
     )
     started = None
     try:
-        if process is not None:
+        if boxed is not None:  # kept, renamed and stopped, for rollback
+            await stop_container(ctx, ssh, port, boxed, process, keep=True)
+        elif process is not None:
             await stop(ctx, ssh, host, port, process, snap)
-        started = await launch(ctx, ssh, spec)
-        if not ctx.dry_run:
-            await wait_ready(ctx, ssh, spec, started)
+        if spec.container is not None:
+            started = await launch_container(ctx, ssh, spec)
+            if not ctx.dry_run:
+                await wait_container_ready(ctx, ssh, spec, started)
+        else:
+            started = await launch(ctx, ssh, spec)
+            if not ctx.dry_run:
+                await wait_ready(ctx, ssh, spec, started)
     except asyncio.CancelledError as exc:
         if record is None or started is None:  # its begin record says it never ended
             raise
@@ -180,8 +208,24 @@ async def _replace(
     if record and keep_open:
         started.audit_record = record
     elif record:
-        audit.end(record, True, f"pid {started.pid} ready", pid=started.pid)
+        removed = await prune_kept(ctx, ssh, host, port, rollbacks)
+        audit.end(record, True, f"pid {started.pid} ready{removed}", pid=started.pid)
     return started
+
+
+async def prune_kept(
+    ctx: ActionContext, ssh: SshHost, host: str, port: int, rollbacks: RollbackStore | None
+) -> str:
+    """Once the new server is proven, the containers replaced before the last one go: the last
+    one stays (renamed, stopped) for rollback. '' where none was removed."""
+    history = (rollbacks or RollbackStore()).history(host, port)
+    if ctx.dry_run or not any(saved.get("container") for saved in history):
+        return ""
+    keep = (history[-1].get("container") or {}).get("id") if history else None
+    async with ctx.stage("prune", "containers kept by earlier replacements") as stage:
+        removed = await remove_kept(ctx, ssh, history, keep)
+        stage.detail = f"removed {', '.join(removed)}" if removed else "none to remove"
+    return f"; removed {', '.join(removed)}" if removed else ""
 
 
 async def _preflight(

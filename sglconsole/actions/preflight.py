@@ -17,6 +17,7 @@ from sglconsole.config.flag_history import explain
 from sglconsole.config.launch_spec import LaunchSpec
 from sglconsole.core.drift import check_version
 from sglconsole.core.flag_hints import did_you_mean
+from sglconsole.remote.container_engine import by_id, image_id_of
 from sglconsole.remote.inspect import Snapshot
 from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached
 from sglconsole.remote.sglang_args import Verdict, error_line
@@ -98,11 +99,16 @@ class HostAnswers:
 
 async def ask_host(ssh: SshHost, spec: LaunchSpec) -> HostAnswers:
     # the host parser imports SGLang and torch (~12 s on a real host): asked once per version
-    verdict = await canonicalize_cached(ParserCache(), ssh, spec.python, {"profile": spec.args})
+    checks = []
+    if spec.container is not None:  # the image's SGLang, in a throwaway container: it must be there
+        checks = [await image_check(ssh, spec), await name_check(ssh, spec)]
+        if not checks[0].passed:
+            return HostAnswers(Verdict(False, None, spec.python, {}, {}, checks[0].detail), [])
+    verdict = await canonicalize_cached(ParserCache(), ssh, spec.runner, {"profile": spec.args})
     if not verdict.ok:
-        return HostAnswers(verdict, [])
+        return HostAnswers(verdict, checks)
     model = verdict.results["profile"].values.get("model_path")
-    return HostAnswers(verdict, await _paths(ssh, spec, model))
+    return HostAnswers(verdict, checks + await _paths(ssh, spec, model))
 
 
 async def run_preflight(
@@ -126,9 +132,13 @@ async def run_preflight(
     verdict = answers.verdict
     result.verdict = verdict
     if not verdict.ok:
+        result.checks += answers.paths
         result.checks.append(Check("sglang", False, verdict.error or "SGLang could not be asked"))
         return result
-    result.checks.append(Check("interpreter", True, f"{spec.python}: SGLang {verdict.version}"))
+    where = f" in {spec.container.runs}" if spec.container else ""
+    result.checks.append(
+        Check("interpreter", True, f"{spec.python}{where}: SGLang {verdict.version}")
+    )
     canonical = verdict.results["profile"]
     if canonical.error:
         result.checks.append(Check("arguments", False, refusal(canonical.error, verdict)))
@@ -166,7 +176,7 @@ async def _paths(ssh: SshHost, spec: LaunchSpec, model: object) -> list[Check]:
         # only a configured log: the default one's folder is /tmp
         "log": spec.log_setting,
     }
-    run = await ssh.run([spec.python, "-c", PATHS_SNIPPET, json.dumps(request)], timeout=30)
+    run = await ssh.run([*spec.runner, "-c", PATHS_SNIPPET, json.dumps(request)], timeout=60)
     try:
         found = json.loads(run.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -283,3 +293,36 @@ def _gpus(spec: LaunchSpec, snap: Snapshot) -> list[Check]:
                 )
             )
     return checks
+
+
+async def image_check(ssh: SshHost, spec: LaunchSpec) -> Check:
+    """The image a container launch runs is on the host (nothing is pulled behind your back)."""
+    run = spec.container
+    found = await image_id_of(ssh, run.engine, run.runs)
+    if found is None:
+        return Check(
+            "image",
+            False,
+            f"{run.engine} has no image {run.runs} on {spec.host}"
+            + (f" (the profile's {run.image} names it)" if run.image_id else "")
+            + f": `{run.engine} pull` it first",
+        )
+    return Check("image", True, f"{run.runs} is present ({found[:19]})")
+
+
+async def name_check(ssh: SshHost, spec: LaunchSpec) -> Check:
+    """The container's predictable name is free, or held by the server being replaced (which is
+    renamed, kept for rollback, before the new one starts)."""
+    run = spec.container
+    held = await by_id(ssh, run.engine, run.name)  # inspect takes a name as well as an id
+    if held is None:
+        return Check("name", True, f"container name {run.name} is free")
+    if held.running and held.port == spec.port:
+        return Check("name", True, f"{run.name} is the container being replaced ({held.id[:12]})")
+    state = "running" if held.running else held.state or "stopped"
+    return Check(
+        "name",
+        False,
+        f"container name {run.name} is taken by {held.id[:12]} ({state}, not this server):"
+        f" rename or remove it first",
+    )

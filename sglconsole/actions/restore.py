@@ -23,14 +23,15 @@ from sglconsole.actions.base import (
     left_unprobed,
     started_early,
 )
-from sglconsole.actions.launch import replace
+from sglconsole.actions.launch import prune_kept, replace
 from sglconsole.actions.lock import host_lock
 from sglconsole.actions.preflight import HostAnswers, ask_host
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core.decode_lines import DECODE_CURRENT_MIN_S, counted, decode_speed
-from sglconsole.core.log_owner import process_decode_records
+from sglconsole.core.log_owner import process_decode_records, started_pid
 from sglconsole.core.text import fmt_duration
+from sglconsole.remote.container_engine import container_serving
 from sglconsole.remote.inspect import Snapshot, snapshot
 from sglconsole.remote.ssh.connection import SshHost
 from sglconsole.state.status import per_request_baseline
@@ -77,6 +78,18 @@ async def log_end(ssh: SshHost, log: str) -> list[str]:
     """The whole lines of the log's last 128 KiB."""
     result = await ssh.run(["tail", "-c", "131072", log], timeout=15)
     return result.stdout.splitlines()[1:]  # the first may be cut
+
+
+async def container_stats(
+    ssh: SshHost, engine: str, container_id: str, since: str | None = None
+) -> DecodeStats:
+    """The same medians from a container's log as its engine keeps it, since its last start:
+    every line is its server's (the PID it announces is its own, in its PID namespace)."""
+    argv = [engine, "logs", "--tail", "2000", *(["--since", since] if since else []), container_id]
+    result = await ssh.run(argv, timeout=30)
+    lines = (result.stdout + result.stderr).splitlines()
+    announced = [pid for pid in map(started_pid, lines) if pid is not None]
+    return stats_of(lines, announced[-1] if announced else -1, 0.0)
 
 
 def stats_of(lines: list[str], pid: int, started: float) -> DecodeStats:
@@ -135,14 +148,17 @@ async def _restore(
     ssh = ctx.ssh[host]
     before = DecodeStats(None, None, None, None)
     running = snap.server(port)
+    engine = spec.container.engine if spec.container else None
+    boxed = await container_serving(ssh, port, running, engine) if running else None
     if running is not None:
         async with ctx.stage("measure", "tok/s of what runs now") as stage:
             log = server.log or running.main.stdout
             main = running.main
             read = log_read if server.log else None
-            before = (
-                await decode_stats(ssh, log, main.pid, main.start, read=read) if log else before
-            )
+            if boxed is not None:  # its engine keeps its log: this start's lines
+                before = await container_stats(ssh, boxed.engine, boxed.id, boxed.started_at)
+            elif log:
+                before = await decode_stats(ssh, log, main.pid, main.start, read=read)
             stage.detail = (
                 f"{describe_one(before)}{aged(before)}"
                 if before.tok_s
@@ -170,7 +186,11 @@ async def _restore(
             ctx.skip("compare", f"not compared: the probe's answer failed ({verdict.verdict})")
             raise StageFailed(f"probe: {verdict.verdict}: {verdict.reason}")
         async with ctx.stage("compare", "tok/s and accept length against the baseline") as stage:
-            after = await decode_stats(ssh, spec.log, started.pid, 0.0, started.log_off)
+            after = (
+                await container_stats(ssh, spec.container.engine, started.container_id)
+                if started.container_id
+                else await decode_stats(ssh, spec.log, started.pid, 0.0, started.log_off)
+            )
             problems = compare(profile, after, verdict)
             stage.detail = describe(before, after, profile, verdict)
             if problems:
@@ -199,7 +219,8 @@ async def _restore(
                 probe=verdict.verdict if verdict is not None else None,
             )
         raise
-    summary = f"UP as pid {started.pid}: {describe(before, after, profile, verdict)}"
+    removed = await prune_kept(ctx, ssh, host, port, rollbacks)  # proven: older kept ones go
+    summary = f"UP as pid {started.pid}: {describe(before, after, profile, verdict)}{removed}"
     if record:
         audit.end(
             record,

@@ -15,7 +15,9 @@ from sglconsole.actions.base import (
     StageFailed,
     left_unprobed,
 )
+from sglconsole.actions.container_rollback import container_plan, restart_kept
 from sglconsole.actions.launch import replace
+from sglconsole.actions.lock import host_lock
 from sglconsole.actions.probe import probe
 from sglconsole.config.launch_spec import LaunchSpec, spec_from_rollback
 
@@ -33,6 +35,8 @@ def plan_rollback(
     ctx: ActionContext, host: str, port: int, rollbacks: RollbackStore | None = None
 ) -> Plan:
     saved = saved_for(host, port, rollbacks)
+    if saved.get("container"):  # the kept container comes back, not a new one
+        return container_plan(ctx, host, port, saved)
     spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
     return Plan(
         "rollback",
@@ -65,19 +69,24 @@ async def rollback(
 ) -> ActionResult:
     """SPEC: the one the plan showed; else read from the rollback store here."""
     rollbacks = rollbacks or RollbackStore()
-    if spec is None:
-        saved = saved_for(host, port, rollbacks)
-        spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
     audit = audit or AuditLog()
-    started = await replace(
-        ctx,
-        spec,
-        audit=audit,
-        rollbacks=rollbacks,
-        action="rollback",
-        preflight=False,
-        keep_open=True,
-    )
+    saved = saved_for(host, port, rollbacks) if spec is None or spec.container else None
+    if saved is not None and saved.get("container"):
+        async with host_lock(ctx, host, port, "rollback"):
+            started = await restart_kept(ctx, host, port, saved, audit=audit, rollbacks=rollbacks)
+        spec = spec or container_plan(ctx, host, port, saved).spec
+    else:
+        if spec is None:
+            spec = spec_from_rollback(host, saved, ctx.config.find_server(host, port))
+        started = await replace(
+            ctx,
+            spec,
+            audit=audit,
+            rollbacks=rollbacks,
+            action="rollback",
+            preflight=False,
+            keep_open=True,
+        )
     record = started.audit_record
     target = f"{host}:{port}"
     if ctx.dry_run:

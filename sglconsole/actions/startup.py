@@ -29,6 +29,8 @@ class Started:
     lines: list[str] = field(default_factory=list)
     audit_record: dict | None = None
     """The audit "begin" record still open: the caller (a restore) ends it with its verdict."""
+    container_id: str | None = None
+    """The container it runs in, where the launch was a container's `run`."""
 
 
 async def wait_ready(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, started: Started) -> None:
@@ -44,11 +46,17 @@ async def wait_ready(ctx: ActionContext, ssh: SshHost, spec: LaunchSpec, started
     async with ctx.stage("startup", f"following {started.log}") as stage:
         reader = asyncio.create_task(_follow(ctx, stream, started.pid, lines, state, stage))
         try:
-            await _until_healthy(ssh, port, address, state, timeout, started, lines)
+            await until_healthy(ssh, port, address, state, timeout, started, lines)
         finally:
             reader.cancel()
             await stream.close()
         stage.detail = "ready line seen" if state["ready_line"] else "/health answered 200"
+    await confirm_generation(ctx, ssh, port, address, lines)
+
+
+async def confirm_generation(
+    ctx: ActionContext, ssh: SshHost, port: int, address: str, lines: list[str]
+) -> None:
     async with ctx.stage("generate", "confirm readiness with a real generation (/health_generate)"):
         endpoint = await ssh.forward(port, address)
         async with endpoint.client(timeout=60) as client:
@@ -101,7 +109,7 @@ def _startup_line(ctx, text: str, state: dict, stage) -> None:
         stage.evidence.append(text)
 
 
-async def _until_healthy(
+async def until_healthy(
     ssh: SshHost,
     port: int,
     address: str,

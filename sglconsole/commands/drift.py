@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sglconsole import config
-from sglconsole.commands.output import print_json
+from sglconsole.commands.output import DIFF_SCHEMA, print_json
 from sglconsole.commands.registry import command, config_path, run_async, stdout
 from sglconsole.core import drift
 from sglconsole.core.drift_meaning import JUDGES, meaning_lines
@@ -64,6 +64,24 @@ def report_table(report: drift.Report, left: str = "profile", right: str = "runn
     return table
 
 
+def container_table(report: drift.Report) -> Table | None:
+    """The image and the `run` options, apart from SGLang's flags (none: neither side runs in a
+    container)."""
+    if not report.container:
+        return None
+    table = Table(title="container", title_justify="left", show_lines=False)
+    for column in ("image / option", "profile", "running", "state"):
+        table.add_column(column, overflow="fold")
+    for row in report.container:
+        state = Text("differs" if row.differs else "same", "bold red" if row.differs else "dim")
+        table.add_row(row.label, _cell(row.profile), _cell(row.running), state)
+    return table
+
+
+def container_notes(report: drift.Report) -> list[str]:
+    return [f"{row.label}: {row.note}" for row in report.container if row.note]
+
+
 def _cell(value: object) -> Text:
     return safe("unset" if value is None else elide(str(value)), "dim" if value is None else "")
 
@@ -104,6 +122,11 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
                 )
                 out.print(safe(title, "bold"))
                 out.print(report_table(report))
+                boxed = container_table(report)
+                if boxed is not None:
+                    out.print(boxed)
+                for line in container_notes(report):
+                    out.print(safe(line, "dim"))
                 for line in meaning_lines(report.rows):
                     out.print(safe(line))
                 for line in report.note_lines():
@@ -118,7 +141,7 @@ async def _run_diff(cfg: config.Config, host: str, ports: list[int], as_json: bo
     finally:
         await fleet.close()
     if as_json:
-        print_json({key: result.to_dict() for key, result in results.items()})
+        print_json({key: result.to_dict() for key, result in results.items()}, version=DIFF_SCHEMA)
     return worst
 
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 RESULT_SCHEMA = "1.0"
+DIFF_SCHEMA = "1.1"  # 1.1: each server's report gains `container` (its image and run options)
 
 
 def versioned(data: dict, version: str = RESULT_SCHEMA) -> dict:

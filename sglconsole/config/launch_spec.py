@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from sglconsole.config.container_run import ContainerRun, container_run
 from sglconsole.config.schema import Config, Profile, Server
 from sglconsole.core.launch_form import parser_args
 from sglconsole.core.secrets import mask_argv, mask_env
@@ -51,6 +52,8 @@ class LaunchSpec:
     """${VAR} references the operator's environment did not set when the spec was built."""
     exact_env: bool = False
     """A rollback restores the saved environment as it was, not on top of the launcher's."""
+    container: ContainerRun | None = None
+    """It runs in a container: `argv` is the command inside, `command` the `run` that starts it."""
 
     @property
     def python(self) -> str:
@@ -70,8 +73,22 @@ class LaunchSpec:
     def systemd_unit(self) -> str | None:
         return self.launcher.split(":", 1)[1] if self.launcher.startswith("systemd:") else None
 
+    @property
+    def runner(self) -> list[str]:
+        """The argv that runs the spec's interpreter where the server will run (`-c` follows)."""
+        return [self.python] if self.container is None else self.container.runner(self.python)
+
+    @property
+    def command(self) -> list[str]:
+        """What the host runs to start it: the argv, or the container's `run -d`."""
+        if self.container is None:
+            return list(self.argv)
+        return self.container.argv(self.port, self.argv)
+
     def shown(self) -> str:
         """The command as a shell would read it, secrets masked."""
+        if self.container is not None:
+            return shlex.join(self.container.argv(self.port, self.argv, masked=True))
         env = " ".join(
             f"{name}={shlex.quote(value)}" for name, value in mask_env(dict(self.env)).items()
         )
@@ -109,11 +126,17 @@ def spec_for_profile(
     ]
     if "--port" not in args and not any(arg.startswith("--port=") for arg in args):
         args += ["--port", str(server.port)]
+    given = {**profile.env, **(profile.container.options.env if profile.container else {})}
     env = {
         name: _VAR.sub(lambda found: environ.get(found.group(1), ""), value)
-        for name, value in profile.env.items()
+        for name, value in given.items()
     }
-    if server.gpus:
+    container = None
+    if profile.container is not None:  # its GPU option pins the GPUs, numbered from 0 inside
+        container = container_run(
+            profile.container, server.port, env, tuple(server.gpus), profile.workdir
+        )
+    elif server.gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, server.gpus))
     return LaunchSpec(
         host=host,
@@ -129,6 +152,7 @@ def spec_for_profile(
         startup_timeout=profile.startup_timeout,
         http_address=server.http_address,
         unresolved=_unresolved(profile, environ),
+        container=container,
     )
 
 
@@ -149,9 +173,14 @@ def spec_from_rollback(host: str, saved: dict, server: Server | None) -> LaunchS
 
 
 def _unresolved(profile: Profile, environ: Mapping[str, str]) -> tuple[str, ...]:
+    options = profile.container.options if profile.container else None
     names = {
         found.group(1)
-        for text in [*profile.args, *profile.env.values()]
+        for text in [
+            *profile.args,
+            *profile.env.values(),
+            *(options.env.values() if options else ()),
+        ]
         for found in _VAR.finditer(text)
     }
     return tuple(sorted(name for name in names if name not in environ))

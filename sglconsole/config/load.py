@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from sglconsole.config.container import check_containers
 from sglconsole.config.flag_check import flag_problems
 from sglconsole.config.problems import dotted, lookup_line, validation_problems
 from sglconsole.config.routers import check_routers
@@ -299,6 +300,7 @@ def _cross_check(model: HostsFile, lines: dict[Path_, int], filename: str) -> li
                     )
     _check_jump_cycles(model, add)
     check_routers(model, add)
+    check_containers(model, add)
     return sorted(dict.fromkeys(problems), key=_line_of)
 
 

@@ -121,7 +121,7 @@ def _unknown_key_message(loc: Path_) -> str:
     model = _model_at(loc[:-1]) if loc else None
     if model is None:
         return "unknown key"
-    known = list(model.model_fields)
+    known = [field.alias or name for name, field in model.model_fields.items()]
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
     return f"unknown key ({hint}expected one of: {', '.join(known)})"

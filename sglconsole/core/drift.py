@@ -16,6 +16,7 @@ from enum import StrEnum
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from sglconsole.core.drift_container import ContainerRow
 from sglconsole.core.drift_env import (  # noqa: F401 - BUILD_ENV, is_tuning: drift's face
     BUILD_ENV,
     ambient_env,
@@ -120,21 +121,30 @@ class Report:
     notes: list[str] = field(default_factory=list)  # values from beyond the argv (--config)
     env_judge: str | None = None
     """Who judged the SGLANG_* variables: the host's registry, a shipped table, or nothing."""
+    container: list[ContainerRow] = field(default_factory=list)
+    """The image and `run` options, apart from SGLang's flags (drift_container)."""
 
     @property
     def differences(self) -> list[Row]:
         return [row for row in self.rows if row.state not in QUIET]
 
     @property
+    def count(self) -> int:
+        """Differences in all: SGLang's flags and env, and the container's."""
+        return len(self.differences) + sum(row.differs for row in self.container)
+
+    @property
     def differs(self) -> bool:
-        return bool(self.differences) or self.version_ok is False
+        changed = any(row.differs for row in self.container)
+        return bool(self.differences) or self.version_ok is False or changed
 
     @property
     def summary(self) -> str:
         diffs = self.differences
-        if not diffs and self.version_ok is not False:
+        if not self.differs:
             return "matches the profile"
-        parts = [
+        boxed = [f"{row.label}: {row.running} (profile {row.profile})" for row in self.container]
+        parts = [text for text, row in zip(boxed, self.container, strict=True) if row.differs] + [
             f"{row.flag}: {_short(row.shown(_compared_value(row)))} "
             f"(profile {_short(row.shown(row.profile))})"
             for row in diffs[:3]
@@ -157,6 +167,7 @@ class Report:
             "cut_env": cut_lengths({**self.ambient, **self.build}),
             "notes": list(self.notes),
             "env_judge": self.env_judge,
+            "container": [row.to_dict() for row in self.container],
         }
 
     def ambient_line(self) -> str | None:

@@ -12,10 +12,12 @@ from sglconsole.config.env_tables import shipped_registry
 from sglconsole.config.flag_tables import load_table
 from sglconsole.config.launch_spec import LaunchSpec, launch_spec
 from sglconsole.core import drift
+from sglconsole.core.drift_container import ContainerRow, compare_container, running_side
 from sglconsole.core.drift_meaning import Meaning, meaning_of
 from sglconsole.core.env_registry import EnvRegistry
 from sglconsole.core.processes import ServerProcess
 from sglconsole.errors import ActionError, UsageError
+from sglconsole.remote.container_engine import by_id, container_of_pid
 from sglconsole.remote.inspect import server_info, snapshot
 from sglconsole.remote.launch_argv import HostArgs, profile_args, running_args
 from sglconsole.remote.parser_cache import ParserCache, canonicalize_cached, installed_version
@@ -69,7 +71,23 @@ async def compare_running(
     if not verdict.ok:
         raise ActionError(f"{ssh.name}: {verdict.error}")
     info = await server_info(ssh, spec.http_address, spec.port)
-    return report_from(verdict, spec, process, info, notes), verdict
+    report = report_from(verdict, spec, process, info, notes)
+    rows = await container_rows(ssh, spec, process, (info or {}).get("version") or version)
+    return replace(report, container=rows), verdict
+
+
+async def container_rows(
+    ssh: SshHost, spec: LaunchSpec, process: ServerProcess, version: str | None
+) -> list[ContainerRow]:
+    """The container's side of the drift, where either side runs in one (the process's cgroup
+    names its container: the engine is asked about that one)."""
+    found = await container_of_pid(ssh, process.main.pid)
+    running = None
+    if found is not None:
+        boxed = await by_id(ssh, *found)
+        running = running_side(boxed, version) if boxed is not None else None
+    profile = spec.container.side() if spec.container is not None else None
+    return compare_container(profile, running)
 
 
 def report_from(
@@ -91,7 +109,7 @@ def report_from(
         resolved=info,
         profile_env=dict(spec.env),
         running_env=(process.main.env or {}) if process else None,
-        gpus=list(spec.gpus),
+        gpus=[] if spec.container else list(spec.gpus),  # a container's: its GPU option
         version=version,
         requires=spec.requires_sglang,
         server_port=spec.port,

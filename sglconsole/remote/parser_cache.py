@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 from pathlib import Path
 
 from sglconsole.config.paths import state_dir
@@ -56,11 +57,13 @@ print(found)
 """
 
 
-async def installed_version(ssh, python: str) -> str | None:
+async def installed_version(ssh, python: str | list[str]) -> str | None:
     """The SGLang version `python` on the host would import, without importing it (None if the
     package or its version file is not found: then nothing is cached)."""
     try:
-        result = await ssh.run([python, "-c", VERSION_PROBE], timeout=15)
+        runner = [python] if isinstance(python, str) else list(python)  # a list: in an image
+        timeout = 15 if isinstance(python, str) else 60  # starting a container takes longer
+        result = await ssh.run([*runner, "-c", VERSION_PROBE], timeout=timeout)
     except Exception:  # noqa: BLE001 - only a cache key: the full check still runs
         return None
     version = result.stdout.strip() if result.exit_status == 0 else ""
@@ -70,7 +73,7 @@ async def installed_version(ssh, python: str) -> str | None:
 async def canonicalize_cached(
     cache: ParserCache,
     ssh,
-    python: str,
+    python: str | list[str],
     argvs: dict[str, list[str]],
     *,
     version: str | None = None,
@@ -78,7 +81,9 @@ async def canonicalize_cached(
     """The host parser's verdict on `argvs`, from the cache when this SGLang already answered
     (`version`: the installed one, when the caller already asked)."""
     version = version or await installed_version(ssh, python)
-    key = cache.key(ssh.name, python, version, argvs)
+    key = cache.key(
+        ssh.name, python if isinstance(python, str) else shlex.join(python), version, argvs
+    )
     cached = cache.get(key)
     if cached is not None:  # written when it was asked: not again (~20 ms a verdict)
         return cached

@@ -191,10 +191,13 @@ def request(argvs: dict[str, list[str]]) -> str:
 
 
 async def canonicalize_remote(
-    ssh, python: str, argvs: dict[str, list[str]], timeout: float = 120
+    ssh, python: str | list[str], argvs: dict[str, list[str]], timeout: float = 120
 ) -> Verdict:
-    """Run SNIPPET with `python` on the host behind `ssh` (an SshHost)."""
-    result = await ssh.run([python, "-c", SNIPPET, request(argvs)], timeout=timeout)
+    """Run SNIPPET with `python` on the host behind `ssh` (an SshHost); a list is the argv that
+    runs the interpreter (in a container image: LaunchSpec.runner)."""
+    runner = [python] if isinstance(python, str) else list(python)
+    python = runner[-1] if isinstance(python, str) else " ".join(runner)
+    result = await ssh.run([*runner, "-c", SNIPPET, request(argvs)], timeout=timeout)
     if (
         result.exit_status == 127
         or "No such file or directory" in result.stderr

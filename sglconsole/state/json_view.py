@@ -282,4 +282,6 @@ def _report(report: Report) -> dict[str, Any]:
         "build": mask_env(report.build),
         **({"notes": list(report.notes)} if report.notes else {}),  # absent in older recordings
         "env_judge": report.env_judge,
+        # absent in older recordings; a container's rows as `diff --json` has them
+        **({"container": [row.to_dict() for row in report.container]} if report.container else {}),
     }

@@ -154,4 +154,4 @@ def _drift(server: ServerState) -> tuple[bool | None, int | None]:
     report = server.drift
     if report is None:
         return None, None
-    return report.differs, len(report.differences)
+    return report.differs, report.count

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 from sglconsole.core.drift import Report, Row, State
+from sglconsole.core.drift_container import ContainerRow
 from sglconsole.core.drift_meaning import JUDGES
 from sglconsole.core.nvidia_smi import ComputeApp, GpuSample
 from sglconsole.core.probe_result import ProbeResult
@@ -164,4 +165,18 @@ def _decode_report(data: dict[str, Any]) -> Report:
         build=data.get("build") or {},
         notes=list(data.get("notes") or []),
         env_judge=data.get("env_judge"),
+        container=[container_row(row) for row in data.get("container") or []],
+    )
+
+
+def container_row(data: dict) -> ContainerRow:
+    """A container row as recorded (core.drift_container.ContainerRow.to_dict)."""
+    return ContainerRow(
+        name=data["dest"],
+        label=data["flag"],
+        profile=data.get("profile"),
+        running=data.get("running"),
+        differs=data.get("state") == "DIFFERENT",
+        performance=bool(data.get("performance")),
+        note=data.get("note"),
     )

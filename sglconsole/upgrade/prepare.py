@@ -138,6 +138,12 @@ async def prepare(
     name = cfg.server(host, port).profile
     profile = cfg.profiles[name]
     spec = launch_spec(cfg, host, port)
+    if spec.container is not None:  # its SGLang is the image's: another release is another image
+        raise StageFailed(
+            f"profile {name!r} runs in a {spec.container.engine} container: another SGLang is"
+            " another image (set its container.image and image_id, then restore; preflight"
+            " asks the new image's SGLang first)"
+        )
     ssh = ctx.ssh[host]
     current = await installed_version(ssh, spec.python)
     if current is None:

@@ -55,7 +55,8 @@ def test_probe_json_carries_schema_version(demo_fleet):
 
 def test_diff_and_log_stats_json_carry_schema_version(demo_fleet):
     diff = json.loads(cli("diff", "-c", str(demo_fleet.config_path), "ct129", "--json").stdout)
-    assert diff["schema_version"] == "1.0" and "ct129:30000" in diff
+    assert diff["schema_version"] == "1.1" and "ct129:30000" in diff
+    assert diff["ct129:30000"]["container"] == []  # 1.1: no container on either side
     log = next(iter(sorted(LOGS.glob("*.log"))))
     stats = json.loads(cli("log-stats", str(log), "--json").stdout)
     assert stats["schema_version"] == "1.0" and stats["records"] > 0

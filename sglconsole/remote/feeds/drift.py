@@ -3,9 +3,11 @@ once per server process (the host's SGLang judges; asking is not free: verdicts 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sglconsole.config.launch_spec import spec_for_profile
 from sglconsole.errors import ActionError
-from sglconsole.remote.drift import drift_argvs, report_from
+from sglconsole.remote.drift import container_rows, drift_argvs, report_from
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.sglang_args import canonicalize_remote
@@ -36,7 +38,9 @@ class DriftFeed:
             verdict = await canonicalize_remote(self.link.ssh, python, argvs)
             cache.put(key, verdict)
         if verdict.ok:
-            server.drift = report_from(verdict, spec, process, server.server_info, notes)
+            report = report_from(verdict, spec, process, server.server_info, notes)
+            rows = await container_rows(self.link.ssh, spec, process, server.version)
+            server.drift = replace(report, container=rows)
             server.drift_error = None
         else:
             server.drift_error = verdict.error

@@ -48,6 +48,7 @@ def drift_view(server: ServerState, palette: Palette, width: int) -> RenderableT
         for where, error in report.errors.items()
     ]
     parts += [rows_table(report, palette, width), Text(LEGEND, style=palette.muted)]
+    parts += container_part(report, palette, width)
     parts += [Text(clean(line)) for line in meaning_lines(report.rows)]  # and who judged
     parts += [Text(clean(line), style=palette.muted) for line in report.note_lines()]
     if report.build_line():
@@ -80,13 +81,31 @@ def not_running(server: ServerState, palette: Palette) -> RenderableType:
     return Group(*lines)
 
 
+def container_part(report: Report, palette: Palette, width: int) -> list[RenderableType]:
+    """The image and the `run` options, a table apart from SGLang's flags, with its notes."""
+    if not report.container:
+        return []
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", width=width)
+    table.add_column("", no_wrap=True, width=1)
+    for name in ("container", "profile", "running"):
+        table.add_column(name, overflow="fold", ratio=1)
+    for row in report.container:
+        style = (palette.bad if row.performance else palette.warn) if row.differs else ""
+        shown = ["unset" if value is None else clean(str(value)) for value in (row.profile,
+                 row.running)]  # fmt: skip
+        table.add_row("≠" if row.differs else " ", row.label, *shown, style=style)
+    notes = [Text(f"{row.label}: {clean(row.note)}", style=palette.muted)
+             for row in report.container if row.note]  # fmt: skip
+    return [table, *notes]
+
+
 def summary(report: Report, palette: Palette) -> Text:
-    diffs = report.differences
+    diffs = report.differences + [row for row in report.container if row.differs]
     if not report.differs:
         return Text("running config matches the profile", style=palette.good)
     slow = sum(row.performance for row in diffs)
     return Text(
-        f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''} from the profile; "
+        f"{report.count} difference{'s' if report.count != 1 else ''} from the profile; "
         f"the {slow} that affect speed come first, highlighted",
         style=palette.warn,
     )
