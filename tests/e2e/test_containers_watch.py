@@ -112,6 +112,8 @@ async def test_the_server_pane_shows_its_container(container_fleet):  # noqa: F8
         header = shown(app, "#server-header")
         assert f"in {kind} container sglang-30000" in header, header
         assert "SGLang 0.5.23 inside" in header and "GPUs 0" in header
+        row = app.main.tree.node_for((name, 30000)).label.plain  # the tree says it too
+        assert f"{kind}: " in row, row
 
 
 async def test_a_reconnect_loses_and_repeats_no_line(fresh_container_fleet):  # noqa: F811

@@ -76,6 +76,8 @@ def server_label(server: ServerState, palette: Palette, width: int, signs: str =
         text.append(f" {signs}", style=palette.bad)
     room = width - text.cell_len - 1
     name = clean(server.profile_name) if server.profile_name else "(unmanaged)"
+    if server.container is not None:  # which servers run in Docker/Podman, seen in the tree
+        name = f"{server.container.engine}: {name}"
     if room >= 4:
         text.append(" " + shorten(name, room), style=palette.muted)
     return text
