@@ -44,6 +44,7 @@ def _agent(tmp_path, socket: str, prefix: tuple[str, ...] = (), podman: bool = F
         stderr=subprocess.PIPE,
         text=True,
         env={"PATH": str(wrapper.parent), "HOME": str(tmp_path)},
+        cwd=tmp_path,  # the login's own: rootless podman chdirs back to it (a clone may be 0700)
     )
     messages: list[dict] = []
     try:
@@ -114,7 +115,7 @@ def test_rootless_podman_is_found_by_the_logins_own_cli():
 
     def podman(*args: str, stdin: bytes | None = None) -> str:
         done = subprocess.run(
-            [*login, PODMAN, *args], input=stdin, capture_output=True, timeout=120
+            [*login, PODMAN, *args], input=stdin, capture_output=True, timeout=120, cwd=folder
         )
         assert done.returncode == 0, done.stderr.decode(errors="replace")[-800:]
         return done.stdout.decode()
@@ -137,7 +138,7 @@ def test_rootless_podman_is_found_by_the_logins_own_cli():
         assert os.stat(f"/proc/{info.pid}").st_uid == pwd.getpwnam("nobody").pw_uid
     finally:
         subprocess.run([*login, PODMAN, "rm", "-f", "-t", "0", "rootless-sglang"], timeout=120,
-                       capture_output=True)  # fmt: skip
+                       capture_output=True, cwd=folder)  # fmt: skip
         for pid in _processes_of(folder):  # its pause process: this test's, by its HOME
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(folder, ignore_errors=True)

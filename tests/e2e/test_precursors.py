@@ -248,11 +248,39 @@ async def test_the_exporter_serves_the_signs_and_the_gpu_counters(fleet_factory)
 
 
 @pytest.mark.usefixtures("state_dir")
+async def test_an_old_kill_whose_pid_a_newer_process_holds_is_not_that_processs(fleet_factory):
+    """pids are reused: the OOM killer's lines of 30 min ago name the pid that 30001's scheduler,
+    started a minute ago, holds now — read while the console watches that scheduler, the kill
+    was of another process, and whose is not known (its memcg names no unit)."""
+    fleet = fleet_factory([two_servers()], extra_config=FAST)
+    async with FleetMonitor(config.load(fleet.config_path)) as monitor:
+        state = monitor.state
+        host = state.hosts["gpu4"]
+        await until(lambda: running(state) and host.signs.kernel_source, 60, lambda: host.signs)
+        event = {"id": 1, "kind": "oom_kill", "port": 30001, "ago_s": 1800, "kill": False}
+        switch(fleet, kernel_events=[event])
+
+        def killed():
+            return [found for found in findings(host, time.time()) if found.kind == "oom_kill"]
+
+        await until(killed, 30, lambda: list(host.signs.kernel))
+        (found,) = killed()
+        assert found.port is None and "whose it was is not known" in found.text, found
+
+
 def test_status_and_its_json_tell_an_oom_kill_of_the_last_hour_before_the_console_started(
     fleet_factory,
 ):
     fleet = fleet_factory([two_servers()], extra_config=FAST)
     switch(fleet, kernel_events=[{"id": 1, "kind": "oom_kill", "port": 30001}])
+    # the kill happened before the console starts (one started meanwhile may see the victim in
+    # its first scan, and rightly names its server)
+    kmsg = fleet.hosts["gpu4"].root / "sim" / "kmsg"
+    deadline = time.monotonic() + 30
+    while not (kmsg.exists() and "Killed process" in kmsg.read_text()):
+        assert time.monotonic() < deadline, "the simulated OOM kill did not happen"
+        time.sleep(0.2)
+    time.sleep(1)  # the SIGKILL right after the line
     deadline = time.monotonic() + 90
     while True:  # the event is in the host's kernel log: a console opened now reads it
         result = cli("status", "-c", str(fleet.config_path), "--json", timeout=150)

@@ -20,7 +20,8 @@ They live in ROOT/sim/host.json, read live (within ~1 s), like the other host se
   for GPU `gpu` (pid and name: the first scheduler on that GPU, else, or with "unknown_pid",
   '<unknown>' as drivers often write); "oom_kill":
   the OOM killer's three lines naming the scheduler of the server on `port`, which is then
-  killed (SIGKILL), as the kernel does.
+  killed (SIGKILL), as the kernel does. With `ago_s` the lines are stamped that long ago and,
+  with `"kill": false`, nobody is killed: an old kill whose pid a newer process holds now.
 """
 
 from __future__ import annotations
@@ -131,26 +132,31 @@ def _happen(root: str, host: dict, event: dict) -> None:
             return
         pid, comm = victim
         rss_kb = _rss_kb(pid)
+        when = time.time() - float(event.get("ago_s", 0))
         kernel_line(
             root,
             f"{comm} invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), "
             "order=0, oom_score_adj=0",
+            when,
         )
         kernel_line(
             root,
             "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,"
             f"global_oom,task_memcg={_memcg(pid)},task={comm},pid={pid},uid=0",
+            when,
         )
         kernel_line(
             root,
             f"Out of memory: Killed process {pid} ({comm}) total-vm:{rss_kb * 3}kB, "
             f"anon-rss:{rss_kb}kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:{rss_kb // 500}kB "
             "oom_score_adj:0",
+            when,
         )
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        if event.get("kill", True):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def _scheduler_on_gpu(root: str, gpu: int) -> tuple[int, str] | None:

@@ -29,6 +29,7 @@ OOM_WARN_S = 3600.0  # "out of memory in ~N min" is a finding under an hour ...
 OOM_CLEAR_S = 5400.0  # ... and stays one until the estimate is past 90 min (hysteresis)
 KERNEL_EVENTS = 50
 PID_MEMORY = 4096  # pids remembered with their server (a killed pid is gone from the next scan)
+PID_START_SLACK_S = 2.0  # the kernel log's clock and a start time (boot + ticks) may differ
 KIB_PER_MIB = 1024
 UNIT = re.compile(r"/(?P<unit>[^/]+\.service)$")
 
@@ -52,8 +53,9 @@ class HostSigns:
     """port -> (time, RSS kB of the server's whole process tree) of its current process."""
     rss_pid: dict[int, int] = field(default_factory=dict)
     """port -> the main pid its RSS series belongs to."""
-    pids: dict[int, int] = field(default_factory=dict)
-    """pid -> port: every pid seen in a server's process tree, the newest PID_MEMORY."""
+    pids: dict[int, tuple[int, float]] = field(default_factory=dict)
+    """pid -> (port, the process's start time): every pid seen in a server's process tree, the
+    newest PID_MEMORY."""
     kernel: deque[HitEvent] = field(default_factory=lambda: deque(maxlen=KERNEL_EVENTS))
     kernel_seen: set[tuple] = field(default_factory=set)
     memcg: dict[int, str] = field(default_factory=dict)
@@ -100,7 +102,7 @@ def take_memory(host: HostState, message: dict, now: float) -> None:
             continue
         tree = (process.main, *process.children)
         for member in tree:
-            _remember_pid(signs, member.pid, server.port)
+            _remember_pid(signs, member.pid, server.port, member.start)
         values = [rss.get(str(member.pid)) for member in tree]
         if not isinstance(values[0], int):
             continue  # the main process unread: unknown, never a smaller number
@@ -111,9 +113,9 @@ def take_memory(host: HostState, message: dict, now: float) -> None:
         signs.rss[server.port].append((when, float(total_kb)))
 
 
-def _remember_pid(signs: HostSigns, pid: int, port: int) -> None:
+def _remember_pid(signs: HostSigns, pid: int, port: int, start: float) -> None:
     signs.pids.pop(pid, None)
-    signs.pids[pid] = port
+    signs.pids[pid] = (port, start)
     while len(signs.pids) > PID_MEMORY:
         signs.pids.pop(next(iter(signs.pids)))
 
@@ -133,13 +135,18 @@ def take_kernel_event(host: HostState, event: KernelEvent, now: float) -> HitEve
 
 
 def attribute(host: HostState, event: KernelEvent) -> tuple[int, ...]:
-    """The servers an event hit: the pid's server, else (an Xid) the servers on that GPU."""
+    """The servers an event hit: the pid's server, else (an Xid) the servers on that GPU. A pid
+    counts only for a process that had started by the event's time: a pid is reused, and a kill
+    logged before the console started may name a number a newer process holds now."""
     for server in host.servers.values():  # pids of the live trees first (the freshest)
         process = server.process
-        if process and event.pid in {process.main.pid, *(child.pid for child in process.children)}:
+        tree = (process.main, *process.children) if process else ()
+        if any(member.pid == event.pid and _before(member.start, event) for member in tree):
             return (server.port,)
     if event.pid is not None and event.pid in host.signs.pids:
-        return (host.signs.pids[event.pid],)
+        port, start = host.signs.pids[event.pid]
+        if _before(start, event):
+            return (port,)
     unit = UNIT.search(host.signs.memcg.get(event.pid, "")) if event.pid is not None else None
     if unit is not None:  # a gone pid, in the cgroup of a server's systemd unit
         for server in host.servers.values():
@@ -150,6 +157,12 @@ def attribute(host: HostState, event: KernelEvent) -> tuple[int, ...]:
         gpus = [gpu.index for gpu in host.gpus if bus_key(gpu.bus_id) == event.bus]
         return servers_on(host, gpus)
     return ()
+
+
+def _before(start: float, event: KernelEvent) -> bool:
+    """Whether a process that started at `start` could be the one the event names (an event
+    without a time: it may be)."""
+    return event.time is None or start <= event.time + PID_START_SLACK_S
 
 
 def servers_on(host: HostState, gpus: list[int]) -> tuple[int, ...]:
