@@ -29,6 +29,10 @@ PROBE_TIMEOUT_S = 30.0
 ROUNDS_PER_WORKER = 2
 """Probes sent through the gateway, per worker it lists, before saying the new one got none:
 round-robin reaches it within one round, a load-aware policy within a few."""
+ROUTABLE_WITHIN_S = 5.0
+"""...and for at least this long: a gateway that has just listed a worker healthy may take a
+health-check round or two to pick it (seen under load), which is not a gateway that never will."""
+PROBE_PAUSE_S = 0.2
 
 
 async def is_gateway(route: Route, client: RouterClient) -> bool:
@@ -65,11 +69,12 @@ async def verify_routed(ctx: ActionContext, target: str, route: Route, client: R
             f"router {route.router} lists {url} healthy but its circuit breaker is"
             f" {before.breaker or 'not published'}: the gateway sends it nothing"
         )
-    listed = len(await client.workers())
+    least = max(2, ROUNDS_PER_WORKER * len(await client.workers()))
+    until = time.monotonic() + ROUTABLE_WITHIN_S
     sent = 0
     async with client.endpoint.client(timeout=PROBE_TIMEOUT_S) as http:
-        for attempt in range(max(2, ROUNDS_PER_WORKER * listed)):
-            body = {"text": f"Say OK ({attempt}, {time.time()}).", "sampling_params": PROBE_PARAMS}
+        while sent < least or time.monotonic() < until:
+            body = {"text": f"Say OK ({sent}, {time.time()}).", "sampling_params": PROBE_PARAMS}
             try:
                 answer = await http.post("/generate", json=body, headers=client.headers)
             except httpx.HTTPError as exc:
@@ -88,10 +93,10 @@ async def verify_routed(ctx: ActionContext, target: str, route: Route, client: R
                         f" there (breaker {now.breaker}, {now.failures} failures in a row)"
                     )
                 return f"healthy, breaker closed, a probe through it reached it ({sent} sent)"
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(PROBE_PAUSE_S)
     raise StageFailed(
         f"router {route.router} lists {url} healthy with its breaker closed, but none of {sent}"
-        f" probes through it reached {target}: it does not route to it"
+        f" probes through it in {ROUTABLE_WITHIN_S:g} s reached {target}: it does not route to it"
     )
 
 

@@ -39,6 +39,8 @@ class ProcInfo:
     cwd: str | None = None
     stdout: str | None = None
     exe: str | None = None
+    ancestors: tuple[str, ...] = ()
+    """A server's parent's and grandparent's names (comm), nearest first; () for others."""
 
     @property
     def zombie(self) -> bool:
@@ -74,6 +76,7 @@ class ProcInfo:
                 cwd=_opt_str(data.get("cwd")),
                 stdout=_opt_str(data.get("stdout")),
                 exe=_opt_str(data.get("exe")),
+                ancestors=tuple(str(name) for name in data.get("ancestors") or ()),
             )
         except (
             KeyError,

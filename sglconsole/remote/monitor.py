@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from sglconsole.config import Config
-from sglconsole.core.containers import ENGINES
+from sglconsole.core.containers import ENGINES, may_run_in_container
 from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prometheus.exporter_series import SOURCE
@@ -191,15 +191,13 @@ class FleetMonitor:
             return True
         if host.reachable is None or host.view is None or (not host.gpus and not host.gpu_error):
             return False
+        running = [server for server in host.servers.values() if server.process is not None]
         told = set(ENGINES) <= set(host.engines) or "agent" in host.engines
         waited = host.since is not None and time.time() - host.since > ENGINES_WAIT_S
-        if not (told or waited):
+        in_doubt = any(may_run_in_container(server.process) for server in running)
+        if in_doubt and not (told or waited):
             return False  # which server runs in a container is not known yet
-        return all(
-            server.health is not None
-            for server in host.servers.values()
-            if server.process is not None
-        )
+        return all(server.health is not None for server in running)
 
 
 def drift_pending(server) -> bool:

@@ -16,6 +16,7 @@ from sglconsole.core.containers.join import (
     engine_problem,
     in_container,
     lifetime,
+    may_run_in_container,
 )
 from sglconsole.core.containers.log_lines import format_stamp, parse_stamp, split_stamp
 from sglconsole.core.containers.record import (
@@ -40,6 +41,7 @@ __all__ = [
     "format_stamp",
     "in_container",
     "lifetime",
+    "may_run_in_container",
     "guess_engine",
     "image_index",
     "is_sglang",

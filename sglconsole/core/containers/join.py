@@ -16,6 +16,17 @@ from sglconsole.core.containers.inspect import is_sglang
 from sglconsole.core.containers.record import ContainerInfo
 from sglconsole.core.processes import ServerProcess
 
+ENGINE_PARENTS = ("containerd-shim", "conmon", "docker-init", "catatonit", "tini", "dumb-init")
+"""What a container's main process runs under, by name (comm, cut to 15 characters): Docker's
+containerd-shim-runc-v2 and Podman's conmon, or the init each adds with `--init`. A server's
+parent or grandparent (a shell entrypoint between) named so may be in a container."""
+
+
+def may_run_in_container(process: ServerProcess) -> bool:
+    """Whether only its engine can say if this server runs in a container: nothing else needs
+    to wait for the engines' word."""
+    return any(name.startswith(ENGINE_PARENTS) for name in process.main.ancestors)
+
 
 def container_of(
     process: ServerProcess, containers: Iterable[ContainerInfo]

@@ -151,6 +151,7 @@ class Procs:
                 keep[pid] = process
         for pid in mains:
             self.details(keep[pid])
+            keep[pid]["ancestors"] = ancestors(table, pid)
         for process in keep.values():  # its GPUs by CUDA_VISIBLE_DEVICES, as a server's
             if process["pid"] not in mains and is_weight_cache_daemon(process.get("argv") or []):
                 self.details(process)
@@ -173,6 +174,17 @@ class Procs:
         process["cwd"] = readlink("/proc/%s/cwd" % pid)
         process["stdout"] = readlink("/proc/%s/fd/1" % pid)
         process["exe"] = readlink("/proc/%s/exe" % pid)
+
+
+def ancestors(table, pid, depth=2):
+    """The names (comm) of a server's parent and grandparent: a container engine's shim or init
+    there says the server may run in a container."""
+    names = []
+    ppid = table[pid]["ppid"]
+    while ppid in table and len(names) < depth:
+        names.append(table[ppid]["comm"])
+        ppid = table[ppid]["ppid"]
+    return names
 
 
 def listen_ports():
