@@ -20,7 +20,6 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -83,22 +82,17 @@ def one_phase(fleet: SimFleet, mode: str, seconds: float, warmup: float) -> dict
         os.environ[POLL_ENV] = "1"  # the worker's monitor inherits it
     else:
         os.environ.pop(POLL_ENV, None)
-    marks: dict = {}
-    timers = [
-        threading.Timer(warmup, lambda: marks.setdefault("start", daemon_cpu(fleet))),
-        threading.Timer(warmup + seconds, lambda: marks.setdefault("end", daemon_cpu(fleet))),
-    ]
-    for timer in timers:
-        timer.daemon = True
-        timer.start()
     try:
-        found = measured(fleet, "monitor", fleet.config_path, seconds, warmup)
+        return measured(
+            fleet,
+            "monitor",
+            fleet.config_path,
+            seconds,
+            warmup,
+            also={"daemon_cpu_s": lambda: daemon_cpu(fleet)},
+        )
     finally:
         os.environ.pop(POLL_ENV, None)
-    for timer in timers:
-        timer.join()
-    found["daemon_cpu_s"] = marks["end"] - marks["start"]
-    return found
 
 
 def main() -> int:

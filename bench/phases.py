@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import checks
@@ -104,16 +105,31 @@ def _run_to_end(command: list[str], timeout: float, mode: str) -> subprocess.Com
 
 
 def measured(
-    fleet: SimFleet, mode: str, config: Path, seconds: float, warmup: float = WARMUP_S
+    fleet: SimFleet,
+    mode: str,
+    config: Path,
+    seconds: float,
+    warmup: float = WARMUP_S,
+    also: dict[str, Callable[[], float]] | None = None,
 ) -> dict:
     """Steady state: the first `warmup` seconds (imports, connecting, reading backlogs) are not
-    counted, on the watcher's side or on the hosts' (a console runs for days; that is paid once)."""
-    holder: dict = {"start": host_cpu(fleet)}
+    counted, on the watcher's side or on the hosts' (a console runs for days; that is paid once).
+    ALSO: more CPU counters (name -> a reading in CPU-s) read over the same counted window; each
+    difference is in the result under its name."""
+    readers = {"host": lambda: host_cpu(fleet), **(also or {})}
+    start = {"host_total": host_cpu(fleet)}
+    at_warmup: dict[str, float] = {}
+    at_end: dict[str, float] = {}
+
+    def read_all(into: dict) -> None:
+        for name, read in readers.items():
+            into.setdefault(name, read())
+
     # the hosts' side is read while the watcher is still connected: once it hangs up, its
     # sessions' children are reparented to init and their CPU leaves every counter we can see
     marks = [
-        threading.Timer(warmup, lambda: holder.setdefault("host", host_cpu(fleet))),
-        threading.Timer(warmup + seconds, lambda: holder.setdefault("end", host_cpu(fleet))),
+        threading.Timer(warmup, read_all, args=(at_warmup,)),
+        threading.Timer(warmup + seconds, read_all, args=(at_end,)),
     ]
     for timer in marks:
         # daemon: a SIGTERM mid-phase exits now, not once the timers fire (warmup + seconds)
@@ -122,8 +138,10 @@ def measured(
     result = run_worker(mode, config, seconds + 3, warmup=warmup)
     for timer in marks:
         timer.join()
-    result["host_cpu_s"] = holder["end"] - holder["host"]
-    result["host_cpu_total_s"] = holder["end"] - holder["start"]
+    result["host_cpu_s"] = at_end["host"] - at_warmup["host"]
+    result["host_cpu_total_s"] = at_end["host"] - start["host_total"]
+    for name in also or {}:
+        result[name] = at_end[name] - at_warmup[name]
     result["startup_note"] = f"first {warmup:g}s not counted"
     return result
 

@@ -44,45 +44,48 @@ def passing_streak(runs, pid: int | None) -> int:
     return count
 
 
+def turn(history, run, pid: int | None, told: str | None, watch: CanaryWatch) -> str | None:
+    """What one canary's newest run RUN (of process PID) makes news: the word of a finding that
+    held `fail_runs` runs in a row, "OK" when the one TOLD is over (`recover_runs` passed in a
+    row), else None. One hysteresis for a server's canary and one asked through a router."""
+    if told is None and not run.ok and history.failing_streak(pid) >= watch.fail_runs:
+        return run.verdict if run.verdict != "OK" else "CHANGED"
+    if told is not None and passing_streak(history.runs, pid) >= watch.recover_runs:
+        return "OK"
+    return None
+
+
 def canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
     """Alerts (built by `make_alert(host, server, verdict, reason, signal=None)`) for findings
     that held `fail_runs` runs, and for the end of each one alerted; then SGLang's warnings."""
     found = []
     for host in fleet.hosts.values():
         for server in host.servers.values():
-            key = (host.name, server.port)
-            pid = server.view.pid
+            key, pid = (host.name, server.port), server.view.pid
             run = server.canary.current(pid)
-            told = watch.told.get(key)
-            if run is None:
-                continue
-            failing = server.canary.failing_streak(pid) >= watch.fail_runs
-            word = run.verdict if run.verdict != "OK" else "CHANGED"
-            if failing and not run.ok and told is None:
-                watch.told[key] = word
-                found.append(make_alert(host, server, word, run.finding or word))
-            elif told is not None and passing_streak(server.canary.runs, pid) >= watch.recover_runs:
+            word = run and turn(server.canary, run, pid, watch.told.get(key), watch)
+            if word == "OK":
                 del watch.told[key]
                 found.append(make_alert(host, server, "OK", "the canary's answers are right again"))
+            elif word:
+                watch.told[key] = word
+                found.append(make_alert(host, server, word, run.finding or word))
     return found + warning_news(fleet, watch, make_alert)
 
 
 def router_canary_news(fleet: FleetState, watch: CanaryWatch, make_alert) -> list:
-    """The same hysteresis for the canary asked through each router (its runs have no pid: the
-    router picks the worker), built by `make_alert(router_name, verdict, reason)`."""
+    """The same for the canary asked through each router (its runs have no pid: the router picks
+    the worker), built by `make_alert(router_name, verdict, reason)`."""
     found = []
     for name, router in fleet.routers.items():
         runs = router.canary.runs
-        if not runs:
-            continue
-        run, told = runs[-1], watch.routers_told.get(name)
-        failing = router.canary.failing_streak(None) >= watch.fail_runs
-        if failing and not run.ok and told is None:
-            watch.routers_told[name] = run.verdict if run.verdict != "OK" else "CHANGED"
-            found.append(make_alert(name, watch.routers_told[name], run.finding or run.verdict))
-        elif told is not None and passing_streak(runs, None) >= watch.recover_runs:
+        word = runs and turn(router.canary, runs[-1], None, watch.routers_told.get(name), watch)
+        if word == "OK":
             del watch.routers_told[name]
             found.append(make_alert(name, "OK", "the canary's answers through it are right again"))
+        elif word:
+            watch.routers_told[name] = word
+            found.append(make_alert(name, word, runs[-1].finding or runs[-1].verdict))
     return found
 
 
