@@ -29,7 +29,7 @@ from sglconsole.core.containers import (
     split_stamp,
 )
 from sglconsole.remote.agents import source
-from sglconsole.remote.feeds.host_link import HostLink
+from sglconsole.remote.feeds.host_link import HostLink, agent_message
 from sglconsole.state.ingest import take_line
 from sglconsole.state.model import LOG_LINES
 
@@ -92,35 +92,27 @@ class ContainerFeed:
         python = link.host.python
         while True:
             args = json.dumps({"interval": self.interval, "events": not os.environ.get(POLL_ENV)})
-            stream = await link.ssh.stream([python, "-c", source("container_agent"), args])
-            self._stream = stream
-            self._following.clear()
             try:
-                async for line in stream:
-                    self.handle(line, stream)
-                if stream.exit_status is None and not await link.ssh.still_connected():
-                    raise link.lost()
-                detail = (await stream.stderr_text()).strip().splitlines()
+                status, last = await link.follow(
+                    [python, "-c", source("container_agent"), args], self.handle, self._started
+                )
             finally:
-                await stream.close()
                 for task in self._tasks:
                     task.cancel()
-            link.state.engines["agent"] = (
-                "error",
-                f"container agent exited {stream.exit_status}: {detail[-1] if detail else ''}",
-            )
+            link.state.engines["agent"] = ("error", f"container agent exited {status}: {last}")
             link.publish()
             await asyncio.sleep(10)
 
+    def _started(self, stream) -> None:
+        self._stream = stream
+        self._following.clear()
+
     def handle(self, line: str, stream) -> None:
         """One line of the agent; whatever it says, never an exception."""
-        try:
-            message = json.loads(line)
-        except ValueError:
+        found = agent_message(line)
+        if found is None:
             return
-        if not isinstance(message, dict):
-            return
-        kind = message.get("t")
+        kind, message = found
         try:
             if kind == "engine":
                 self._on_engine(message)

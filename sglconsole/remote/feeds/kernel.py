@@ -41,17 +41,8 @@ class KernelFeed:
 
     async def _follow(self, argv: list[str], name: str) -> str:
         """Follow one tool until it ends; return its last words (stderr) when it ends."""
-        link = self.link
-        stream = await link.ssh.stream(argv)
-        try:
-            async for line in stream:
-                self._line(line, name)
-            if stream.exit_status is None and not await link.ssh.still_connected():
-                raise link.lost()
-            words = (await stream.stderr_text()).strip().splitlines()
-        finally:
-            await stream.close()
-        return words[-1] if words else f"exited {stream.exit_status}"
+        status, last = await self.link.follow(argv, lambda line, _stream: self._line(line, name))
+        return last or f"exited {status}"
 
     async def _journal_readable(self) -> str | None:
         """None when `journalctl -k` shows this login the kernel's messages, else why not."""

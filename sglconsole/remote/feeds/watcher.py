@@ -16,7 +16,7 @@ from sglconsole.core.containers import ContainerInfo, container_of, in_container
 from sglconsole.core.nvidia_smi import parse_compute_apps
 from sglconsole.core.processes import ProcInfo, analyse
 from sglconsole.remote.agents import source
-from sglconsole.remote.feeds.host_link import HostLink
+from sglconsole.remote.feeds.host_link import HostLink, agent_message
 from sglconsole.state.fleet import ServerState
 from sglconsole.state.ingest import take_line
 from sglconsole.state.precursors import take_memory
@@ -58,19 +58,14 @@ class WatcherFeed:
                 "follow": self._wanted_logs(),
                 "memory_interval": link.host.memory_interval,
             }
-            stream = await link.ssh.stream(
-                [python, "-c", source("watcher_agent"), json.dumps(args)]
+            followed = set(args["follow"])
+            status, last = await link.follow(
+                [python, "-c", source("watcher_agent"), json.dumps(args)],
+                self.handle,
+                on_start=lambda _stream, followed=followed: setattr(self, "followed", followed),
             )
-            self.followed = set(args["follow"])
-            async for line in stream:
-                self.handle(line, stream)
-            if stream.exit_status is None and not await link.ssh.still_connected():
-                raise link.lost()
-            stderr = (await stream.stderr_text()).strip()
-            last = stderr.splitlines()[-1] if stderr else "no output"
-            link.state.watcher_error = f"watcher ({python}) exited {stream.exit_status}: {last}"
+            link.state.watcher_error = f"watcher ({python}) exited {status}: {last or 'no output'}"
             link.publish()
-            await stream.close()
             await asyncio.sleep(10)
 
     def disconnected(self) -> None:
@@ -85,20 +80,17 @@ class WatcherFeed:
 
     def handle(self, line: str, stream) -> None:
         """One line of the watcher; whatever it says, never an exception."""
-        try:
-            message = json.loads(line)
-        except ValueError:
+        found = agent_message(line)
+        if found is None:
             return
-        if not isinstance(message, dict):
-            return
-        kind = message.get("t")
+        kind, message = found
         handler = {
             "log": self._on_log,
             "procs": lambda message: self._on_procs(message, stream),
             "apps": self._on_apps,
             "log_state": self._on_log_state,
             "mem": self._on_memory,
-        }.get(kind if isinstance(kind, str) else "")  # {"t": []} is no kind (and unhashable)
+        }.get(kind)
         if handler is None:
             return
         state = self.link.state
