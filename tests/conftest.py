@@ -20,6 +20,31 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 
 
+def pytest_configure(config):
+    # --dist loadfile hands out whole files, by default the files with most tests first: the bench
+    # smoke lanes (a test or five, minutes each) came last and ran on after every other file had
+    # finished. The order is pytest_collection_modifyitems' below instead (xdist keeps it).
+    if getattr(config.option, "dist", "no") in ("loadfile", "loadscope"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files marked long_file(SECONDS) first, the longest first, then as xdist would order them:
+    most tests first; a file's tests keep their order. Only on an xdist worker: what its
+    collection says is the order the files are handed out in."""
+    if not hasattr(config, "workerinput"):
+        return
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.partition("::")[0], []).append(item)
+
+    def key(tests: list) -> tuple[float, int]:
+        long = tests[0].get_closest_marker("long_file")
+        return (-(long.args[0] if long else 0), -len(tests))
+
+    items[:] = [item for tests in sorted(files.values(), key=key) for item in tests]
+
+
 @pytest.fixture(autouse=True)
 def private_state(tmp_path_factory, monkeypatch):
     """Each test its own $XDG_STATE_HOME: audit log, rollback snapshots and the host-parser cache of

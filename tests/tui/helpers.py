@@ -10,6 +10,7 @@ from rich.console import Console
 
 from sglconsole.tui.app import ConsoleApp
 from sglconsole.tui.history import ActionRecord
+from sglconsole.tui.screens.confirm import ConfirmScreen
 
 
 async def until(pilot, check: Callable[[], object], timeout: float = 30.0, what: str = "condition"):
@@ -42,3 +43,21 @@ def log_lines(app: ConsoleApp) -> list[str]:
 def actions_done(app: ConsoleApp) -> list[ActionRecord]:
     """Finished actions of the session (alerts and running actions left out)."""
     return [e for e in app.session.history if isinstance(e, ActionRecord) and not e.running]
+
+
+def dialog_text(app: ConsoleApp) -> str:
+    return "\n".join(plain(w.content) for w in app.screen.query("#dialog Static"))
+
+
+async def confirmation(
+    pilot, app: ConsoleApp, timeout: float = 20.0, what: str = "the dialog"
+) -> str:
+    """The confirmation's text once its plan is drawn: the screen is pushed a moment before its
+    widgets are composed (on a loaded machine, more than a moment)."""
+
+    def drawn() -> str:
+        if not isinstance(app.screen, ConfirmScreen) or not app.screen.query("#dialog-hint"):
+            return ""
+        return dialog_text(app)
+
+    return await until(pilot, drawn, timeout, what)

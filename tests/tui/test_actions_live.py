@@ -12,7 +12,7 @@ from sglconsole.state.fleet import Status
 from sglconsole.tui.app import make_app
 from sglconsole.tui.history import AlertRecord
 from sglconsole.tui.screens.confirm import ConfirmScreen
-from tests.tui.helpers import actions_done, plain, until
+from tests.tui.helpers import actions_done, confirmation, plain, until
 
 SIZE = (100, 30)
 
@@ -37,10 +37,6 @@ def server_of(app):
     return app.session.fleet.server("ct129", 30000)
 
 
-def dialog_text(app) -> str:
-    return "\n".join(plain(w.content) for w in app.screen.query("#dialog Static"))
-
-
 async def test_cancelling_a_confirmation_changes_nothing(fleet_factory):
     fleet = fleet_factory([drifted_ct129()])
     app = make_app(config.load(fleet.config_path))
@@ -52,10 +48,8 @@ async def test_cancelling_a_confirmation_changes_nothing(fleet_factory):
         app.main.tree.select(("ct129", 30000))
         for key, answer in (("ctrl+k", "n"), ("R", "escape")):
             await pilot.press(key)
-            await until(
-                pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, f"{key}'s confirmation"
-            )
-            assert f"pid {pid}" in dialog_text(app)
+            text = await confirmation(pilot, app, 20, f"{key}'s confirmation")
+            assert f"pid {pid}" in text, text
             await pilot.press(answer)
             await until(
                 pilot,
@@ -81,8 +75,7 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
         await pilot.pause(HOLD_S + 1)  # SLOW holds: the status a recovery is news against
         app.main.tree.select(("ct129", 30000))
         await pilot.press("R")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the confirmation")
-        text = dialog_text(app)
+        text = await confirmation(pilot, app, 20, "the restore's plan")
         assert (
             f"stop: pid {old_pid}" in text
             and "--speculative-num-steps 3" in text

@@ -16,8 +16,8 @@ from sglconsole.tui.screens.confirm import ConfirmScreen
 from sglconsole.tui.screens.help import HelpScreen, keys_table
 from sglconsole.tui.widgets.activity import ProgressPanel
 from sglconsole.tui.widgets.key_bar import KeyBar
-from tests.tui.helpers import actions_done, plain, shown, until
-from tests.tui.test_actions_live import dialog_text, drifted_ct129, server_of
+from tests.tui.helpers import actions_done, confirmation, dialog_text, plain, shown, until
+from tests.tui.test_actions_live import drifted_ct129, server_of
 
 SIZE = (100, 30)
 
@@ -74,8 +74,7 @@ async def test_ctrl_k_on_a_host_kills_its_only_server_told_in_local_time_timed_f
         app.main.tree.select(("ct129", None))  # the host, whose only server is ct129:30000
         await pilot.pause()
         await pilot.press("ctrl+k")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 20, "the kill dialog")
-        text = dialog_text(app)
+        text = await confirmation(pilot, app, 20, "the kill's plan")
         assert "Kill ct129:30000?" in text and f"pid {main.pid}" in text
         local = time.strftime("%H:%M:%S", time.localtime(main.start))
         assert re.search(rf"started {local}, \d+m\d\ds ago", text), text  # not a raw epoch
@@ -251,7 +250,13 @@ async def test_after_a_kill_the_config_tab_has_no_running_column_and_the_header_
             30,
             "DOWN, stopped by the operator",
         )
-        await pilot.pause(0.5)
+        # the Config tab is redrawn a moment after: wait for it (a loaded machine takes longer)
+        await until(
+            pilot,
+            lambda: "not running" in shown(app, "#drift-panel .panel-body"),
+            5,
+            "the Config tab to say not running",
+        )
         panel = shown(app, "#drift-panel .panel-body")
         assert "not running: nothing to compare" in panel, panel
         assert not re.search(r"\brunning\b.*\bresolved\b|profile\s+running", panel), panel

@@ -7,13 +7,8 @@ from __future__ import annotations
 from sglconsole import config
 from sglconsole.tui.app import make_app
 from sglconsole.tui.screens.ask import AskScreen
-from sglconsole.tui.screens.confirm import ConfirmScreen
 from tests.e2e.test_upgrade import old059, profiles
-from tests.tui.helpers import actions_done, plain, until
-
-
-def dialog_text(app) -> str:
-    return "\n".join(plain(widget.content) for widget in app.screen.query("#dialog Static"))
+from tests.tui.helpers import actions_done, confirmation, until
 
 
 async def test_upgrade_key_asks_the_release_and_confirms_the_translation(fleet_factory):
@@ -29,8 +24,7 @@ async def test_upgrade_key_asks_the_release_and_confirms_the_translation(fleet_f
         field = app.screen.query_one("Input")
         field.value = "0.5.11"
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), 30, "the confirmation")
-        text = dialog_text(app)
+        text = await confirmation(pilot, app, 30, "the upgrade's plan")
         assert "profile qwen-next-mtp: SGLang 0.5.9 -> 0.5.11" in text, text
         assert "added: - -> --mamba-scheduler-strategy extra_buffer" in text, text
         assert "model card (README.md): sglang>=0.5.10; the host's 0.5.9 is older" in text, text

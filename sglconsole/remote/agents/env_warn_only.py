@@ -67,13 +67,15 @@ def _only_notices(statements):
 def reads_by_name(tree):
     """{name: True when every read of it in this module only decides a warning, else False}."""
     warn_only_tests = set()
+    reads = []  # (name, node id) in walk order; one walk of the module (a wheel has thousands)
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and not node.orelse and _only_notices(node.body):
             for inner in ast.walk(node.test):
                 warn_only_tests.add(id(inner))
-    found = {}
-    for node in ast.walk(tree):
         name = read_of(node)
         if name:
-            found[name] = found.get(name, True) and id(node) in warn_only_tests
+            reads.append((name, id(node)))
+    found = {}
+    for name, node_id in reads:
+        found[name] = found.get(name, True) and node_id in warn_only_tests
     return found
