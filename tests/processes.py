@@ -21,16 +21,32 @@ def processes_mentioning(text: str) -> list[str]:
     return found
 
 
-def in_namespaces(namespaces: set[str]) -> list[str]:
+def in_namespaces(namespaces: set[str], started_by: float | None = None) -> list[str]:
+    """The PIDs in those PID namespaces; with STARTED_BY (now_ticks() then), only processes that
+    had started by then: a namespace's number is reused once it is freed, and another test's new
+    host may get it."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if os.readlink(entry / "ns" / "pid") in namespaces:
-                    found.append(entry.name)
-            except OSError:
+                if os.readlink(entry / "ns" / "pid") not in namespaces:
+                    continue
+                if started_by is not None and start_ticks(entry) > started_by:
+                    continue
+                found.append(entry.name)
+            except (OSError, ValueError, IndexError):
                 continue
     return found
+
+
+def start_ticks(entry: Path) -> int:
+    """A process's start, in clock ticks since boot (/proc/PID/stat's 22nd field)."""
+    return int((entry / "stat").read_text().rpartition(")")[2].split()[19])
+
+
+def now_ticks() -> float:
+    """Now, in the clock ticks since boot that start_ticks counts."""
+    return float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")
 
 
 def host_namespaces(workdir: str) -> set[str]:

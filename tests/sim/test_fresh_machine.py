@@ -18,7 +18,7 @@ import pytest
 from sglconsole.sim.fleet.engines import DOCKER, unavailable
 from sglconsole.sim.fleet.scenarios import demo_profiles
 from sglconsole.sim.fleet.start import HostSpec, SimFleet
-from tests.processes import host_namespaces, in_namespaces, processes_mentioning
+from tests.processes import host_namespaces, in_namespaces, now_ticks, processes_mentioning
 
 REPO = Path(__file__).resolve().parents[2]
 needs_root_sshd = pytest.mark.skipif(
@@ -42,10 +42,12 @@ def wait_namespaces(workdir: str, count: int, timeout: float = 10.0) -> set[str]
     return found
 
 
-def wait_empty(namespaces: set[str], timeout: float = 10.0) -> list[str]:
-    """The processes still in those PID namespaces once the kernel has had time to end them."""
+def wait_empty(namespaces: set[str], started_by: float, timeout: float = 10.0) -> list[str]:
+    """The processes still in those PID namespaces once the kernel has had time to end them, of
+    those started by STARTED_BY (now_ticks() when the fleet was told to stop): a freed
+    namespace's number may name another test's new host."""
     deadline = time.monotonic() + timeout
-    while (left := in_namespaces(namespaces)) and time.monotonic() < deadline:
+    while (left := in_namespaces(namespaces, started_by)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return [
         f"{pid}: {Path(f'/proc/{pid}/status').read_text().splitlines()[:3]}"
@@ -163,10 +165,11 @@ def test_bench_stopped_by_sigterm_stops_its_fleet(tmp_path):
     bench = start_and_wait(command, "phase naive", REPO, env={"TMPDIR": str(tmp_path)})
     namespaces = wait_namespaces(str(tmp_path), 2)
     assert len(namespaces) == 2 and in_namespaces(namespaces), processes_mentioning("sim.host")
+    signalled = now_ticks()
     bench.send_signal(signal.SIGTERM)
     assert bench.wait(30) == 128 + signal.SIGTERM
     assert wait_gone(str(tmp_path)) == []
-    assert wait_empty(namespaces) == []
+    assert wait_empty(namespaces, signalled) == []
     assert not (tmp_path / "results.json").exists()
 
 
@@ -183,7 +186,8 @@ def test_demo_killed_or_hung_up_leaves_no_host(tmp_path, sig):
     namespaces = host_namespaces(str(workdir))
     # one per demo host (five where Docker can run: gpu-docker, its dockerd in its namespaces)
     assert len(namespaces) == 4 + (unavailable(DOCKER) is None)
+    signalled = now_ticks()
     demo.send_signal(sig)
     demo.wait(30)
     assert wait_gone(str(workdir)) == []
-    assert wait_empty(namespaces) == []
+    assert wait_empty(namespaces, signalled) == []
