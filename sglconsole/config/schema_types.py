@@ -7,7 +7,6 @@ import re
 import shlex
 from typing import Annotated, Any, Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 # ---------------------------------------------------------------- field types
@@ -47,6 +46,9 @@ def _env_value(value: Any) -> str:
 
 
 def _specifier(value: Any) -> str:
+    # packaging is imported by the first specifier a hosts.yaml has (~10 ms of every start)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         SpecifierSet(str(value))
     except InvalidSpecifier:
