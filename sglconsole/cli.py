@@ -66,6 +66,8 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the program itself: its imports build objects that live until exit, and
+        gc.disable()  # collecting while they are built only walks them again (~30 ms of a status)
     code = _main(argv)
     if argv is None:  # the program itself, about to exit: nothing it built needs collecting then
         gc.freeze()  # (the interpreter's exit would walk every object: ~0.1 s of a `status`)
@@ -82,6 +84,9 @@ def _main(argv: list[str] | None) -> int:
 
         argcomplete.autocomplete(parser)  # answers and exits
     args = parser.parse_args(argv)
+    if argv is None:  # what was imported lives until exit: out of the collector's way, then on
+        gc.freeze()
+        gc.enable()
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         from sglconsole.commands.tui import open_console

@@ -85,7 +85,6 @@ async def _run(
     # the connections are under way before what reads the hosts, and what prints, is imported:
     # a host that never answers is waited for its connect timeout from here, not from later
     await asyncio.sleep(0)
-    from rich.live import Live
     from rich.markup import escape
 
     from sglconsole.commands.tables import fleet_view
@@ -112,6 +111,8 @@ async def _run(
                     server.key for server in monitor.state.all_servers() if drift_pending(server)
                 ]
         elif watch:
+            from rich.live import Live  # only a watching status updates its table in place
+
             with Live(fleet_view(monitor.state), console=stdout(), refresh_per_second=2) as live:
                 while True:  # until Ctrl-C, as above
                     await asyncio.sleep(1)

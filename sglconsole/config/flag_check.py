@@ -9,9 +9,6 @@ from __future__ import annotations
 import difflib
 from functools import cache
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from sglconsole.config.flag_history import removed_flag, removed_value
 from sglconsole.config.flag_tables import available_versions, load_table
 from sglconsole.config.problems import Path_, dotted, lookup_line
@@ -65,6 +62,8 @@ def ambiguous_candidates(flag: str, version: str) -> tuple[str, ...]:
 def tables_for(requires: object) -> list[str]:
     """The shipped tables a profile may run on: those whose releases (up to the next table's)
     meet its requires_sglang; all of them when it has none (or one check reports elsewhere)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # only a profile's requires
+
     versions = available_versions()
     try:
         spec = SpecifierSet(str(requires)) if requires is not None else None
@@ -83,6 +82,8 @@ def tables_for(requires: object) -> list[str]:
 
 def _releases(version: str, following: str | None) -> list[str]:
     """`version` and the patch releases after it that its table stands for."""
+    from packaging.version import InvalidVersion, Version
+
     try:
         first = Version(version)
         last = Version(following) if following else None

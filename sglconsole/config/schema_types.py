@@ -7,7 +7,6 @@ import re
 import shlex
 from typing import Annotated, Any, Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 # ---------------------------------------------------------------- field types
@@ -47,6 +46,9 @@ def _env_value(value: Any) -> str:
 
 
 def _specifier(value: Any) -> str:
+    # packaging is imported by the first specifier a hosts.yaml has (~10 ms of every start)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         SpecifierSet(str(value))
     except InvalidSpecifier:
@@ -105,5 +107,6 @@ KnownHosts = Annotated[
 
 
 class Model(BaseModel):
-    # the docstrings under the fields are their descriptions in the JSON Schema
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # the docstrings under the fields are their descriptions in the JSON Schema: read only when
+    # it is generated (config.json_schema; reading them at every import cost each start ~15 ms)
+    model_config = ConfigDict(extra="forbid", frozen=True)
