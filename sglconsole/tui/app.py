@@ -40,6 +40,9 @@ SHOWN_S = (
     0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
 )
 MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
+SWEEP_S = 1.0
+"""Alerts are swept once a second, not at every refresh: a status lasts at least that long before
+it is news (the tracker's own hold times are seconds), and a sweep walks the whole fleet."""
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 
@@ -88,6 +91,7 @@ class ConsoleApp(App[int]):
         self._unsubscribe = None
         self._soon: asyncio.TimerHandle | None = None
         self._flushed_at = 0.0
+        self._swept_at = float("-inf")
 
     def on_mount(self) -> None:
         if self.keymap:
@@ -170,8 +174,11 @@ class ConsoleApp(App[int]):
             self.flush_changes()
         if self.replay is not None:  # swept at the recording's own moments, not by this timer
             found = self.replay.take_alerts()
-        else:
+        elif asyncio.get_running_loop().time() - self._swept_at >= SWEEP_S:
+            self._swept_at = asyncio.get_running_loop().time()
             found = sweep(self.session.fleet, self.alerts, self.session.clock())
+        else:
+            found = []
         for alert in found:
             self.raise_alert(alert)
 

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from rich.console import Console
+from textual.widgets import Static
 
 from sglconsole.tui.app import ConsoleApp
 from sglconsole.tui.history import ActionRecord
@@ -33,7 +34,12 @@ def plain(renderable, width: int = 160) -> str:
 
 
 def shown(app: ConsoleApp, selector: str) -> str:
-    return plain(app.screen.query_one(selector).content)
+    """What a Static shows; for a container (the host pane's #host-body), what its Statics
+    show, top to bottom."""
+    widget = app.screen.query_one(selector)
+    if isinstance(widget, Static):
+        return plain(widget.content)
+    return "".join(plain(part.content) for part in widget.query(Static) if part.display)
 
 
 def log_lines(app: ConsoleApp) -> list[str]:

@@ -56,9 +56,7 @@ async def test_n_finds_the_slow_server_and_j_k_J_move_through_the_fleet(demo_fle
         await pilot.press("j", "J")  # J still goes up
         assert app.main.selected == ("ct129", 30000)
         await pilot.press("J")
-        assert "container sees host PIDs" in plain(
-            app.main.query_one("#host-body").content
-        )  # the LXC note
+        assert "container sees host PIDs" in shown(app, "#host-body")  # the LXC note
 
 
 async def test_d_shows_the_diff_with_the_speed_differences_first(demo_fleet):

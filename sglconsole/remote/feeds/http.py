@@ -16,7 +16,7 @@ import time
 
 import httpx
 
-from sglconsole.core.metrics import parse_metrics
+from sglconsole.core.metrics import ServerMetrics, parse_metrics
 from sglconsole.core.server_load import GET_LOAD, V1_LOADS, parse_load
 from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.feeds.drift import DriftFeed
@@ -53,6 +53,9 @@ class HttpFeed:
         self.generate_at: dict[int, float] = {}  # when the last generating check was sent
         self._checks: dict[int, asyncio.Task] = {}
         self.no_metrics: set[int] = set()  # answered /metrics with 404 (no --enable-metrics)
+        self.metrics_page: dict[int, tuple[str, ServerMetrics | None]] = {}
+        """The last /metrics page parsed, and what it read: an idle server's page is the same
+        page every poll (its numbers belong to this process: forgotten with it)."""
         self.new_server = asyncio.Event()
         """Set when a server must be asked before its turn: a new process, work in a quiet log."""
         self.due_at: dict[int, float] = {}  # per port: when it is asked next (monotonic)
@@ -74,6 +77,7 @@ class HttpFeed:
         self.load_path.pop(port, None)
         self.generate_at.pop(port, None)
         self.no_metrics.discard(port)
+        self.metrics_page.pop(port, None)
         self.due_at.pop(port, None)
         self.quiet.discard(port)
 
@@ -172,8 +176,18 @@ class HttpFeed:
             self.no_metrics.add(server.port)
         elif response.status_code == 200:
             server.metrics_before, server.metrics_before_at = server.metrics, server.metrics_at
-            server.metrics = parse_metrics(response.text)
+            server.metrics = self._parsed(server.port, response.text)
             server.metrics_at = time.time()
+
+    def _parsed(self, port: int, text: str) -> ServerMetrics | None:
+        """The page's samples; a page identical to the last one read on PORT is not parsed again
+        (an idle server's counters stand still: parsing was the largest part of a poll)."""
+        last = self.metrics_page.get(port)
+        if last is not None and last[0] == text:
+            return last[1]  # frozen: the same reading, taken again now
+        parsed = parse_metrics(text)
+        self.metrics_page[port] = (text, parsed)
+        return parsed
 
     async def _health(
         self, http: httpx.AsyncClient, server: ServerState

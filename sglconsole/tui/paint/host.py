@@ -16,17 +16,32 @@ from sglconsole.tui.paint.labels import tok_s, uptime
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.precursors import host_section, server_marks
 
+SECTIONS = ("head", "gpus", "servers", "signs", "notes")
+"""The host pane's sections, top to bottom: each is drawn by a widget of its own, so a change
+(a GPU sample, a server's uptime) lays out and repaints its section alone."""
+
+
+def host_sections(
+    host: HostState, palette: Palette, now: float, width: int
+) -> dict[str, list[RenderableType]]:
+    """SECTIONS' parts (an empty list: the section shows nothing)."""
+    head: list[RenderableType] = [title(host, palette)]
+    if host.reachable is False:
+        head += unreachable(host, palette, now)
+    head += warnings(host, palette, now)
+    return {
+        "head": head,
+        "gpus": [section("GPUs"), gpu_table(host, palette, width)],
+        "servers": [section("Servers"), server_table(host, palette, now, width)],
+        "signs": host_section(host, palette, now),  # the signs before an outage (paint.precursors)
+        "notes": problems(host, palette),
+    }
+
 
 def host_view(host: HostState, palette: Palette, now: float, width: int) -> Group:
-    parts: list[RenderableType] = [title(host, palette)]
-    if host.reachable is False:
-        parts += unreachable(host, palette, now)
-    parts += warnings(host, palette, now)
-    parts += [section("GPUs"), gpu_table(host, palette, width)]
-    parts += [section("Servers"), server_table(host, palette, now, width)]
-    parts += host_section(host, palette, now)  # the signs before an outage (paint.precursors)
-    parts += problems(host, palette)
-    return Group(*parts)
+    """All the sections as one renderable."""
+    parts = host_sections(host, palette, now, width)
+    return Group(*(part for name in SECTIONS for part in parts[name]))
 
 
 def section(name: str) -> Text:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from textual.containers import VerticalScroll
+from rich.console import Group
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from sglconsole.state.fleet import HostState
-from sglconsole.tui.paint.host import host_view
+from sglconsole.tui.paint.host import SECTIONS, host_sections
 from sglconsole.tui.widgets.common import palette, show, width
 
 
@@ -17,7 +18,10 @@ class HostPane(VerticalScroll):
         self._now = 0.0
 
     def compose(self):
-        yield Static(id="host-body")
+        # one Static per section: a new GPU sample repaints the GPU table, not the whole pane
+        with Vertical(id="host-body"):
+            for name in SECTIONS:
+                yield Static(id=f"host-{name}", classes="host-section")
 
     def show(self, host: HostState, now: float) -> None:
         self.host = host
@@ -25,9 +29,16 @@ class HostPane(VerticalScroll):
 
     def update_view(self, now: float) -> None:
         self._now = now
-        if self.host is not None:
-            body = self.query_one("#host-body", Static)
-            show(body, host_view(self.host, palette(self), now, width(self)), width(self))
+        if self.host is None:
+            return
+        cells = width(self)
+        parts = host_sections(self.host, palette(self), now, cells)
+        for name in SECTIONS:
+            static = self.query_one(f"#host-{name}", Static)
+            if static.display != bool(parts[name]):
+                static.display = bool(parts[name])  # an empty section takes no line
+            if parts[name]:
+                show(static, Group(*parts[name]), cells)
 
     def on_resize(self) -> None:
         self.update_view(self._now)
