@@ -237,6 +237,7 @@ def _compact(obj: Any) -> dict[str, Any]:
 def _proc(proc: ProcInfo) -> dict[str, Any]:
     out = _compact(proc)
     out["argv"] = mask_argv(list(proc.argv))
+    out["ancestors"] = list(proc.ancestors)
     if proc.env is not None:
         out["env"] = mask_env(proc.env)
     return out
