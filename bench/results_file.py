@@ -91,17 +91,18 @@ def _git(*args: str, cwd: Path = REPO) -> str | None:
     return done.stdout.strip()
 
 
-def _dirty(path: Path) -> bool | None:
+def _dirty(path: Path, repo: Path = REPO) -> bool | None:
     """Uncommitted changes in the work tree (untracked files included), the results file not
     counted: a second bench run before a commit measures the same code. None: git did not say."""
-    status = _git("status", "--porcelain")
+    status = _git("status", "--porcelain", cwd=repo)
     if status is None:
         return None
     try:
-        own = path.resolve().relative_to(REPO).as_posix()
+        own = path.resolve().relative_to(repo.resolve()).as_posix()
     except ValueError:
         own = None
-    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    # each line is "XY NAME"; _git strips the output, so the first line may have lost X's space
+    changed = [line.split(maxsplit=1)[-1] for line in status.splitlines() if line.strip()]
     return any(name != own for name in changed)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 from bench import readme_figures, results_file
 
@@ -129,3 +130,20 @@ def test_a_figure_without_a_record_gets_the_commit_that_wrote_its_value():
         "cost": {"recorded_in": "side", "committed_at": "2026-12-04T09:00:00+00:00"},
     }  # "fresh": written since the last commit, so nothing is known of it
     assert results_file.recorded_in({"view": 2.0}, []) == {}
+
+
+def test_a_run_after_another_is_not_called_uncommitted_for_the_results_file_alone(tmp_path):
+    """The results file a first bench wrote is not a change of the code the second measures."""
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    results = tmp_path / "bench" / "results.json"
+    results.parent.mkdir()
+    results.write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    assert results_file._dirty(results, tmp_path) is False
+    results.write_text('{"a": 1}\n')  # " M bench/results.json", the first line of the status
+    assert results_file._dirty(results, tmp_path) is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert results_file._dirty(results, tmp_path) is True
