@@ -58,6 +58,8 @@ async def test_an_unreachable_host_without_servers_is_counted_in_the_top_bar(dem
         # counted at the next redraw: wait for it, not a fixed pause (a loaded machine is slower)
         counted = lambda: re.search(r"UNREACHABLE\s+1 host\b", shown(app, "#top-bar"))  # noqa: E731
         await until(pilot, counted, 10, "the top bar to count the unreachable host")
+        top = shown(app, "#top-bar")  # the demo's own hosts answer: the spare is the one
+        assert re.search(r"UNREACHABLE\s+1 host\b", top) and spare.reachable is False, top
 
 
 async def test_the_gpu_tab_shows_no_numbers_while_its_host_is_unreachable(fleet_factory):

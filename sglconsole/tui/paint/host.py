@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -36,12 +36,6 @@ def host_sections(
         "signs": host_section(host, palette, now),  # the signs before an outage (paint.precursors)
         "notes": problems(host, palette),
     }
-
-
-def host_view(host: HostState, palette: Palette, now: float, width: int) -> Group:
-    """All the sections as one renderable."""
-    parts = host_sections(host, palette, now, width)
-    return Group(*(part for name in SECTIONS for part in parts[name]))
 
 
 def section(name: str) -> Text:
