@@ -5,6 +5,7 @@ idle servers, `sglconsole -c HOSTS.yaml` itself in a real tmux pane (160x48), dr
     python bench/idle_cost.py [--seconds 60] [--settle 20] [--smallest] [--out FILE]
     # updates the idle_* and loaded_* keys of bench/results.json
     python bench/idle_cost.py --pane-only /tmp/base . --rounds 3   # before/after, writes nothing
+    python bench/idle_cost.py --profile [--wrap MODULE:ATTR ...]   # where the pane's CPU goes
 
 Headless (Textual's test driver) measures the app in this process; the pane measures the console's
 own process (utime + stime from /proc/PID/stat), the terminal's drawing included, and the tmux
@@ -29,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench import checks  # noqa: E402
+from bench import checks, loop_profile  # noqa: E402
 from bench.cpu import load, own_cpu_s, proc_stat  # noqa: E402
 from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
@@ -85,18 +86,24 @@ class PaneGone(RuntimeError):
 
 
 def pane(
-    tmux: str, hosts_yaml: Path, seconds: float, code: Path = REPO, settle: float = SETTLE_S
+    tmux: str,
+    hosts_yaml: Path,
+    seconds: float,
+    code: Path = REPO,
+    settle: float = SETTLE_S,
+    program: list[str] | None = None,
 ) -> dict:
     """`sglconsole -c HOSTS_YAML` (as an operator starts it: no --record) in a tmux session of its
     own (private server socket), running the sglconsole of the tree CODE: its CPU (utime + stime
-    of its own process, from /proc) and the tmux server's over SECONDS after SETTLE_S."""
+    of its own process, from /proc) and the tmux server's over SECONDS after SETTLE_S. PROGRAM:
+    what runs instead of the `sglconsole` command (given `-c HOSTS_YAML` as well)."""
     server = f"sglconsole-idle-{os.getpid()}"
-    console = Path(sys.executable).parent / "sglconsole"
+    console = [str(Path(sys.executable).parent / "sglconsole")] if program is None else program
     code = code.resolve()
     env = {"PYTHONPATH": str(code)}  # that tree's code, whatever the venv's editable install is
     env.update({key: os.environ[key] for key in ("XDG_STATE_HOME",) if key in os.environ})
     _check_code(code, env)
-    command = " ".join(["exec", *map(shlex.quote, [str(console), "-c", str(hosts_yaml)])])
+    command = " ".join(["exec", *map(shlex.quote, [*console, "-c", str(hosts_yaml)])])
     base = [tmux, "-L", server, "-f", "/dev/null"]
     size = ["-x", PANE[0], "-y", PANE[1]]
     pid = None
@@ -196,6 +203,30 @@ def compare(tmux: str, trees: list[Path], seconds: float, rounds: int) -> list[d
     return found
 
 
+def profile(tmux: str, seconds: float, settle: float, wrap: list[str]) -> str:
+    """The pane on an idle demo fleet, its event loop's callbacks timed (bench.loop_profile):
+    where its CPU goes, as a table. Printed; nothing is written to results.json."""
+    workdir = Path(tempfile.mkdtemp(prefix="sglconsole-idle-"))
+    fleet = idle_fleet(workdir)
+    out = workdir / "loop_profile.json"
+    program = [sys.executable, "-m", "bench.loop_profile", str(out), str(settle)]
+    program += ["--wrap", *wrap, "--"] if wrap else ["--"]
+    try:
+        fleet.start()
+        # a write at least: the profile writes every WRITE_EVERY_S
+        taken = pane(
+            tmux, fleet.config_path, seconds + loop_profile.WRITE_EVERY_S, REPO, settle, program
+        )
+    finally:
+        fleet.stop()
+    if not out.exists():
+        checks.fail(SCRIPT, "profile", f"the profiled console wrote no {out.name}")
+    return (
+        f"the pane: {taken['cpu_pct']:.2f}% of a core, profiling included\n"
+        + loop_profile.report(out)
+    )
+
+
 def measure(idle: bool, seconds: float, settle: float, tmux: str | None = None) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-idle-"))
     if idle:
@@ -233,6 +264,20 @@ def main() -> int:
         "prints, writes nothing",
     )
     parser.add_argument("--rounds", type=int, default=1, help="with --pane-only")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="only the real pane, its event loop's callbacks timed (bench/loop_profile.py): "
+        "prints where its CPU goes, writes nothing",
+    )
+    parser.add_argument(
+        "--wrap",
+        nargs="+",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="with --profile: functions timed too "
+        "(e.g. sglconsole.tui.screens.main:MainScreen.redraw)",
+    )
     args = checks.parse(parser, SMALLEST)
     checks.require_hooks(SCRIPT, HOOKS)
     tmux = shutil.which("tmux")
@@ -241,6 +286,9 @@ def main() -> int:
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="sglconsole-state-"))
     if args.pane_only:
         compare(tmux, args.pane_only, args.seconds, args.rounds)
+        return 0
+    if args.profile:
+        print(profile(tmux, args.seconds, args.settle, args.wrap), flush=True)
         return 0
     measured = {}
     for name, idle in (("idle", True), ("loaded", False)):
