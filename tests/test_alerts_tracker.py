@@ -27,3 +27,13 @@ def test_the_exporter_tells_the_problems_it_finds_at_start_after_the_hold():
     assert feed(tracker, [Status.SLOW] * 5, 4) == []  # once
     fresh = AlertTracker(hold_s=2, announce_first=True)
     assert feed(fresh, [Status.UNKNOWN, Status.UP, Status.UP, Status.UP, Status.UP]) == []
+
+
+def test_settled_is_what_held_for_the_hold_not_what_was_seen_last():
+    tracker = AlertTracker(hold_s=2)
+    assert tracker.settled("gpu1", 30000) is None  # never observed
+    feed(tracker, [Status.UNKNOWN, Status.SLOW])
+    assert tracker.settled("gpu1", 30000) == Status.UNKNOWN  # SLOW seen, not held yet
+    feed(tracker, [Status.SLOW, Status.SLOW], 2)
+    assert tracker.settled("gpu1", 30000) == Status.SLOW
+    assert tracker.settled("gpu1", None) is None  # the host's own track is another

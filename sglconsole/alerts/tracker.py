@@ -135,6 +135,12 @@ class AlertTracker:
             return None
         return self._settle(track, key, status, reason, now)
 
+    def settled(self, host: str, port: int | None) -> Status | None:
+        """The status that held long enough to count for HOST (port None) or HOST:PORT: what its
+        next change is news against (None: not observed yet)."""
+        track = self._tracks.get((host, port))
+        return track.settled if track is not None else None
+
     def _settle(
         self, track: _Track, key: tuple[str, int | None], status: Status, reason: str, now: float
     ) -> Alert | None:

@@ -72,7 +72,14 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
             pilot, lambda: server_of(app) and server_of(app).status == Status.SLOW, 40, "SLOW"
         )
         old_pid = server_of(app).process.main.pid
-        await pilot.pause(HOLD_S + 1)  # SLOW holds: the status a recovery is news against
+        # SLOW held until the alerts count it: the problem a recovery is news against (not a
+        # pause, which a loaded machine may outrun)
+        await until(
+            pilot,
+            lambda: app.alerts.settled("ct129", 30000) == Status.SLOW,
+            HOLD_S + 15,
+            "SLOW to hold",
+        )
         app.main.tree.select(("ct129", 30000))
         await pilot.press("R")
         text = await confirmation(pilot, app, 20, "the restore's plan")
@@ -100,7 +107,14 @@ async def test_restore_asks_first_then_brings_the_drifted_server_back_at_its_bas
         def recovered():
             return [a for a in alerts_for(app, "ct129:30000") if a.new != "SLOW"]
 
-        await until(pilot, recovered, HOLD_S + 15, "the recovered alert")
+        try:
+            await until(pilot, recovered, HOLD_S + 15, "the recovered alert")
+        except AssertionError as missing:  # what the tracker saw instead, for whoever reads it
+            server = server_of(app)
+            raise AssertionError(
+                f"{missing}: now {server.status.value} ({server.reason}); "
+                f"alerts {alerts_for(app, 'ct129:30000')}"
+            ) from None
         assert [(a.old, a.new) for a in recovered()] == [("SLOW", "UP")], recovered()
         assert recovered()[0].time >= record.ended
 
