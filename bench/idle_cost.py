@@ -206,6 +206,11 @@ def compare(tmux: str, trees: list[Path], seconds: float, rounds: int) -> list[d
 def profile(tmux: str, seconds: float, settle: float, wrap: list[str]) -> str:
     """The pane on an idle demo fleet, its event loop's callbacks timed (bench.loop_profile):
     where its CPU goes, as a table. Printed; nothing is written to results.json."""
+    for spec in wrap:  # in this process first: a name that is not there, said before any fleet
+        try:
+            loop_profile.resolve(spec)
+        except ValueError as exc:
+            checks.fail(SCRIPT, "profile", f"--wrap {exc}")
     workdir = Path(tempfile.mkdtemp(prefix="sglconsole-idle-"))
     fleet = idle_fleet(workdir)
     out = workdir / "loop_profile.json"

@@ -61,13 +61,10 @@ class LoopProfile:
 
     def wrap(self, spec: str) -> None:
         """Time a function or method named MODULE:ATTR (Class.method) wherever it is called
-        through that name (a `from X import f` taken before this sees the original)."""
-        module, _, attribute = spec.partition(":")
-        owner = importlib.import_module(module)
-        *path, name = attribute.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        original = getattr(owner, name)
+        through that name (a `from X import f` taken before this sees the original: name it
+        where it is called, `importer:f`)."""
+        owner, name, original = resolve(spec)
+        attribute = spec.partition(":")[2]
         profile = self
 
         @functools.wraps(original)
@@ -93,6 +90,25 @@ class LoopProfile:
             "seconds": time.monotonic() - self.began[0],
             "stats": {label: list(entry) for label, entry in self.stats.items()},
         }
+
+
+def resolve(spec: str) -> tuple[object, str, object]:
+    """MODULE:ATTR (ATTR may be Class.method) -> (its owner, its name, what it is now); raises
+    ValueError naming what is missing."""
+    module, _, attribute = spec.partition(":")
+    if not module or not attribute:
+        raise ValueError(f"{spec!r}: expected MODULE:ATTR")
+    try:
+        owner = importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"{spec!r}: no module {module} ({exc})") from None
+    *path, name = attribute.split(".")
+    for part in [*path, name]:
+        if not hasattr(owner, part):
+            raise ValueError(f"{spec!r}: {module} has no {attribute}")
+        if part != name:
+            owner = getattr(owner, part)
+    return owner, name, getattr(owner, name)
 
 
 def label_of(callback) -> str:

@@ -57,3 +57,20 @@ def test_each_task_is_charged_its_own_cpu_and_a_wrapped_function_its_calls(tmp_p
     table = loop_profile.report(out)
     callbacks = [line for line in table.splitlines()[2:] if "  fn " not in line]
     assert callbacks[0].endswith("task busy_feed"), table  # the costliest first
+
+
+def test_a_name_that_is_not_there_is_said_before_anything_runs():
+    for spec, why in (
+        ("tests.test_loop_profile", "expected MODULE:ATTR"),
+        ("tests.no_such_module:f", "no module tests.no_such_module"),
+        ("tests.test_loop_profile:nothing", "tests.test_loop_profile has no nothing"),
+        ("bench.loop_profile:LoopProfile.nothing", "has no LoopProfile.nothing"),
+    ):
+        try:
+            loop_profile.resolve(spec)
+        except ValueError as exc:
+            assert why in str(exc), exc
+        else:
+            raise AssertionError(f"{spec} resolved")
+    owner, name, found = loop_profile.resolve("bench.loop_profile:LoopProfile.wrap")
+    assert owner is loop_profile.LoopProfile and name == "wrap" and callable(found)
