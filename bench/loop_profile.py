@@ -31,12 +31,12 @@ class LoopProfile:
 
     def __init__(self) -> None:
         self.stats: dict[str, list] = defaultdict(lambda: [0, 0.0])
-        self.began: tuple[float, float] | None = None  # (monotonic, thread CPU) at start()
+        self.began: float | None = None  # time.monotonic() at start()
         self._unpatch: list = []
 
     def start(self) -> None:
         self.stats.clear()
-        self.began = (time.monotonic(), time.thread_time())
+        self.began = time.monotonic()
 
     def count(self, label: str, cpu_s: float) -> None:
         if self.began is not None:
@@ -87,7 +87,7 @@ class LoopProfile:
         if self.began is None:
             return {}
         return {
-            "seconds": time.monotonic() - self.began[0],
+            "seconds": time.monotonic() - self.began,
             "stats": {label: list(entry) for label, entry in self.stats.items()},
         }
 
@@ -103,12 +103,12 @@ def resolve(spec: str) -> tuple[object, str, object]:
     except ImportError as exc:
         raise ValueError(f"{spec!r}: no module {module} ({exc})") from None
     *path, name = attribute.split(".")
-    for part in [*path, name]:
-        if not hasattr(owner, part):
-            raise ValueError(f"{spec!r}: {module} has no {attribute}")
-        if part != name:
+    try:
+        for part in path:
             owner = getattr(owner, part)
-    return owner, name, getattr(owner, name)
+        return owner, name, getattr(owner, name)
+    except AttributeError:
+        raise ValueError(f"{spec!r}: {module} has no {attribute}") from None
 
 
 def label_of(callback) -> str:

@@ -14,15 +14,23 @@ from sglconsole.tui.history import ActionRecord
 from sglconsole.tui.screens.confirm import ConfirmScreen
 
 
-async def until(pilot, check: Callable[[], object], timeout: float = 30.0, what: str = "condition"):
-    """Let the app run until check() is truthy; fail with `what` otherwise."""
+async def until(
+    pilot,
+    check: Callable[[], object],
+    timeout: float = 30.0,
+    what: str = "condition",
+    seen: Callable[[], str] | None = None,
+):
+    """Let the app run until check() is truthy; fail with `what` otherwise (and with what
+    `seen()` says the app shows instead, for whoever reads the failure)."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+            instead = f": {seen()}" if seen is not None else ""
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}{instead}")
         await pilot.pause(0.1)
 
 
