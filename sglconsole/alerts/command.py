@@ -27,6 +27,9 @@ async def run_alert_command(argv: list[str], event: dict, timeout: float = TIMEO
         proc.kill()
         await proc.wait()
         return f"alert_command {argv[0]}: no exit after {timeout:g}s (killed)"
+    except asyncio.CancelledError:  # the exporter stops: its command does not outlive it
+        proc.kill()
+        raise
     if proc.returncode != 0:
         last = (err or b"").decode(errors="replace").strip().splitlines()[-1:] or [""]
         return f"alert_command {argv[0]} exited {proc.returncode}: {last[0][:200]}"

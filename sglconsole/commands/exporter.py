@@ -9,6 +9,7 @@ import sys
 from sglconsole import config
 from sglconsole.commands.registry import command, config_path, run_async
 from sglconsole.errors import UsageError
+from sglconsole.exporter import STOP_S  # the package alone: the service loads on use
 
 
 @command(
@@ -53,6 +54,15 @@ def _exporter(parser: argparse.ArgumentParser):
         help="a flapping server alerts once per this many seconds unless it gets worse "
         "(default 300, as in the console)",
     )
+    parser.add_argument(
+        "--stop-timeout",
+        type=float,
+        default=STOP_S,
+        metavar="S",
+        help=f"on SIGTERM, at most this many seconds for alert deliveries, requests being "
+        f"answered and SSH sessions to end; what is still going is named and cut short "
+        f"(default {STOP_S:g}; keep it under systemd's TimeoutStopSec)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug lines too")
 
     def handle(args: argparse.Namespace) -> int:
@@ -64,6 +74,8 @@ def _exporter(parser: argparse.ArgumentParser):
             listen = parse_listen(args.listen)
             for url in args.webhook:
                 alert_url(url)
+            if args.stop_timeout < 0:
+                raise ValueError(f"--stop-timeout {args.stop_timeout:g}: expected seconds >= 0")
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         cfg = config.load(config_path(args))
@@ -85,6 +97,7 @@ def _exporter(parser: argparse.ArgumentParser):
                     resend_s=args.resend,
                     hold_s=args.hold,
                     quiet_s=args.quiet,
+                    stop_s=args.stop_timeout,
                 )
             )
         except OSError as exc:  # the port is taken, the address is not ours

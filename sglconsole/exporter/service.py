@@ -19,6 +19,7 @@ from sglconsole.alerts import Alert, AlertTracker, run_alert_command, sweep
 from sglconsole.alerts.tracker import HOLD_S, QUIET_S
 from sglconsole.alerts.webhook import RESEND_S, Alertmanager
 from sglconsole.config import Config
+from sglconsole.exporter import STOP_S
 from sglconsole.exporter.collector import FleetCollector
 from sglconsole.exporter.http import Request, Response, serve
 from sglconsole.exporter.restores import RestoreTimes
@@ -78,21 +79,31 @@ class Exporter:
             self._tasks.append(asyncio.create_task(self.webhook.resend(), name="exporter:resend"))
         return address
 
-    async def stop(self) -> None:
+    async def stop(self, budget_s: float = STOP_S) -> None:
+        """Every part stops at once, all within one budget; a part still going then is named in
+        the log and cancelled (an alert_command's process is killed)."""
         if self.server is not None:
             self.server.close()
-            try:  # a request being answered ends within its read timeout
-                await asyncio.wait_for(self.server.wait_closed(), 15)
-            except TimeoutError:
-                pass
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        parts = {"the exporter's own tasks": asyncio.gather(*self._tasks, return_exceptions=True)}
+        if self.server is not None:  # a request being answered ends within its read timeout
+            parts["the HTTP requests being answered"] = self.server.wait_closed()
         if self._alert_tasks:
-            await asyncio.wait(self._alert_tasks, timeout=20)
+            parts["alert_command runs"] = asyncio.wait(set(self._alert_tasks))
         if self.webhook is not None:
-            await self.webhook.close()
-        await self.monitor.stop()
+            parts["webhook posts"] = self.webhook.close()
+        parts["the SSH sessions"] = self.monitor.stop()
+        running = {asyncio.ensure_future(part): what for what, part in parts.items()}
+        _, pending = await asyncio.wait(running, timeout=budget_s)
+        for task in pending:
+            log.warning("stopping: %s still going after %gs: cut short", running[task], budget_s)
+            task.cancel()
+        for task in self._alert_tasks:
+            task.cancel()
+        cancelled = [*pending, *self._alert_tasks]
+        if cancelled:  # a moment to end as cancelled (an alert_command's process is killed)
+            await asyncio.wait(cancelled, timeout=1)
 
     async def __aenter__(self) -> Exporter:
         await self.start()
@@ -171,8 +182,15 @@ class Exporter:
                 log.warning("%s: unreachable: %s", name, host.error or "?")
 
 
-async def run(config: Config, listen: tuple[str, int], webhooks: list[str], **options) -> int:
-    """Until SIGTERM or SIGINT."""
+async def run(
+    config: Config,
+    listen: tuple[str, int],
+    webhooks: list[str],
+    *,
+    stop_s: float = STOP_S,
+    **options,
+) -> int:
+    """Until SIGTERM or SIGINT; then stopping takes at most `stop_s` (and a second)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
@@ -187,5 +205,7 @@ async def run(config: Config, listen: tuple[str, int], webhooks: list[str], **op
         await stop.wait()
     finally:
         log.info("stopping")
-        await exporter.stop()
+        began = time.monotonic()
+        await exporter.stop(stop_s)
+        log.info("stopped in %.1fs", time.monotonic() - began)
     return 0

@@ -331,6 +331,50 @@ def test_a_host_that_drops_alerts_the_command_and_the_webhook(fleet_factory, tmp
     assert "alert problem: h200 UP -> UNREACHABLE" in log and "h200: unreachable:" in log
 
 
+def test_sigterm_stops_within_the_budget_even_when_an_alert_command_hangs(tmp_path):
+    """A stuck part of stopping (here an alert_command that never ends) is named in the log and
+    cut short, its process killed: the exporter is gone within --stop-timeout, not systemd's."""
+    pid_file = tmp_path / "alert.pid"
+    hang = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(300)"
+    with socket.socket() as closed:  # a loopback port nothing listens on: UNREACHABLE at once
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    hosts = {"gone": {"address": "127.0.0.1", "port": port, "known_hosts": "none"}}
+    config_path = tmp_path / "hosts.yaml"
+    config_path.write_text(
+        yaml.safe_dump(
+            {"alert_command": [sys.executable, "-c", hang, str(pid_file)], "hosts": hosts}
+        )
+    )
+    exporter = Exporter(config_path, tmp_path / "stderr.log", "--hold", "0", "--stop-timeout", "1")
+    try:
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text()):
+            assert time.monotonic() < deadline, exporter.stderr()
+            time.sleep(0.1)
+        alert_pid = int(pid_file.read_text())
+        began = time.monotonic()
+        code = exporter.stop()
+        took = time.monotonic() - began
+    finally:
+        exporter.stop()
+    log = exporter.stderr()
+    assert code == 0, log
+    assert "stopping: alert_command runs still going after 1s: cut short" in log, log
+    assert took < 8, (took, log)  # 1 s of budget, 1 s to end cancelled, the interpreter's exit
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{alert_pid}").exists() and not zombie(alert_pid):
+        assert time.monotonic() < deadline, f"the alert_command {alert_pid} outlived the exporter"
+        time.sleep(0.1)
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
 # -------------------------------------------------------------- Prometheus
 
 
