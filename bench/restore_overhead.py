@@ -113,7 +113,9 @@ def restore_via_cli(config_path: Path, log: Path, state: Path) -> dict:
     return {"total_s": total, "overhead_s": total - server_seconds(startup, stages)}
 
 
-def restore_overhead(workdir: Path, real_parser_s: float | None = None, runs: int = 3) -> dict:
+def restore_overhead(
+    workdir: Path, real_parser_s: float | None = None, runs: int = 3, settle_s: float = 5.0
+) -> dict:
     """Wall time of `restore` minus the server's own time (its startup from exec to the ready
     line, watched from outside the host; its shutdown; /health_generate's poll; the probe's
     generations). In the console and via the CLI, RUNS times each: the run of median overhead,
@@ -125,7 +127,7 @@ def restore_overhead(workdir: Path, real_parser_s: float | None = None, runs: in
     try:
         fleet.start()
         fleet.wait_ready()
-        time.sleep(5)
+        time.sleep(settle_s)
         log = fleet.hosts["ct129"].root / "logs" / "sglang-30000.log"
         state = workdir / "state"
         console = median_run(

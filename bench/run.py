@@ -1,7 +1,7 @@
 """sglconsole's cost and latency at fleet scale, against the naive way, in one run on this machine.
 
     python bench/run.py [--hosts 16] [--servers 4] [--seconds 60] [--rss-minutes 10]
-                        [--skip-parser] [--smallest] [--out bench/results.json]
+                        [--runs 3] [--skip-parser] [--smallest] [--out bench/results.json]
                         [--only-cold-start | --only-restore]
 
 Starts a simulated fleet (hosts x servers, each server under load, logging a decode line about
@@ -85,6 +85,7 @@ SMALLEST = {
     "rss_minutes": 0.1,
     "parser_lines": 20_000,
     "real_parser_s": 1.0,
+    "runs": 1,
 }
 
 
@@ -105,7 +106,7 @@ def hanging_host(config: Path, out: Path) -> tuple[Path, socket.socket]:
     return out, sock
 
 
-def cold_start(config: Path, runs: int = 3) -> tuple[float, float, float, float]:
+def cold_start(config: Path, runs: int) -> tuple[float, float, float, float]:
     """(status: table printed, status: process exited, the same one host after another,
     connect timeout). `status` runs RUNS times: the median of each (a 2-core machine is noisy);
     its bytecode compiled first, as `pip install` leaves it (where PYTHONDONTWRITEBYTECODE is set,
@@ -172,10 +173,10 @@ def status_once(config: Path, timeout: float) -> tuple[float, float]:
     return printed - started, time.monotonic() - started
 
 
-def cold_start_figures(config: Path, workdir: Path) -> dict:
+def cold_start_figures(config: Path, workdir: Path, runs: int) -> dict:
     with_hang, sock = hanging_host(config, workdir / "hang.yaml")
     try:
-        ours, ours_exit, serial, timeout = cold_start(with_hang)
+        ours, ours_exit, serial, timeout = cold_start(with_hang, runs)
     finally:
         sock.close()
     return {
@@ -198,17 +199,17 @@ def only_cold_start(workdir: Path, args: argparse.Namespace) -> dict:
         fleet.wait_ready(timeout=300)
         time.sleep(args.settle)  # as the whole run: the load settles into steady decode lines
         print("cold start ...", flush=True)
-        return cold_start_figures(fleet.config_path, workdir)
+        return cold_start_figures(fleet.config_path, workdir, args.runs)
     finally:
         fleet.stop()
 
 
-def parser_ratio(lines: int, line_format: str = "0.5.23") -> dict:
+def parser_ratio(lines: int, runs: int, line_format: str = "0.5.23") -> dict:
     """0.5.23's own lines (which SGLang's regex, wanting a comma 0.5.23 no longer writes, fails
     on) and the legacy lines it matches in full: the harder comparison."""
     command = [sys.executable, str(REPO / "bench" / "parser_bench.py"), "--json"]
     command += ["--format", line_format, "--lines", str(lines)]
-    command += ["--mixed-lines", str(min(lines, 200_000))]
+    command += ["--mixed-lines", str(min(lines, 200_000)), "--repeat", str(runs)]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         said = [line for line in out.stderr.splitlines() if line.startswith("FAILED: ")]
@@ -298,6 +299,13 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--parser-lines", type=int, default=1_000_000)
     parser.add_argument("--real-parser-s", type=float, default=REAL_PARSER_S)
     parser.add_argument(
+        "--runs",
+        type=int,
+        default=3,
+        help="how often the repeated measures run (cold start and restore: their median; the "
+        "parser: its best)",
+    )
+    parser.add_argument(
         "--skip-parser",
         action="store_true",
         help="no parser measure (it needs SGLang's regex: tools/real_sglang_venv.sh)",
@@ -339,7 +347,9 @@ def main(argv=None) -> int:
     exit_on_signals()
     if args.only_restore:
         results: dict = {}
-        record_restore(results, restore_overhead(workdir, args.real_parser_s))
+        record_restore(
+            results, restore_overhead(workdir, args.real_parser_s, args.runs, args.settle)
+        )
         print_table(checks.save(SCRIPT, args.out, results, promised(args)))
         return 0
     if args.only_cold_start:
@@ -365,20 +375,20 @@ def main(argv=None) -> int:
         watch_phases(fleet, config, args, results)
         freshness_all(fleet, config, args, workdir, results)
         print("cold start ...", flush=True)
-        results.update(cold_start_figures(config, workdir))
+        results.update(cold_start_figures(config, workdir, args.runs))
         if args.rss_minutes > 0:
             memory(config, args.rss_minutes, results)
     finally:
         fleet.stop()
     if not args.skip_parser:
         print("parser ...", flush=True)
-        results["parser"] = parser_ratio(args.parser_lines)
+        results["parser"] = parser_ratio(args.parser_lines, args.runs)
         results["parser_vs_sglang_regex"] = results["parser"]["parser_vs_sglang_regex"]
-        results["parser_legacy"] = parser_ratio(args.parser_lines, "legacy")
+        results["parser_legacy"] = parser_ratio(args.parser_lines, args.runs, "legacy")
         legacy = results["parser_legacy"]["parser_vs_sglang_regex"]
         results["parser_vs_sglang_regex_legacy"] = legacy
     print("restore overhead ...", flush=True)
-    record_restore(results, restore_overhead(workdir, args.real_parser_s))
+    record_restore(results, restore_overhead(workdir, args.real_parser_s, args.runs, args.settle))
     # the other benches' keys (idle_cost.py, prom_scale.py, router_*.py) stay
     results = checks.save(SCRIPT, args.out, results, promised(args), vars(args))
     print_table(results)
