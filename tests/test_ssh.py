@@ -7,6 +7,7 @@ import json
 import socket
 import time
 
+import asyncssh
 import pytest
 
 from sglconsole.config import Host
@@ -89,6 +90,24 @@ async def test_failed_command_is_typed(sshd):
     with pytest.raises(RemoteCommandFailed, match="exited 3: oops"):
         await conn.run(["sh", "-c", "echo oops >&2; exit 3"], check=True)
     await conn.close()
+
+
+async def test_a_command_started_as_the_connection_is_lost_names_why_it_was_lost(sshd):
+    """asyncssh ends a connection whose keepalives go unanswered by calling its protocol's
+    connection_lost; a command started in that moment fails first with the channel's 'SSH
+    connection closed'. The host's reason must be the connection's (a test under load saw it
+    UNREACHABLE with the channel's words, no keepalive in them)."""
+    for start in ("run", "stream"):
+        conn = SshHost("a", host(sshd))
+        connection = await conn.connect()
+        connection.connection_lost(asyncssh.ConnectionLost("Server not responding to keepalive"))
+        with pytest.raises(HostUnreachable) as lost:
+            if start == "run":
+                await conn.run(["echo", "hi"])
+            else:
+                await conn.stream(["echo", "hi"])
+        assert "connection lost: Server not responding to keepalive" in str(lost.value), start
+        await conn.close()
 
 
 async def test_run_timeout_returns_no_status(sshd):

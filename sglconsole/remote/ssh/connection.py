@@ -103,6 +103,13 @@ class SshHost:
             return True
         return False
 
+    async def _channel_failure(self, exc: BaseException) -> str:
+        """Why a channel failed: when its connection ended, the connection's reason (a keepalive
+        timeout), not the channel's 'SSH connection closed', which comes a moment before it."""
+        if not await self.still_connected() and self.last_error:
+            return self.last_error
+        return reason_of(exc)
+
     def command(self, argv: Sequence[str]) -> str:
         """The remote command as a person reads it (dry runs): the code of `python -c CODE` is
         shown as written; on the wire it travels base64-encoded (see `transport.command_line`)."""
@@ -317,7 +324,8 @@ class SshHost:
                 _text(exc.stderr) or f"timed out after {timeout:g}s",
             )
         except (asyncssh.Error, OSError) as exc:
-            raise HostUnreachable(self.name, f"command channel failed: {reason_of(exc)}") from None
+            why = await self._channel_failure(exc)
+            raise HostUnreachable(self.name, f"command channel failed: {why}") from None
         if check and not out.ok:
             raise RemoteCommandFailed(self.name, list(argv), out.exit_status, out.stderr)
         return out
@@ -327,7 +335,8 @@ class SshHost:
         try:
             process = await conn.create_process(self.wire(argv), errors="replace")
         except (asyncssh.Error, OSError) as exc:
-            raise HostUnreachable(self.name, f"cannot open a channel: {reason_of(exc)}") from None
+            why = await self._channel_failure(exc)
+            raise HostUnreachable(self.name, f"cannot open a channel: {why}") from None
         return RemoteStream(self.name, argv, process)
 
     async def forward(self, remote_port: int, remote_host: str = "127.0.0.1") -> Endpoint:
