@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from sglconsole.remote.agents import source
-from sglconsole.remote.agents.container_agent import QUIET_S
 from sglconsole.sim.fleet import engines
+
+QUIET_S = 5.0  # the agent's "quiet" and "retry": their own 60 s would be most of this test
 
 pytestmark = pytest.mark.skipif(
     engines.unavailable(engines.DOCKER) is not None,
@@ -63,8 +64,9 @@ def test_a_restarted_daemon_ends_the_stream_and_it_runs_again():
     wrapper.chmod(0o755)
     daemon = _dockerd(state)
     python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    settings = json.dumps({"interval": 0.5, "quiet": QUIET_S, "retry": QUIET_S})
     agent = subprocess.Popen(
-        [python, "-c", source("container_agent"), json.dumps({"interval": 0.5})],
+        [python, "-c", source("container_agent"), settings],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={"PATH": str(state / "bin"), "HOME": str(state)},
     )  # fmt: skip
@@ -99,9 +101,9 @@ def test_a_restarted_daemon_ends_the_stream_and_it_runs_again():
         daemon = _dockerd(state)
         until(
             lambda m: m["t"] == "engine" and m["engine"] == "docker" and m["state"] == "ok",
-            QUIET_S + 20,
+            QUIET_S + 20,  # a daemon found down is asked again QUIET_S later
         )
-        until(events("stream"), 20)
+        until(events("stream"), QUIET_S + 20)  # its stream is tried again QUIET_S after it ended
         assert [m["state"] for m in said if m["t"] == "events"] == ["stream", "poll", "stream"]
     finally:
         agent.stdin.close()

@@ -21,6 +21,9 @@ FULL_S and on {"survey": true}. Where the stream cannot run or ends (an old engi
 backend, its daemon restarted) the engine is polled with `ps` each interval, said once, and the
 stream is tried again every RETRY_S.
 
+Its argument (JSON): {"interval": S (5), "quiet": S (QUIET_S), "retry": S (RETRY_S), "events":
+false (poll only)}.
+
 and reads JSON commands on stdin: {"follow": {ID: {"engine": E, "since": RFC3339}}} starts
 `E logs --follow --timestamps --since SINCE ID` (stdout and stderr together: SGLang logs to
 stderr); {"survey": true} inspects every container now. EOF on stdin (the console went away)
@@ -289,7 +292,7 @@ class Engine:
     def look(self, force):
         state, detail, self.listed, message = survey(self.name, self.listed, force)
         if state in ("absent", "down"):
-            self.quiet_until = time.time() + QUIET_S
+            self.quiet_until = time.time() + QUIET[0]
         if message is not None and self.sent != message:
             self.sent = message
             out(message)  # before its state: once both engines are said, all is
@@ -304,7 +307,7 @@ class Engine:
             return
         stream = self.stream
         if stream is not None and stream.ended is not None:  # it ended: poll until it runs again
-            self.stream, self.retry_at = None, now + RETRY_S
+            self.stream, self.retry_at = None, now + RETRY[0]
             self.say("poll", stream.ended)
             self.next_poll = 0.0
         if self.streaming():
@@ -322,7 +325,7 @@ class Engine:
                 try:
                     self.stream = EventStream(self.name, wake, since)
                 except OSError as exc:  # gone since the look: polled, and tried again later
-                    self.retry_at = now + RETRY_S
+                    self.retry_at = now + RETRY[0]
                     self.say("poll", str(exc)[-300:])
                     return
                 self.stream.start()
@@ -338,11 +341,15 @@ class Engine:
 
 
 INTERVAL = [5.0]  # seconds between heartbeats, and between `ps` of an engine without a stream
+QUIET = [QUIET_S]  # the args' "quiet", else QUIET_S
+RETRY = [RETRY_S]  # the args' "retry", else RETRY_S
 
 
 def main():
     args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     INTERVAL[0] = float(args.get("interval", 5.0))
+    QUIET[0] = float(args.get("quiet", QUIET_S))
+    RETRY[0] = float(args.get("retry", RETRY_S))
     engines = [Engine(name, args.get("events", True) is not False) for name in ENGINES]
     followers, pending = {}, b""
     wake_read, wake = os.pipe()
