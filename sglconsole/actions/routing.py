@@ -328,7 +328,7 @@ async def put_back(
             fleet=ctx.config.identity,
         )
         try:
-            worker = await client.add(url)
+            worker = await client.add(url, timeout=route.spec.join_timeout)
         except ConsoleError as exc:
             audit.end(record, False, f"failed: {exc}")
             raise StageFailed(f"{exc}; {stays_out(ctx, target, route)}") from exc

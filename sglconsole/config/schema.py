@@ -222,6 +222,9 @@ class Router(Model):
     (default: http://<http_address>:PORT on the router's own host, else http://<address>:PORT)."""
     drain_timeout: float = Field(default=60, gt=0)
     """How long an action waits for a worker's running requests to finish once it is out."""
+    join_timeout: float = Field(default=60, gt=0)
+    """How long a worker put back may take to be listed healthy (on the gateway: its add job
+    done) before the step fails and a job still running is called off."""
     canary: Canary | None = None
     """The canary asked through this router, as its clients ask (unset: every 300 s)."""
     kind: Literal["sglang-router", "smg"] | None = None
