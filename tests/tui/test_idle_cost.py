@@ -34,6 +34,15 @@ def test_a_part_is_known_by_all_it_draws_and_anything_else_is_never_cached():
     )
     assert frozen(table("30000", "a")) != frozen(table("30001", "a"))
     assert frozen(Text("x", style="bold")) != frozen(Text("x"))
+    # a Text is known by its characters, styles, spans and layout: any of them differing is news
+    styled = Text.assemble(("GPU", "bold"), " 0")
+    assert frozen(styled) == frozen(Text.assemble(("GPU", "bold"), " 0"))
+    assert frozen(styled) != frozen(Text.assemble(("GPU", "italic"), " 0"))
+    assert frozen(styled) != frozen(Text.assemble(("GP", "bold"), "U 0"))  # same characters
+    assert frozen(Text("x", justify="right")) != frozen(Text("x"))
+    assert frozen(Text("x", end="")) != frozen(Text("x"))
+    assert frozen(Text("x", overflow="ellipsis")) != frozen(Text("x"))
+    assert frozen(table("30000", styled)) != frozen(table("30000", Text("GPU 0")))
     assert frozen(Group(Text("x"))) is None  # not a Text or a Table: drawn every time
     assert frozen(table("30000", Group(Text("x")))) is None
 

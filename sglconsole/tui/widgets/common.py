@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from rich.box import Box
 from rich.console import Group
 from rich.segment import Segment
@@ -68,14 +70,20 @@ def frozen(value):
     else (drawn again every time: never a stale line)."""
     if isinstance(value, _PLAIN):
         return value
+    kind = type(value)
+    if kind is Text:  # most of what is recorded, cells included: read directly
+        return _text_record(value)
     if isinstance(value, (list, tuple)):
-        items = [(item, frozen(item)) for item in value]
-        if any(record is None and item is not None for item, record in items):
-            return None
-        return (type(value).__name__, *(record for _, record in items))
+        records = []
+        for item in value:
+            record = frozen(item)
+            if record is None and item is not None:
+                return None
+            records.append(record)
+        return (kind.__name__, *records)
     if not isinstance(value, (Text, Table, Column, Row)):
         return None
-    record = [type(value).__name__]
+    record = [kind.__name__]
     for name, item in _attributes(value):
         item_record = frozen(item)
         if item_record is None and item is not None:
@@ -84,8 +92,37 @@ def frozen(value):
     return tuple(record)
 
 
+def _text_record(text: Text) -> tuple | None:
+    """All a Text draws: its characters, its styles and spans, how it is laid out."""
+    styles = (text.style, *(span.style for span in text.spans))
+    if not all(isinstance(style, (str, Style)) for style in styles):
+        return None
+    return (
+        "Text",
+        text.plain,
+        tuple(text.spans),
+        text.style,
+        text.justify,
+        text.overflow,
+        text.no_wrap,
+        text.end,
+        text.tab_size,
+    )
+
+
+_SLOTS: dict[type, frozenset[str]] = {}
+"""Per class, the slot names of its MRO (looked up once: the panes record parts every second)."""
+
+
 def _attributes(value) -> list[tuple[str, object]]:
     """Every attribute of VALUE (slots and __dict__), by name."""
-    names = {name for klass in type(value).__mro__ for name in getattr(klass, "__slots__", ())}
-    names |= set(getattr(value, "__dict__", {}))
-    return sorted((name, getattr(value, name, None)) for name in names)
+    kind = type(value)
+    slots = _SLOTS.get(kind)
+    if slots is None:
+        slots = _SLOTS[kind] = frozenset(
+            name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())
+        )
+    found = dict(getattr(value, "__dict__", {}))
+    for name in slots:
+        found[name] = getattr(value, name, None)
+    return sorted(found.items(), key=itemgetter(0))
