@@ -114,7 +114,7 @@ def restore_via_cli(config_path: Path, log: Path, state: Path) -> dict:
 
 
 def restore_overhead(
-    workdir: Path, real_parser_s: float | None = None, runs: int = 3, settle_s: float = 5.0
+    workdir: Path, real_parser_s: float | None, runs: int, settle_s: float
 ) -> dict:
     """Wall time of `restore` minus the server's own time (its startup from exec to the ready
     line, watched from outside the host; its shutdown; /health_generate's poll; the probe's

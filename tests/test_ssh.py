@@ -13,6 +13,7 @@ import pytest
 from sglconsole.config import Host
 from sglconsole.errors import HostKeyError, HostUnreachable, RemoteCommandFailed
 from sglconsole.remote.ssh.connection import SshFleet, SshHost
+from tests.processes import alive
 
 ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
 
@@ -210,9 +211,9 @@ async def test_stream_close_stops_the_remote_command(sshd, tmp_path):
     await stream.close()
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert not _alive(pid)
+    assert not alive(pid)
     await conn.close()
 
 
@@ -220,11 +221,3 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False

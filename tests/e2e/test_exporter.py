@@ -28,6 +28,7 @@ from sglconsole.core.probe_result import ProbeResult
 from sglconsole.exporter.service import Exporter as ExporterService
 from tests.alert_receiver import Receiver
 from tests.e2e.test_status import cli
+from tests.processes import alive
 from tests.reliability.test_faults import quiet_host
 
 pytestmark = pytest.mark.slow
@@ -363,16 +364,9 @@ def test_sigterm_stops_within_the_budget_even_when_an_alert_command_hangs(tmp_pa
     assert "stopping: alert_command runs still going after 1s: cut short" in log, log
     assert took < 8, (took, log)  # 1 s of budget, 1 s to end cancelled, the interpreter's exit
     deadline = time.monotonic() + 5
-    while Path(f"/proc/{alert_pid}").exists() and not zombie(alert_pid):
+    while alive(alert_pid):
         assert time.monotonic() < deadline, f"the alert_command {alert_pid} outlived the exporter"
         time.sleep(0.1)
-
-
-def zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return False
 
 
 # -------------------------------------------------------------- Prometheus

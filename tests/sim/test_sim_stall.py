@@ -18,6 +18,7 @@ import pytest
 
 from sglconsole.sim.host.detach import start_detached
 from sglconsole.sim.host.root import create_host, path_env
+from tests.processes import alive
 from tests.sim.test_sim_server import Server, free_port
 
 VERSION = "0.5.17"
@@ -234,14 +235,6 @@ def _text(path: Path) -> str:
         return ""
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def test_restarts_append_lifetimes_to_one_log(tmp_path):
     root = _host(tmp_path)
     log = root / "logs" / "sglang.log"
@@ -262,7 +255,7 @@ def test_restarts_append_lifetimes_to_one_log(tmp_path):
         _wait_for(lambda: _text(log).count("ready to roll") == len(pids) + 1, 20, "ready")
         pids.append(int(re.findall(r"Started server process \[(\d+)\]", log.read_text())[-1]))
         os.kill(pids[-1], signal.SIGTERM)
-        _wait_for(lambda: not _alive(pids[-1]), 10, "exit")
+        _wait_for(lambda: not alive(pids[-1]), 10, "exit")
     text = log.read_text()
     assert re.findall(r"Started server process \[(\d+)\]", text) == [str(pid) for pid in pids]
     assert len(set(pids)) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from operator import itemgetter
 
 from rich.box import Box
@@ -110,19 +111,15 @@ def _text_record(text: Text) -> tuple | None:
     )
 
 
-_SLOTS: dict[type, frozenset[str]] = {}
-"""Per class, the slot names of its MRO (looked up once: the panes record parts every second)."""
+@cache
+def _slot_names(kind: type) -> frozenset[str]:
+    """The slot names of KIND's MRO (once per class: the panes record parts every second)."""
+    return frozenset(name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ()))
 
 
 def _attributes(value) -> list[tuple[str, object]]:
     """Every attribute of VALUE (slots and __dict__), by name."""
-    kind = type(value)
-    slots = _SLOTS.get(kind)
-    if slots is None:
-        slots = _SLOTS[kind] = frozenset(
-            name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())
-        )
     found = dict(getattr(value, "__dict__", {}))
-    for name in slots:
+    for name in _slot_names(type(value)):
         found[name] = getattr(value, name, None)
     return sorted(found.items(), key=itemgetter(0))
