@@ -200,6 +200,18 @@ async def test_stream_yields_lines_as_they_come(sshd):
     await conn.close()
 
 
+async def test_stream_batches_are_the_lines_as_they_arrive_together(sshd):
+    """The GPU feed reads nvidia-smi's sample of every GPU in one await: lines written at once
+    come as one batch, a line split across writes comes whole, a last line without its newline
+    comes at EOF."""
+    conn = SshHost("a", host(sshd))
+    script = "printf 'a\\nb\\nc\\n'; sleep 0.3; printf 'd\\ne'; sleep 0.3; printf 'f\\ng'"
+    stream = await conn.stream(["sh", "-c", script])
+    batches = [batch async for batch in stream.batches()]
+    assert batches == [["a", "b", "c"], ["d"], ["ef"], ["g"]]
+    await conn.close()
+
+
 async def test_stream_close_stops_the_remote_command(sshd, tmp_path):
     conn = SshHost("a", host(sshd))
     pidfile = tmp_path / "pid"

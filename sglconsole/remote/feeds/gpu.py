@@ -57,13 +57,15 @@ class GpuFeed:
         self, stream, assembler: GpuStreamAssembler, unreadable: deque, period: int
     ) -> bool:
         """Lines into snapshots (the first period has no wrap to end it: a short pause does).
-        True when nvidia-smi went silent (hung), False when the stream ended."""
+        True when nvidia-smi went silent (hung), False when the stream ended. Read a batch at a
+        time: a sample's lines come together, and a wait per line was most of an idle host's
+        GPU cost."""
         silent_after = max(5.0, 3 * period / 1000)
-        lines = stream.__aiter__()
+        batches = stream.batches().__aiter__()
         upcoming: asyncio.Future | None = None
         try:
             while True:
-                upcoming = upcoming or asyncio.ensure_future(lines.__anext__())
+                upcoming = upcoming or asyncio.ensure_future(batches.__anext__())
                 first = bool(assembler.pending) and assembler.snapshots == 0
                 done, _ = await asyncio.wait({upcoming}, timeout=0.3 if first else silent_after)
                 if not done:
@@ -78,15 +80,16 @@ class GpuFeed:
                     continue
                 upcoming, finished = None, upcoming
                 try:
-                    line = finished.result()
+                    lines = finished.result()
                 except StopAsyncIteration:
                     return False
-                garbage = assembler.garbage
-                snapshots = assembler.feed(line)
-                if assembler.garbage > garbage:
-                    unreadable.append(line)
-                for snapshot in snapshots:
-                    self._gpus(snapshot)
+                for line in lines:
+                    garbage = assembler.garbage
+                    snapshots = assembler.feed(line)
+                    if assembler.garbage > garbage:
+                        unreadable.append(line)
+                    for snapshot in snapshots:
+                        self._gpus(snapshot)
         finally:
             if upcoming is not None:
                 upcoming.cancel()

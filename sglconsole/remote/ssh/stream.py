@@ -1,4 +1,5 @@
-"""A long-running remote command read line by line (the watcher's and the journal's feeds)."""
+"""A long-running remote command read line by line (the watcher's and the journal's feeds), or in
+the batches its lines arrive in (the GPU feed)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,24 @@ class RemoteStream:
                 yield line.rstrip("\n")
         except (asyncssh.Error, OSError) as exc:  # the connection went away under the stream
             raise HostUnreachable(self.host, f"connection lost: {reason_of(exc)}") from None
+
+    async def batches(self, size: int = 65536) -> AsyncIterator[list[str]]:
+        """The lines in the batches they arrive in: one await for all the lines a command wrote
+        at once (nvidia-smi's sample of every GPU), not one per line; a last line without its
+        newline comes at EOF."""
+        partial = ""
+        try:
+            while True:
+                data = await self._process.stdout.read(size)
+                if not data:  # EOF
+                    break
+                *lines, partial = (partial + data).split("\n")
+                if lines:
+                    yield lines
+        except (asyncssh.Error, OSError) as exc:  # the connection went away under the stream
+            raise HostUnreachable(self.host, f"connection lost: {reason_of(exc)}") from None
+        if partial:
+            yield [partial]
 
     def write(self, text: str) -> None:
         self._process.stdin.write(text)
