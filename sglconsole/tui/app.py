@@ -35,14 +35,15 @@ from sglconsole.tui.screens.main import MainScreen
 from sglconsole.tui.session import Session
 from sglconsole.tui.title import fleet_title, osc_title
 
-REFRESH_S = 0.2
+TICK_S = 1.0
+"""The display's one clock: every second the changes of hosts not on screen are drawn, together
+with what moves without a change (uptimes, retry countdowns), and alerts are swept (a status lasts
+at least that long before it is news; a sweep walks the whole fleet). A 0.2 s refresh beside the
+screen's own 1 s tick drew an idle fleet 3-4 times a second, its hosts' GPU samples apart."""
 SHOWN_S = (
     0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
 )
 MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
-SWEEP_S = 1.0
-"""Alerts are swept once a second, not at every refresh: a status lasts at least that long before
-it is news (the tracker's own hold times are seconds), and a sweep walks the whole fleet."""
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 
@@ -91,7 +92,6 @@ class ConsoleApp(App[int]):
         self._unsubscribe = None
         self._soon: asyncio.TimerHandle | None = None
         self._flushed_at = 0.0
-        self._swept_at = float("-inf")
 
     def on_mount(self) -> None:
         if self.keymap:
@@ -100,7 +100,7 @@ class ConsoleApp(App[int]):
         self._unsubscribe = self.session.fleet.subscribe(self.published)
         if self.record_path is not None:
             self.recorder = Recorder(self.record_path, self.session.fleet, self.session.clock)
-        self.set_interval(REFRESH_S, self.flush)
+        self.set_interval(TICK_S, self.tick)
         if self.monitor is not None:
             if self.monitor.on_demand is not None:  # an action's connection is never cut
                 self.monitor.on_demand.busy = lambda host: any(
@@ -148,7 +148,7 @@ class ConsoleApp(App[int]):
     # --------------------------------------------------------- refresh loop
 
     def published(self, host: str, port: int | None) -> None:
-        """Fleet listener: everything waits for the next batch, except what the operator is
+        """Fleet listener: everything waits for the next tick, except what the operator is
         looking at."""
         self.dirty.mark(host, port)
         shown = self.main.selected
@@ -160,7 +160,7 @@ class ConsoleApp(App[int]):
         ):
             try:
                 loop = asyncio.get_running_loop()
-            except RuntimeError:  # not on the app's loop: the next batch will show it
+            except RuntimeError:  # not on the app's loop: the next tick will show it
                 return
             delay = max(SHOWN_S, self._flushed_at + MIN_GAP_S - loop.time())
             self._soon = loop.call_later(delay, self._flush_soon)
@@ -169,24 +169,22 @@ class ConsoleApp(App[int]):
         self._soon = None
         self.flush_changes()
 
-    def flush(self) -> None:
-        if asyncio.get_running_loop().time() - self._flushed_at >= MIN_GAP_S:
-            self.flush_changes()
-        if self.replay is not None:  # swept at the recording's own moments, not by this timer
+    def tick(self) -> None:
+        """Every TICK_S: what changed since (no change: the clock's own redraw), and alerts."""
+        self.flush_changes(tick=True)
+        if self.replay is not None:  # swept at the recording's own moments, not by this clock
             found = self.replay.take_alerts()
-        elif asyncio.get_running_loop().time() - self._swept_at >= SWEEP_S:
-            self._swept_at = asyncio.get_running_loop().time()
-            found = sweep(self.session.fleet, self.alerts, self.session.clock())
         else:
-            found = []
+            found = sweep(self.session.fleet, self.alerts, self.session.clock())
         for alert in found:
             self.raise_alert(alert)
 
-    def flush_changes(self) -> None:
+    def flush_changes(self, tick: bool = False) -> None:
         keys = self.dirty.take()
+        if keys or tick:
+            self.main.post_message(FleetChanged(keys))
         if keys:
             self._flushed_at = asyncio.get_running_loop().time()
-            self.main.post_message(FleetChanged(keys))
             if self.recorder is not None:
                 self.recorder.write(keys)
             self.show_title(fleet_title(self.session.fleet))

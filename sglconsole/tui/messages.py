@@ -8,7 +8,8 @@ from sglconsole.tui.coalesce import Key
 
 
 class FleetChanged(Message):
-    """These (host, port|None) changed since the last refresh (at most ~10 a second)."""
+    """These (host, port|None) changed since the last refresh (at most ~10 a second); none at the
+    app's clock tick (TICK_S), which redraws what moves with time."""
 
     def __init__(self, keys: frozenset[Key]):
         super().__init__()

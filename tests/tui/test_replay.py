@@ -91,10 +91,15 @@ async def test_replay_alerts_come_from_the_recordings_clock_at_any_speed(tmp_pat
     app = make_app(None, replay=replay)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await until(pilot, lambda: replay.ended, 10, "the end of the recording")
-        await pilot.pause(0.5)
-        alerts = [e for e in app.session.history if isinstance(e, AlertRecord)]
-        assert [(a.target, a.new) for a in alerts] == [("old059:30000", "LOOPING")]
-        held = alerts[0].time - looping_at(replay)  # the hold, by the recording's clock
+
+        def alerts() -> list[AlertRecord]:
+            return [e for e in app.session.history if isinstance(e, AlertRecord)]
+
+        await until(pilot, alerts, 5, "the recording's alert, taken at the app's next tick")
+        await pilot.pause(1.5)  # a tick more: nothing else comes
+        found = alerts()
+        assert [(a.target, a.new) for a in found] == [("old059:30000", "LOOPING")]
+        held = found[0].time - looping_at(replay)  # the hold, by the recording's clock
         assert HOLD_S <= held <= HOLD_S + 1.0, held
         assert any("the recording ended" in n.message for n in app._notifications)
 

@@ -62,7 +62,6 @@ class MainScreen(RunsActions, Screen):
 
     def on_mount(self) -> None:
         self.tree.focus()
-        self.set_interval(1.0, self.tick)  # uptimes and retry countdowns move without fleet changes
         self.redraw(set(self.session.fleet.hosts))
         first = next(iter(self.session.fleet.hosts), None)
         if first is not None:
@@ -100,10 +99,8 @@ class MainScreen(RunsActions, Screen):
     # ------------------------------------------------------------ refreshing
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
+        """What changed; at the app's tick, maybe nothing: uptimes and countdowns move anyway."""
         self.redraw(hosts_of(message.keys))
-
-    def tick(self) -> None:
-        self.redraw(set())
 
     def redraw(self, hosts: set[str]) -> None:
         now = self.session.clock()
