@@ -9,6 +9,7 @@ from sglconsole.state.fleet import FleetState, HostState, Status
 from sglconsole.state.statuses import CALM
 from sglconsole.tui.coalesce import Key, router_key, router_of
 from sglconsole.tui.paint.fleet import host_label, server_label
+from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.precursors import server_marks
 from sglconsole.tui.paint.router import router_label
 from sglconsole.tui.widgets.common import palette, width
@@ -42,18 +43,21 @@ class FleetTree(Tree[Key]):
     def sync(self, hosts: set[str], now: float) -> None:
         """Relabel these hosts and their servers; add servers that appeared, drop ones that left."""
         self._now = now
+        colours, cells = palette(self), width(self)  # once a sync: every label reads them
         for name in hosts:
             host = self.fleet.hosts.get(name)
             node = self._by_key.get((name, None))
             if host is not None and node is not None:
-                _relabel(node, host_label(host, palette(self), now, width(self) - 2))  # after the ▼
-                self._sync_servers(host, node)
+                _relabel(node, host_label(host, colours, now, cells - 2))  # after the ▼
+                self._sync_servers(host, node, colours, cells)
         for name, router in self.fleet.routers.items():  # few, and cheap when unchanged
             node = self._by_key.get(router_key(name))
             if node is not None:
-                _relabel(node, router_label(router, self.fleet, palette(self), width(self) - 2))
+                _relabel(node, router_label(router, self.fleet, colours, cells - 2))
 
-    def _sync_servers(self, host: HostState, node: TreeNode[Key]) -> None:
+    def _sync_servers(
+        self, host: HostState, node: TreeNode[Key], colours: Palette, cells: int
+    ) -> None:
         wanted = sorted(host.servers)
         have = [child.data[1] for child in node.children]
         if have != wanted:
@@ -63,7 +67,7 @@ class FleetTree(Tree[Key]):
         signs = server_marks(host, self._now)  # the signs before an outage that hit each
         for port in wanted:
             label = server_label(
-                host.servers[port], palette(self), width(self) - 3, signs.get(port, "")
+                host.servers[port], colours, cells - 3, signs.get(port, "")
             )  # after the guide
             _relabel(self._by_key[(host.name, port)], label)
 
