@@ -214,6 +214,13 @@ SSH_FLEET = (
         "≤ 1% of a core",
     ),
     Row(
+        ("idle_tui_pane_3_hosts_cpu_pct",),
+        "… the same on the demo's first 3 hosts (ct129, h200x4, old059: the demo when the ≤ 1% "
+        "target was set on a 3.8% pane, before ct130 joined; `idle_tui_pane_3_hosts_cpu_pct`)",
+        "{idle_tui_pane_3_hosts_cpu_pct:.1f}% of one core",
+        "≤ 1% of a core",
+    ),
+    Row(
         ("idle_record_mb_per_hour",),
         "`--record` while idle / under the demo's load (`idle_record_mb_per_hour`)",
         "{idle_record_mb_per_hour:.1f} / {loaded_cost.tui.record_mb_per_hour:.1f} MB per hour",
