@@ -25,7 +25,7 @@ from sglconsole.config.console_settings import ConsoleSettings, load_settings
 from sglconsole.core.text import clean
 from sglconsole.errors import UsageError
 from sglconsole.remote.monitor import FleetMonitor
-from sglconsole.tui.coalesce import Dirty
+from sglconsole.tui.coalesce import Dirty, router_of
 from sglconsole.tui.history import AlertRecord
 from sglconsole.tui.keys import KEYS, bound, clashes
 from sglconsole.tui.messages import FleetChanged
@@ -151,19 +151,24 @@ class ConsoleApp(App[int]):
         """Fleet listener: everything waits for the next tick, except what the operator is
         looking at."""
         self.dirty.mark(host, port)
-        shown = self.main.selected
-        if (
-            self._soon is None
-            and shown is not None
-            and shown[0] == host
-            and shown[1] in (None, port)
-        ):
+        if self._soon is None and self._on_screen(host, port):
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # not on the app's loop: the next tick will show it
                 return
             delay = max(SHOWN_S, self._flushed_at + MIN_GAP_S - loop.time())
             self._soon = loop.call_later(delay, self._flush_soon)
+
+    def _on_screen(self, host: str, port: int | None) -> bool:
+        """Whether a change of HOST (its server PORT) shows in what is selected: that host, that
+        server, or a router fronting a server of that host."""
+        shown = self.main.selected
+        if shown is None:
+            return False
+        router = router_of(shown)
+        if router is not None:
+            return host in self.session.fleet.routed_hosts(router)
+        return shown[0] == host and shown[1] in (None, port)
 
     def _flush_soon(self) -> None:
         self._soon = None
