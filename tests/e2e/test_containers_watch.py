@@ -89,7 +89,11 @@ async def test_the_log_is_the_engines_and_a_restart_starts_empty(fresh_container
         assert server.container.id == before.id and server.process.main.pid != before.pid
         pid = server.process.main.pid
         # the numbers shown are the new start's only: none of the old pid's samples remain
-        assert all(sample.pid == pid for sample in server.history)
+        assert all(sample.pid == pid for sample in server.history), (
+            f"pid {pid} (ppid {server.process.main.ppid}), before {before.pid}; samples' pids "
+            f"{[(sample.pid, sample.time) for sample in server.history]}; "
+            f"container {server.container}"
+        )
         await wait_for(lambda: server.view.tok_s, timeout=40, state=state)
         assert server.log_pid == pid and server.history[-1].pid == pid
 
