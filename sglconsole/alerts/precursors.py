@@ -48,7 +48,7 @@ def sign_news(fleet: FleetState, watch: SignWatch, hold_s: float, now: float, ma
         if not host.reachable:
             continue  # what cannot be read now is not over: it is unknown
         if now - watch.looked.get(host.name, -watch.every_s) < watch.every_s:
-            continue  # the console sweeps five times a second; signs move in seconds
+            continue  # sweeps come every second or more often; signs move in seconds
         watch.looked[host.name] = now
         keep = frozenset((kind, port) for name, port, kind in watch.told if name == host.name)
         present = {}
