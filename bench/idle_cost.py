@@ -39,6 +39,7 @@ from sglconsole import config  # noqa: E402
 from sglconsole.remote.monitor import FleetMonitor  # noqa: E402
 from sglconsole.sim.fleet.scenarios import demo_hosts, demo_profiles  # noqa: E402
 from sglconsole.sim.fleet.start import SimFleet  # noqa: E402
+from sglconsole.sim.gpustate import pid_alive  # noqa: E402
 from sglconsole.tui.app import make_app  # noqa: E402
 
 SETTLE_S = 20.0
@@ -141,7 +142,7 @@ def _end(pid: int, wait_s: float = 10.0) -> None:
     """The pane's console ends with its pane (SIGHUP); if it has not after WAIT_S, SIGTERM."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        if proc_stat(pid) is None or _zombie(pid):
+        if not pid_alive(pid):
             return
         time.sleep(0.2)
     print(f"the console (pid {pid}) outlived its pane: SIGTERM", file=sys.stderr)
@@ -149,13 +150,6 @@ def _end(pid: int, wait_s: float = 10.0) -> None:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         pass
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def _check_code(code: Path, env: dict) -> None:

@@ -63,13 +63,3 @@ def host_namespaces(workdir: str) -> set[str]:
         except OSError:
             continue
     return namespaces - {os.readlink("/proc/self/ns/pid")}
-
-
-def alive(pid: int) -> bool:
-    """Whether PID runs: it exists and is not a zombie (its state follows the last ')' of
-    /proc/PID/stat, a command name may hold either paren)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"

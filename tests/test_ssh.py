@@ -13,7 +13,7 @@ import pytest
 from sglconsole.config import Host
 from sglconsole.errors import HostKeyError, HostUnreachable, RemoteCommandFailed
 from sglconsole.remote.ssh.connection import SshFleet, SshHost
-from tests.processes import alive
+from sglconsole.sim.gpustate import pid_alive
 
 ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
 
@@ -223,9 +223,9 @@ async def test_stream_close_stops_the_remote_command(sshd, tmp_path):
     await stream.close()
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 5
-    while alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert not alive(pid)
+    assert not pid_alive(pid)
     await conn.close()
 
 

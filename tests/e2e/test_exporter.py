@@ -26,9 +26,9 @@ from sglconsole import config
 from sglconsole.actions.audit import AuditLog
 from sglconsole.core.probe_result import ProbeResult
 from sglconsole.exporter.service import Exporter as ExporterService
+from sglconsole.sim.gpustate import pid_alive
 from tests.alert_receiver import Receiver
 from tests.e2e.test_status import cli
-from tests.processes import alive
 from tests.reliability.test_faults import quiet_host
 
 pytestmark = pytest.mark.slow
@@ -364,7 +364,7 @@ def test_sigterm_stops_within_the_budget_even_when_an_alert_command_hangs(tmp_pa
     assert "stopping: alert_command runs still going after 1s: cut short" in log, log
     assert took < 8, (took, log)  # 1 s of budget, 1 s to end cancelled, the interpreter's exit
     deadline = time.monotonic() + 5
-    while alive(alert_pid):
+    while pid_alive(alert_pid):
         assert time.monotonic() < deadline, f"the alert_command {alert_pid} outlived the exporter"
         time.sleep(0.1)
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from sglconsole.sim.gpustate import pid_alive
 from sglconsole.sim.host.detach import start_detached
 from sglconsole.sim.host.root import create_host, path_env
-from tests.processes import alive
 from tests.sim.test_sim_server import Server, free_port
 
 VERSION = "0.5.17"
@@ -255,7 +255,7 @@ def test_restarts_append_lifetimes_to_one_log(tmp_path):
         _wait_for(lambda: _text(log).count("ready to roll") == len(pids) + 1, 20, "ready")
         pids.append(int(re.findall(r"Started server process \[(\d+)\]", log.read_text())[-1]))
         os.kill(pids[-1], signal.SIGTERM)
-        _wait_for(lambda: not alive(pids[-1]), 10, "exit")
+        _wait_for(lambda: not pid_alive(pids[-1]), 10, "exit")
     text = log.read_text()
     assert re.findall(r"Started server process \[(\d+)\]", text) == [str(pid) for pid in pids]
     assert len(set(pids)) == 3

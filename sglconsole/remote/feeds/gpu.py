@@ -61,7 +61,7 @@ class GpuFeed:
         time: a sample's lines come together, and a wait per line was most of an idle host's
         GPU cost."""
         silent_after = max(5.0, 3 * period / 1000)
-        batches = stream.batches().__aiter__()
+        batches = stream.batches()
         upcoming: asyncio.Future | None = None
         try:
             while True:
