@@ -5,6 +5,7 @@ with host networking, each with an HF_TOKEN that must never show)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given
@@ -19,6 +20,7 @@ from sglconsole.core.containers import (
     image_index,
     in_container,
     is_sglang,
+    log_writer,
     parse_inspect,
     parse_stamp,
     split_stamp,
@@ -123,8 +125,8 @@ def test_never_raises(value):
     parse_inspect("not json")
 
 
-def _process(pid: int, ppid: int, argv: tuple[str, ...]) -> ServerProcess:
-    main = ProcInfo(pid, ppid, pid, pid, "S", "python3", argv, 0.0, 0, main=True)
+def _process(pid: int, ppid: int, argv: tuple[str, ...], start: float = 0.0) -> ServerProcess:
+    main = ProcInfo(pid, ppid, pid, pid, "S", "python3", argv, start, 0, main=True)
     return ServerProcess(main, port_of(launch_args(argv)), (), (), 0)
 
 
@@ -170,3 +172,22 @@ def test_log_stamps_compare_as_times_not_text():
     assert stamp == docker and line == "[2026-12-06 02:10:54] Decode batch, x: 1"
     assert split_stamp("no stamp here") == (None, "no stamp here")
     assert parse_stamp("2026-12-06T02:10:54") is None  # no zone: not a time we can place
+
+
+def test_a_restart_seen_first_by_the_watcher_keeps_the_new_lines_the_new_process_s():
+    """The watcher can see a restarted container's new process before the engine's event renews
+    the container's record (a fresh clone's podman restart test once held samples of the old
+    pid): the lines stamped after the new process started are still the new process's."""
+    info = _one("docker-host-network.json")  # the record: main pid info.pid, started at ...
+    (seconds, nanos) = parse_stamp(info.started_at)
+    started = seconds + nanos / 1e9
+    old = _process(info.pid, 1, info.argv, start=started)
+    new = _process(info.pid + 500, 1, info.argv, start=started + 60)  # restarted a minute later
+    assert log_writer(info, old, started + 30) == old.main.pid  # the record names it
+    assert log_writer(info, None, started + 30) == info.pid  # no process seen yet
+    assert log_writer(info, new, started + 61) == new.main.pid  # the record is of the last start
+    assert log_writer(info, new, started + 59) == info.pid  # written before the new start
+    assert log_writer(info, new, None) == info.pid  # a line without a stamp: the record's
+    # a process older than the record (the watcher has not seen the new one): the record's pid
+    renewed = replace(info, pid=info.pid + 700, started_at=format_stamp((seconds + 120, 0)))
+    assert log_writer(renewed, new, seconds + 121) == renewed.pid

@@ -16,6 +16,7 @@ from sglconsole.core.containers.join import (
     engine_problem,
     in_container,
     lifetime,
+    log_writer,
     may_run_in_container,
 )
 from sglconsole.core.containers.log_lines import format_stamp, parse_stamp, split_stamp
@@ -41,6 +42,7 @@ __all__ = [
     "format_stamp",
     "in_container",
     "lifetime",
+    "log_writer",
     "may_run_in_container",
     "guess_engine",
     "image_index",

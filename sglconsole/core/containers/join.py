@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from sglconsole.core.containers.inspect import is_sglang
+from sglconsole.core.containers.log_lines import parse_stamp
 from sglconsole.core.containers.record import ContainerInfo
 from sglconsole.core.processes import ServerProcess
 
@@ -37,6 +38,31 @@ def container_of(
         if info.pid is not None and info.pid in (main.pid, main.ppid) and is_sglang(info):
             return info
     return None
+
+
+STAMP_SLACK_S = 0.5
+"""An engine's line stamps, its record's start and a process's start (boot time + ticks) are all
+the host's clock, to within this."""
+
+
+def log_writer(
+    info: ContainerInfo, process: ServerProcess | None, stamp: float | None
+) -> int | None:
+    """Who wrote a line of the container's log, stamped STAMP by its engine: the server's process
+    when the container's record names it (its pid or its parent). After a restart the watcher can
+    see the new process before the engine's event renews the record: a process that started after
+    the record's start wrote the lines stamped after its own start. Else the pid the record names
+    (its main pid, until the watcher has seen this start's process)."""
+    if process is None:
+        return info.pid
+    main = process.main
+    if info.pid in (main.pid, main.ppid):
+        return main.pid
+    recorded = parse_stamp(info.started_at) if info.started_at else None
+    stale = recorded is not None and main.start > recorded[0] + recorded[1] / 1e9 + STAMP_SLACK_S
+    if stale and stamp is not None and stamp >= main.start - STAMP_SLACK_S:
+        return main.pid
+    return info.pid
 
 
 def in_container(process: ServerProcess, info: ContainerInfo) -> ServerProcess:

@@ -25,6 +25,7 @@ from sglconsole.core.containers import (
     image_index,
     is_sglang,
     lifetime,
+    log_writer,
     parse_inspect,
     split_stamp,
 )
@@ -201,14 +202,12 @@ class ContainerFeed:
         pending = self._pending.pop(info.id, ())
         key = lifetime(info)
         resumed = self._resumed.get(key)  # lines up to it were read before a reconnect
-        process = server.process
-        # the container's server process, whatever pid SGLang printed inside its namespace
-        # (its main pid until the watcher has seen this start's process)
-        found = process is not None and info.pid in (process.main.pid, process.main.ppid)
-        writer = process.main.pid if found else info.pid
         now, batch = time.time(), False
         for text in pending:
             stamp, line = split_stamp(text)
+            # the container's server process, whatever pid SGLang printed inside its namespace
+            written = stamp[0] + stamp[1] / 1e9 if stamp is not None else None
+            writer = log_writer(info, server.process, written)
             if stamp is not None and resumed is not None:
                 if stamp <= resumed:
                     continue  # `--since` is inclusive: read before the reconnect
