@@ -67,10 +67,13 @@ async def confirmation(
     pilot, app: ConsoleApp, timeout: float = 20.0, what: str = "the dialog"
 ) -> str:
     """The confirmation's text once its plan is drawn: the screen is pushed a moment before its
-    widgets are composed (on a loaded machine, more than a moment)."""
+    widgets are composed, and the plan's Static inside its scroll a moment after the hint (on a
+    loaded machine, more than a moment: a fresh clone once read the title and the hint alone)."""
 
     def drawn() -> str:
-        if not isinstance(app.screen, ConfirmScreen) or not app.screen.query("#dialog-hint"):
+        if not isinstance(app.screen, ConfirmScreen):
+            return ""
+        if not app.screen.query("#dialog-hint") or not app.screen.query("#dialog-body Static"):
             return ""
         return dialog_text(app)
 
