@@ -178,16 +178,17 @@ def test_a_restart_seen_first_by_the_watcher_keeps_the_new_lines_the_new_process
     """The watcher can see a restarted container's new process before the engine's event renews
     the container's record (a fresh clone's podman restart test once held samples of the old
     pid): the lines stamped after the new process started are still the new process's."""
-    info = _one("docker-host-network.json")  # the record: main pid info.pid, started at ...
+    info = _one("docker-host-network.json")  # the record: its main pid, when it started
     (seconds, nanos) = parse_stamp(info.started_at)
     started = seconds + nanos / 1e9
     old = _process(info.pid, 1, info.argv, start=started)
     new = _process(info.pid + 500, 1, info.argv, start=started + 60)  # restarted a minute later
-    assert log_writer(info, old, started + 30) == old.main.pid  # the record names it
-    assert log_writer(info, None, started + 30) == info.pid  # no process seen yet
-    assert log_writer(info, new, started + 61) == new.main.pid  # the record is of the last start
-    assert log_writer(info, new, started + 59) == info.pid  # written before the new start
+    assert log_writer(info, old, (seconds + 30, nanos)) == old.main.pid  # the record names it
+    assert log_writer(info, None, (seconds + 30, nanos)) == info.pid  # no process seen yet
+    # the record is of the start before the new process's: its lines after that are the new one's
+    assert log_writer(info, new, (seconds + 61, nanos)) == new.main.pid
+    assert log_writer(info, new, (seconds + 59, nanos)) == info.pid  # before the new start
     assert log_writer(info, new, None) == info.pid  # a line without a stamp: the record's
-    # a process older than the record (the watcher has not seen the new one): the record's pid
+    # a record newer than the process the watcher knows (it has not seen the new one yet)
     renewed = replace(info, pid=info.pid + 700, started_at=format_stamp((seconds + 120, 0)))
-    assert log_writer(renewed, new, seconds + 121) == renewed.pid
+    assert log_writer(renewed, new, (seconds + 121, 0)) == renewed.pid

@@ -46,23 +46,28 @@ the host's clock, to within this."""
 
 
 def log_writer(
-    info: ContainerInfo, process: ServerProcess | None, stamp: float | None
+    info: ContainerInfo, process: ServerProcess | None, stamp: tuple[int, int] | None
 ) -> int | None:
-    """Who wrote a line of the container's log, stamped STAMP by its engine: the server's process
-    when the container's record names it (its pid or its parent). After a restart the watcher can
-    see the new process before the engine's event renews the record: a process that started after
-    the record's start wrote the lines stamped after its own start. Else the pid the record names
-    (its main pid, until the watcher has seen this start's process)."""
+    """Who wrote a line of the container's log, stamped STAMP by its engine (split_stamp): the
+    server's process when the container's record names it (its pid or its parent). After a
+    restart the watcher can see the new process before the engine's event renews the record: a
+    process that started after the record's start wrote the lines stamped after its own start.
+    Else the pid the record names (its main pid, until the watcher has seen this start's
+    process)."""
     if process is None:
         return info.pid
     main = process.main
     if info.pid in (main.pid, main.ppid):
         return main.pid
     recorded = parse_stamp(info.started_at) if info.started_at else None
-    stale = recorded is not None and main.start > recorded[0] + recorded[1] / 1e9 + STAMP_SLACK_S
-    if stale and stamp is not None and stamp >= main.start - STAMP_SLACK_S:
+    stale = recorded is not None and main.start > _seconds(recorded) + STAMP_SLACK_S
+    if stale and stamp is not None and _seconds(stamp) >= main.start - STAMP_SLACK_S:
         return main.pid
     return info.pid
+
+
+def _seconds(stamp: tuple[int, int]) -> float:
+    return stamp[0] + stamp[1] / 1e9
 
 
 def in_container(process: ServerProcess, info: ContainerInfo) -> ServerProcess:

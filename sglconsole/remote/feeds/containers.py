@@ -206,8 +206,7 @@ class ContainerFeed:
         for text in pending:
             stamp, line = split_stamp(text)
             # the container's server process, whatever pid SGLang printed inside its namespace
-            written = stamp[0] + stamp[1] / 1e9 if stamp is not None else None
-            writer = log_writer(info, server.process, written)
+            writer = log_writer(info, server.process, stamp)
             if stamp is not None and resumed is not None:
                 if stamp <= resumed:
                     continue  # `--since` is inclusive: read before the reconnect
