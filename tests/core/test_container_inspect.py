@@ -24,6 +24,7 @@ from sglconsole.core.containers import (
     parse_inspect,
     parse_stamp,
     split_stamp,
+    stamp_seconds,
 )
 from sglconsole.core.processes import ProcInfo, ServerProcess, launch_args, port_of
 
@@ -180,7 +181,7 @@ def test_a_restart_seen_first_by_the_watcher_keeps_the_new_lines_the_new_process
     pid): the lines stamped after the new process started are still the new process's."""
     info = _one("docker-host-network.json")  # the record: its main pid, when it started
     (seconds, nanos) = parse_stamp(info.started_at)
-    started = seconds + nanos / 1e9
+    started = stamp_seconds((seconds, nanos))
     old = _process(info.pid, 1, info.argv, start=started)
     new = _process(info.pid + 500, 1, info.argv, start=started + 60)  # restarted a minute later
     assert log_writer(info, old, (seconds + 30, nanos)) == old.main.pid  # the record names it

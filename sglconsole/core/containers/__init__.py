@@ -19,7 +19,12 @@ from sglconsole.core.containers.join import (
     log_writer,
     may_run_in_container,
 )
-from sglconsole.core.containers.log_lines import format_stamp, parse_stamp, split_stamp
+from sglconsole.core.containers.log_lines import (
+    format_stamp,
+    parse_stamp,
+    split_stamp,
+    stamp_seconds,
+)
 from sglconsole.core.containers.record import (
     DOCKER,
     ENGINES,
@@ -51,4 +56,5 @@ __all__ = [
     "parse_stamp",
     "sglang_port",
     "split_stamp",
+    "stamp_seconds",
 ]

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from sglconsole.core.containers.inspect import is_sglang
-from sglconsole.core.containers.log_lines import parse_stamp
+from sglconsole.core.containers.log_lines import parse_stamp, stamp_seconds
 from sglconsole.core.containers.record import ContainerInfo
 from sglconsole.core.processes import ServerProcess
 
@@ -60,14 +60,10 @@ def log_writer(
     if info.pid in (main.pid, main.ppid):
         return main.pid
     recorded = parse_stamp(info.started_at) if info.started_at else None
-    stale = recorded is not None and main.start > _seconds(recorded) + STAMP_SLACK_S
-    if stale and stamp is not None and _seconds(stamp) >= main.start - STAMP_SLACK_S:
+    stale = recorded is not None and main.start > stamp_seconds(recorded) + STAMP_SLACK_S
+    if stale and stamp is not None and stamp_seconds(stamp) >= main.start - STAMP_SLACK_S:
         return main.pid
     return info.pid
-
-
-def _seconds(stamp: tuple[int, int]) -> float:
-    return stamp[0] + stamp[1] / 1e9
 
 
 def in_container(process: ServerProcess, info: ContainerInfo) -> ServerProcess:

@@ -37,6 +37,12 @@ def parse_stamp(text: str) -> tuple[int, int] | None:
     return int(moment.timestamp()), nanos
 
 
+def stamp_seconds(stamp: tuple[int, int]) -> float:
+    """A stamp as seconds since the epoch, to compare with a process's start."""
+    seconds, nanos = stamp
+    return seconds + nanos / 1e9
+
+
 def format_stamp(stamp: tuple[int, int]) -> str:
     """A stamp as `--since` takes it (RFC 3339, UTC, nanoseconds)."""
     seconds, nanos = stamp
