@@ -46,7 +46,9 @@ class WatcherFeed:
         """Called with the port of a server whose log wrote a batch (prefill or decode) line."""
         self.offsets: dict[str, dict] = {}  # path -> {"ino", "off"}: survives reconnects
         self.followed: set[str] = set()
-        self._procs: list[ProcInfo] = []
+        self._procs: list[ProcInfo] | None = None
+        """This run of the agent's last process scan; None before its first: the agent says its
+        compute-apps first, and a view of no processes then would say every server is down."""
 
     async def run(self) -> None:
         link = self.link
@@ -62,11 +64,15 @@ class WatcherFeed:
             status, last = await link.follow(
                 [python, "-c", source("watcher_agent"), json.dumps(args)],
                 self.handle,
-                on_start=lambda _stream, followed=followed: setattr(self, "followed", followed),
+                on_start=lambda _stream, followed=followed: self._started(followed),
             )
             link.state.watcher_error = f"watcher ({python}) exited {status}: {last or 'no output'}"
             link.publish()
             await asyncio.sleep(10)
+
+    def _started(self, followed: set[str]) -> None:
+        self.followed = followed
+        self._procs = None  # a scan of the last run is not this host's processes now
 
     def disconnected(self) -> None:
         self.followed.clear()
@@ -166,6 +172,8 @@ class WatcherFeed:
         self._reanalyse()
 
     def _reanalyse(self) -> None:
+        if self._procs is None:  # no scan yet: which servers run is not known
+            return
         state = self.link.state
         view = analyse(self._procs, state.apps, state.gpus)
         state.view = view
