@@ -1,7 +1,8 @@
 """sglconsole's cost and latency at fleet scale, against the naive way, in one run on this machine.
 
     python bench/run.py [--hosts 16] [--servers 4] [--seconds 60] [--rss-minutes 10]
-                        [--runs 3] [--skip-parser] [--smallest] [--out bench/results.json]
+                        [--runs 3] [--skip-parser] [--smallest] [--at-once]
+                        [--out bench/results.json]
                         [--only-cold-start | --only-restore]
 
 Starts a simulated fleet (hosts x servers, each server under load, logging a decode line about
@@ -26,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,6 +89,7 @@ SMALLEST = {
     "parser_lines": 20_000,
     "real_parser_s": 1.0,
     "runs": 1,
+    "at_once": True,
 }
 
 
@@ -174,6 +178,7 @@ def status_once(config: Path, timeout: float) -> tuple[float, float]:
 
 
 def cold_start_figures(config: Path, workdir: Path, runs: int) -> dict:
+    print("cold start ...", flush=True)
     with_hang, sock = hanging_host(config, workdir / "hang.yaml")
     try:
         ours, ours_exit, serial, timeout = cold_start(with_hang, runs)
@@ -198,7 +203,6 @@ def only_cold_start(workdir: Path, args: argparse.Namespace) -> dict:
         fleet.start(timeout=120)
         fleet.wait_ready(timeout=300)
         time.sleep(args.settle)  # as the whole run: the load settles into steady decode lines
-        print("cold start ...", flush=True)
         return cold_start_figures(fleet.config_path, workdir, args.runs)
     finally:
         fleet.stop()
@@ -252,37 +256,45 @@ def watch_phases(fleet, config: Path, args: argparse.Namespace, results: dict) -
     }
 
 
-def freshness_all(fleet, config: Path, args, workdir: Path, results: dict) -> None:
+def freshness_all(fleet, config: Path, args, workdir: Path) -> dict:
+    """The monitor's and the TUI's, watching one host and all: one after another, or (--at-once)
+    the four at once (each counts only the markers of its own writer)."""
     names, seconds = list(fleet.hosts), min(args.seconds, 30)
     print("freshness ...", flush=True)
     one_host = subset(config, names[:1], workdir / "one.yaml")
     connect = args.connect_s
-    one = freshness(fleet, one_host, names[:1], seconds, connect_s=connect)
-    many = freshness(fleet, config, names, seconds, connect_s=connect)
-    screen_one = freshness(fleet, one_host, names[:1], seconds, True, connect)
-    screen_many = freshness(fleet, config, names, seconds, True, connect)
-    results["freshness"] = {
-        "1_host": one,
-        f"{args.hosts}_hosts": many,
-        "tui_on_screen": {"1_host": screen_one, f"{args.hosts}_hosts": screen_many},
+    runs = {
+        "one": lambda: freshness(fleet, one_host, names[:1], seconds, connect_s=connect),
+        "many": lambda: freshness(fleet, config, names, seconds, connect_s=connect),
+        "screen_one": lambda: freshness(fleet, one_host, names[:1], seconds, True, connect),
+        "screen_many": lambda: freshness(fleet, config, names, seconds, True, connect),
     }
-    results["freshness_p95_ms"] = many["p95_ms"]
-    results["freshness_tui_p95_ms"] = screen_many["p95_ms"]
+    found = at_once(runs, args.at_once)
+    many, screen_many = found["many"], found["screen_many"]
+    return {
+        "freshness": {
+            "1_host": found["one"],
+            f"{args.hosts}_hosts": many,
+            "tui_on_screen": {"1_host": found["screen_one"], f"{args.hosts}_hosts": screen_many},
+        },
+        "freshness_p95_ms": many["p95_ms"],
+        "freshness_tui_p95_ms": screen_many["p95_ms"],
+    }
 
 
-def memory(config: Path, minutes: float, results: dict) -> None:
+def memory(config: Path, minutes: float) -> dict:
     """RSS at minute 1 (halfway, in a run shorter than 2 minutes) and at the end."""
     print(f"memory over {minutes:g} minutes ...", flush=True)
     mark = min(60.0, minutes * 30)
     found = run_worker("monitor", config, minutes * 60, rss_at=(mark,))
     first, last = found["rss_kib"].get(str(mark)), found["rss_end_kib"]
-    results.update(
-        rss_minute_1_kib=first,
-        rss_first_at_s=mark,
-        rss_end_kib=last,
-        rss_minutes=minutes,
-        rss_growth=checks.ratio(last - first if first else None, first),
-    )
+    return {
+        "rss_minute_1_kib": first,
+        "rss_first_at_s": mark,
+        "rss_end_kib": last,
+        "rss_minutes": minutes,
+        "rss_growth": checks.ratio(last - first if first else None, first),
+    }
 
 
 def arguments(argv=None) -> argparse.Namespace:
@@ -309,6 +321,13 @@ def arguments(argv=None) -> argparse.Namespace:
         "--skip-parser",
         action="store_true",
         help="no parser measure (it needs SGLang's regex: tools/real_sglang_venv.sh)",
+    )
+    parser.add_argument(
+        "--at-once",
+        action="store_true",
+        help="run the stages that can overlap at once (restore and the parser beside the fleet; "
+        "freshness, cold start and memory together): every key in far less time, the figures "
+        "sharing the machine (--smallest sets it)",
     )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument(
@@ -362,6 +381,11 @@ def main(argv=None) -> int:
         "seconds": args.seconds,
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
     }
+    # with --at-once, restore (a fleet of its own) and the parser (CPU alone) run beside the rest
+    beside = Beside(args.at_once)
+    if not args.skip_parser:
+        beside.start("parser", lambda: parser_figures(args))
+    beside.start("restore overhead", lambda: restore_beside(workdir, args))
     ssh = "sshd" if os.geteuid() == 0 else "asyncssh"
     fleet = SimFleet(
         workdir / "fleet", bench_hosts(args.hosts, args.servers), demo_profiles(), ssh=ssh
@@ -372,27 +396,87 @@ def main(argv=None) -> int:
         fleet.wait_ready(timeout=300)
         time.sleep(args.settle)  # let the load settle into steady decode lines
         config = fleet.config_path
-        watch_phases(fleet, config, args, results)
-        freshness_all(fleet, config, args, workdir, results)
-        print("cold start ...", flush=True)
-        results.update(cold_start_figures(config, workdir, args.runs))
+        watch_phases(fleet, config, args, results)  # never at once: each phase's CPU is its own
+        stages = {"freshness": lambda: freshness_all(fleet, config, args, workdir)}
+        stages["cold start"] = lambda: cold_start_figures(config, workdir, args.runs)
         if args.rss_minutes > 0:
-            memory(config, args.rss_minutes, results)
+            stages["memory"] = lambda: memory(config, args.rss_minutes)
+        for found in at_once(stages, args.at_once).values():
+            results.update(found)
     finally:
         fleet.stop()
+    found = beside.results()
     if not args.skip_parser:
-        print("parser ...", flush=True)
-        results["parser"] = parser_ratio(args.parser_lines, args.runs)
-        results["parser_vs_sglang_regex"] = results["parser"]["parser_vs_sglang_regex"]
-        results["parser_legacy"] = parser_ratio(args.parser_lines, args.runs, "legacy")
-        legacy = results["parser_legacy"]["parser_vs_sglang_regex"]
-        results["parser_vs_sglang_regex_legacy"] = legacy
-    print("restore overhead ...", flush=True)
-    record_restore(results, restore_overhead(workdir, args.real_parser_s, args.runs, args.settle))
+        results.update(found["parser"])
+    record_restore(results, found["restore overhead"])
     # the other benches' keys (idle_cost.py, prom_scale.py, router_*.py) stay
     results = checks.save(SCRIPT, args.out, results, promised(args), vars(args))
     print_table(results)
     return 0
+
+
+class Beside:
+    """Stages that need nothing of the fleet's: with AT_ONCE each runs in a thread of its own
+    from `start` on, else when `results` asks (after the fleet's stages, as before)."""
+
+    def __init__(self, at_once: bool):
+        self.at_once = at_once
+        self._stages: dict[str, Callable[[], dict]] = {}
+        self._pool = ThreadPoolExecutor() if at_once else None
+        self._running: dict = {}
+
+    def start(self, name: str, stage: Callable[[], dict]) -> None:
+        self._stages[name] = stage
+        if self._pool is not None:
+            self._running[name] = self._pool.submit(stage)
+
+    def results(self) -> dict[str, dict]:
+        if self._pool is None:
+            return at_once(self._stages, False)
+        found = {name: future.result() for name, future in self._running.items()}
+        self._pool.shutdown()
+        return found
+
+
+def at_once(stages: dict[str, Callable[[], dict]], together: bool) -> dict[str, dict]:
+    """Each stage's result: one after another (each measured alone), or TOGETHER in threads (the
+    smallest run: every key, in seconds; the figures then share the machine)."""
+    if not together:
+        return {name: stage() for name, stage in stages.items()}
+    with ThreadPoolExecutor(len(stages)) as pool:
+        running = {name: pool.submit(stage) for name, stage in stages.items()}
+        return {name: future.result() for name, future in running.items()}
+
+
+def restore_beside(workdir: Path, args: argparse.Namespace) -> dict:
+    """Restore's overhead: in this process when alone; at once, in a run of its own (its console
+    sets XDG_STATE_HOME for a cold parser cache, which this process's workers must not see)."""
+    if not args.at_once:
+        print("restore overhead ...", flush=True)
+        return restore_overhead(workdir, args.real_parser_s, args.runs, args.settle)
+    out = workdir / "restore.json"
+    command = [sys.executable, str(Path(__file__).resolve()), "--only-restore", "--out", str(out)]
+    command += ["--runs", str(args.runs), "--settle", str(args.settle)]
+    command += ["--real-parser-s", str(args.real_parser_s)]
+    print("restore overhead (beside) ...", flush=True)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        said = [line for line in done.stderr.splitlines() if line.startswith("FAILED: ")]
+        print("\n".join(said) or done.stderr[-2000:], file=sys.stderr, flush=True)
+        checks.fail(SCRIPT, "restore_overhead_s", "bench/run.py --only-restore failed")
+    return json.loads(out.read_text())["restore"]
+
+
+def parser_figures(args: argparse.Namespace) -> dict:
+    print("parser ...", flush=True)
+    parser = parser_ratio(args.parser_lines, args.runs)
+    legacy = parser_ratio(args.parser_lines, args.runs, "legacy")
+    return {
+        "parser": parser,
+        "parser_vs_sglang_regex": parser["parser_vs_sglang_regex"],
+        "parser_legacy": legacy,
+        "parser_vs_sglang_regex_legacy": legacy["parser_vs_sglang_regex"],
+    }
 
 
 def print_table(results: dict) -> None:

@@ -4,7 +4,7 @@ it promises (its PROMISES, bench/checks.py) is there, non-null, with samples. A 
 takes away what a bench's measure hooks onto breaks its test with the bench's own line,
 `FAILED: <script>: <key>: <why>`.
 
-The scripts run in three lanes, one test file each (test_bench_smoke.py: run.py, ~4 min alone;
+The scripts run in three lanes, one test file each (test_bench_smoke.py: run.py, ~1 min alone;
 test_bench_smoke_lane2.py and test_bench_smoke_lane3.py: the others, ~2.5 min each), so that
 xdist (--dist loadfile: a file runs whole on one worker) spreads them over three workers: in one
 file they were ~5 min of one worker's time, the suite's critical path.
@@ -36,7 +36,7 @@ HAS_PROMETHEUS = shutil.which("prometheus") is not None
 
 # script -> its arguments past `--smallest` (seconds at --smallest, 2 cores, little else running)
 SCRIPTS = {
-    "run.py": () if HAS_REGEX else ("--skip-parser",),  # ~220 s; parser_bench's test says why
+    "run.py": () if HAS_REGEX else ("--skip-parser",),  # ~55 s; parser_bench's test says why
     "parser_bench.py": ("--json",),  # ~7 s
     "prom_scale.py": (),  # ~33 s
     "exporter_cost.py": (),  # ~30 s

@@ -1,6 +1,7 @@
-"""The bench smoke tests' first lane: bench/run.py at its smallest size, alone (~4 min: the
-longest file of the suite, so xdist starts it first). The other benches run beside it in
-test_bench_smoke_lane2.py and test_bench_smoke_lane3.py; tests/e2e/bench_smoke.py says how.
+"""The bench smoke tests' first lane: bench/run.py at its smallest size, alone (~1 min: its
+stages that can overlap run at once, `--at-once`; ~2.5 min one after another). The other benches
+run beside it in test_bench_smoke_lane2.py and test_bench_smoke_lane3.py; tests/e2e/bench_smoke.py
+says how.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from bench import run as run_bench
 from tests.e2e import bench_smoke, test_bench_smoke_lane2, test_bench_smoke_lane3
 from tests.e2e.bench_smoke import REPO, SCRIPTS, bench, benches, unkept  # noqa: F401  (fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.long_file(240)]  # seconds, about
+pytestmark = [pytest.mark.slow, pytest.mark.long_file(75)]  # seconds, about
 
 
 @bench("run.py")
