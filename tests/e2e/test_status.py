@@ -138,6 +138,7 @@ async def test_metrics_page_is_read_where_the_server_has_one(demo_fleet):
         # the page and the decode lines describe the same server: the same order of tok/s
         await wait_for(lambda: with_metrics.history, timeout=30, state=state)
         await wait_for(lambda: with_metrics.metrics.gen_throughput, timeout=30, state=state)
+        await wait_for(lambda: with_metrics.view.tok_s, timeout=30, state=state)  # 2+ lines
         assert 0.3 < with_metrics.metrics.gen_throughput / with_metrics.view.tok_s < 3
         without = state.server(
             "ct129", 30000
