@@ -44,6 +44,11 @@ SHOWN_S = (
     0.03  # a change to the host or server on screen is drawn this soon (batching what else came)
 )
 MIN_GAP_S = 0.1  # and never more than ~10 refreshes a second in all
+DRAWN_S = 0.9 * TICK_S
+"""A tick this soon after the last redraw draws nothing of its own: that redraw (what is on
+screen changed: the selected host's GPU sample, each second) took every change of the fleet then
+and drew the clock; what changed since waits for the next, within a second still. An idle fleet
+was drawn twice a second, its ticks and the selected host's samples apart."""
 THEME_ALIASES = {"dark": "textual-dark", "light": "textual-light", "ansi": "ansi-dark"}
 
 
@@ -175,8 +180,10 @@ class ConsoleApp(App[int]):
         self.flush_changes()
 
     def tick(self) -> None:
-        """Every TICK_S: what changed since (no change: the clock's own redraw), and alerts."""
-        self.flush_changes(tick=True)
+        """Every TICK_S: what changed since (no change: the clock's own redraw), unless a redraw
+        drew it less than DRAWN_S ago; and alerts."""
+        if asyncio.get_running_loop().time() - self._flushed_at >= DRAWN_S:
+            self.flush_changes(tick=True)
         if self.replay is not None:  # swept at the recording's own moments, not by this clock
             found = self.replay.take_alerts()
         else:
@@ -188,8 +195,8 @@ class ConsoleApp(App[int]):
         keys = self.dirty.take()
         if keys or tick:
             self.main.post_message(FleetChanged(keys))
-        if keys:
             self._flushed_at = asyncio.get_running_loop().time()
+        if keys:
             if self.recorder is not None:
                 self.recorder.write(keys)
             self.show_title(fleet_title(self.session.fleet))
