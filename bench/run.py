@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -420,21 +420,19 @@ class Beside:
     from `start` on, else when `results` asks (after the fleet's stages, as before)."""
 
     def __init__(self, at_once: bool):
-        self.at_once = at_once
-        self._stages: dict[str, Callable[[], dict]] = {}
         self._pool = ThreadPoolExecutor() if at_once else None
-        self._running: dict = {}
+        self._stages: dict[str, Callable[[], dict] | Future] = {}
 
     def start(self, name: str, stage: Callable[[], dict]) -> None:
-        self._stages[name] = stage
-        if self._pool is not None:
-            self._running[name] = self._pool.submit(stage)
+        self._stages[name] = stage if self._pool is None else self._pool.submit(stage)
 
     def results(self) -> dict[str, dict]:
-        if self._pool is None:
-            return at_once(self._stages, False)
-        found = {name: future.result() for name, future in self._running.items()}
-        self._pool.shutdown()
+        found = {
+            name: stage.result() if isinstance(stage, Future) else stage()
+            for name, stage in self._stages.items()
+        }
+        if self._pool is not None:
+            self._pool.shutdown()
         return found
 
 
