@@ -144,6 +144,8 @@ class FleetState:
 def record_decode(server: ServerState, record: LogRecord, now: float) -> None:
     """One decode line of the server's log, read at `now`: a sample (core.decode_lines says
     whether it follows idle, by its rank's previous line)."""
+    if server.log_pid in server.replaced_pids:
+        return  # the old start's last lines, read late: its numbers are gone with it
     when = record.time.timestamp() if record.time is not None else now
     after_idle = server.decode_watch.feed(record, when)
     server.history.append(

@@ -140,6 +140,9 @@ class ServerState:
     """The process writing the log now, by its last `Started server process [PID]` line."""
     log_owner: LogOwner = field(default_factory=LogOwner)
     """Who wrote the lines read so far (core.log_owner): sets log_pid."""
+    replaced_pids: set[int] = field(default_factory=set)
+    """Pids that served this port before the current process: a late line of theirs (a
+    container's follow of its old start ends after the new start's first line) is no sample."""
     batch_at: tuple[float, int | None] | None = None
     """(stamp, writer) of the newest decode or prefill line: the scheduler's last sign of work."""
     health_warnings: deque[tuple[float, int | None]] = field(
@@ -217,6 +220,8 @@ class ServerState:
         Samples already read stay when no process was known before (the log tail read at connect);
         the views keep only those stamped after this process started (state.server_view)."""
         if self.process is not None:  # keep only what the log already said is the new pid's
+            self.replaced_pids.add(self.process.main.pid)
+            self.replaced_pids.discard(process.main.pid)
             kept = [sample for sample in self.history if sample.pid == process.main.pid]
             self.history.clear()
             self.history.extend(kept)

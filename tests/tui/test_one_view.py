@@ -9,6 +9,7 @@ import re
 from sglconsole import config
 from sglconsole.core.processes import ProcessView, ProcInfo, ServerProcess
 from sglconsole.state.fleet import FleetState, Sample, Status
+from sglconsole.state.ingest import take_line
 from sglconsole.state.json_view import fleet_json
 from sglconsole.tui.app import make_app
 from sglconsole.tui.paint.labels import tok_s, why
@@ -117,6 +118,27 @@ def test_a_line_of_the_previous_process_in_a_shared_log_is_not_counted():
     run(fleet, process(300, T0), T0 + 3)
     view = fleet.hosts["h"].servers[30000].view
     assert (view.tok_s, view.load) == (None, None)
+
+
+def test_a_late_line_of_a_containers_old_start_is_no_sample_of_the_new():
+    """`podman restart`: the engine's follow of the old start can deliver its last decode lines
+    after the console saw the new pid (CI, a loaded machine); they are the old pid's and stay out
+    of the new process's history and numbers."""
+    fleet = one_server_fleet()
+    server = fleet.hosts["h"].servers[30000]
+    line = (
+        "[2027-01-15 08:00:{:02d}] Decode batch, #running-req: 2, #token: 900, "
+        "token usage: 0.01, gen throughput (token/s): {}, #queue-req: 0"
+    )
+    run(fleet, process(93, T0), T0 + 5)
+    take_line(server, line.format(10, "88.00"), T0 + 10, writer=93)
+    run(fleet, process(325, T0 + 20), T0 + 21)  # restarted: a new main process
+    take_line(server, line.format(11, "88.50"), T0 + 22, writer=93)  # the old start's, late
+    fleet.publish("h", T0 + 22)
+    assert [sample.pid for sample in server.history] == []
+    assert server.view.tok_s is None
+    take_line(server, line.format(40, "90.00"), T0 + 41, writer=325)  # the new start's own
+    assert [sample.pid for sample in server.history] == [325]
 
 
 def test_status_json_has_schema_version_time_generation_and_drift():
