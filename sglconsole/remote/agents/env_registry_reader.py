@@ -14,11 +14,30 @@ import re
 
 from env_warn_only import reads_by_name  # inlined by source()
 
-_ELSEWHERE = re.compile(
-    r"(?:getenv|environ\.get|environ\[|get_(?:bool|int|float|str)_env_var)\(?\s*"
-    r"[\"']((?:SGLANG|SGL)_[A-Z0-9_]+)[\"']"
-    r"|[\"']((?:SGLANG|SGL)_[A-Z0-9_]+)[\"']\s+(?:not\s+)?in\s+os\.environ"
-)
+# A read is a quoted SGLANG_*/SGL_* name after a reader (`os.getenv(`, `environ.get(`,
+# `environ[`, `get_bool_env_var(`...) or before `in os.environ`. Found name first: one regex that
+# begins with the readers' alternation tried it at every offset of 4,700 files (1.4 s of 2.8 s).
+_QUOTED = re.compile(r"[\"']((?:SGLANG|SGL)_[A-Z0-9_]+)[\"']")
+_READER_ENDS = re.compile(r"(?:getenv|environ\.get|environ\[|get_(?:bool|int|float|str)_env_var)\Z")
+_IN_ENVIRON = re.compile(r"\s+(?:not\s+)?in\s+os\.environ")
+
+
+def _names_read(text):
+    """The SGLANG_*/SGL_* names TEXT reads from the environment by their reader's words."""
+    names = set()
+    if "SGL" not in text:
+        return names
+    for match in _QUOTED.finditer(text):
+        start = match.start()
+        while start and text[start - 1].isspace():
+            start -= 1
+        if start and text[start - 1] == "(":
+            start -= 1
+        if _READER_ENDS.search(text, max(0, start - 24), start) or _IN_ENVIRON.match(
+            text, match.end()
+        ):
+            names.add(match.group(1))
+    return names
 
 
 def _text(node):
@@ -141,9 +160,7 @@ def _read_elsewhere(package_dir, known):
                     text = handle.read()
             except (IOError, OSError):
                 continue
-            names = set(
-                match.group(1) or match.group(2) for match in _ELSEWHERE.finditer(text)
-            ) - set(known)
+            names = _names_read(text) - set(known)
             if not names:
                 continue
             try:
