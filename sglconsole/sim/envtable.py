@@ -52,6 +52,31 @@ def enabled(version: str, env: dict, name: str) -> bool | None:
     return str(value).lower() in TRUE
 
 
+def number(version: str, env: dict, name: str) -> float | None:
+    """An EnvInt or EnvFloat as `version` reads it: the env's value, else the registry's default;
+    None when this release does not declare it or neither reads as a number."""
+    field = (load(version) or {}).get("vars", {}).get(name)
+    if field is None:
+        return None
+    try:
+        value = env.get(name)
+        return float(value if value is not None else ast.literal_eval(field.get("default") or ""))
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+HARDCODED_KEEP_ALIVE_S = 5.0
+"""uvicorn's timeout_keep_alive where the release has no SGLANG_TIMEOUT_KEEP_ALIVE (0.5.9's
+http_server.py passes 5 itself)."""
+
+
+def keep_alive_s(version: str, env: dict) -> float:
+    """How long `version` keeps an idle connection open: SGLANG_TIMEOUT_KEEP_ALIVE (the env's, else
+    the release's default), passed to uvicorn as timeout_keep_alive."""
+    value = number(version, env, "SGLANG_TIMEOUT_KEEP_ALIVE")
+    return HARDCODED_KEEP_ALIVE_S if value is None else value
+
+
 def environ_source(version: str) -> str | None:
     """sglang/srt/environ.py for the simulated package: the registry's shape, as SGLang writes
     it, and the reads outside it (so a reader that parses the source finds the same facts)."""

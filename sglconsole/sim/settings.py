@@ -36,6 +36,13 @@ How a real scheduler wedges (stall.py; what real SGLang 0.5.17 did on an H200):
   startup lines sit far back in the log (N=2000 puts them > 256 KiB back, in well under 1 s).
   `--decode-log-interval` is honoured too (1 under load writes a decode line per step).
 
+How a real server closes connections (uvicorn, http.py): a connection idle for the release's
+SGLANG_TIMEOUT_KEEP_ALIVE (5 s by default) is closed, always; and
+* "keepalive_race": true — the race a client can lose against that close, every time: a request on
+  a kept-alive connection is read and the connection closed without an answer (what uvicorn does
+  when its keep-alive timer fires as the request arrives; against a real uvicorn, a client asking
+  every 5 s lost about 1 request in 30-100 to it).
+
 Healthy but wrong (misbehave.py, read live per generation request; /health stays 200):
 "stop_serving_after": N (no answer after the Nth request), "hang_requests" (every request hangs,
 0 running and 0 queued), "degrade_after": N (answers loop after the Nth), "nondeterministic"

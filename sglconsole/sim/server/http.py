@@ -63,8 +63,16 @@ class HttpServer:
         self,
         routes: dict[tuple[str, str], Handler],
         access_log: Callable[[str], None] | None = None,
+        keep_alive_s: float | None = None,
+        close_reused: bool = False,
     ):
         self.routes = routes
+        self.keep_alive_s = keep_alive_s
+        """uvicorn's timeout_keep_alive: a connection idle this long after an answer is closed."""
+        self.close_reused = close_reused
+        """The race a client loses against that close, every time: a request on a kept-alive
+        connection is read and the connection closed without an answer (uvicorn's keep-alive
+        timer firing as the request arrives)."""
         self.access_log = access_log  # uvicorn's access line per request, like SGLang's log has
         # SGLang's HTTP middleware counts: (method, path, status) answered, (method, path) open
         self.answered: collections.Counter[tuple[str, str, int]] = collections.Counter()
@@ -80,10 +88,13 @@ class HttpServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
+            answered = 0
             while True:
-                request = await _read_request(reader)
-                if request is None:
+                idle_s = self.keep_alive_s if answered else None
+                request = await _read_request(reader, idle_s)
+                if request is None or (answered and self.close_reused):
                     break
+                answered += 1
                 self.active[request.method, request.path] += 1
                 try:
                     response = await self._dispatch(request)
@@ -123,8 +134,12 @@ class HttpServer:
             return json_response({"error": {"message": f"{type(exc).__name__}: {exc}"}}, 400)
 
 
-async def _read_request(reader: asyncio.StreamReader) -> Request | None:
-    line = await reader.readline()
+async def _read_request(reader: asyncio.StreamReader, idle_s: float | None) -> Request | None:
+    """The next request; None at EOF, or when none began within IDLE_S (the keep-alive ran out)."""
+    try:
+        line = await asyncio.wait_for(reader.readline(), idle_s)
+    except TimeoutError:
+        return None
     if not line:
         return None
     method, target, _version = line.decode("latin-1").split(" ", 2)

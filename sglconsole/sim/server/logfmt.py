@@ -124,3 +124,9 @@ def prefill_line(
     }
     fields = fields or versiontable.batch_fields(versiontable.newest(), "prefill")
     return line(batch_message("Prefill batch", fields, values), prefix)
+
+
+def server_args_repr(args: dict) -> str:
+    """The dataclass repr SGLang logs first in every lifetime (`ServerArgs(model_path='...', ...)`,
+    as the real 0.5.12 and 0.5.17 logs show)."""
+    return "ServerArgs(" + ", ".join(f"{name}={value!r}" for name, value in args.items()) + ")"

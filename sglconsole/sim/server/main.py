@@ -15,7 +15,7 @@ import sys
 import time
 from multiprocessing import resource_tracker
 
-from sglconsole.sim import flagtable, gpustate, settings, versiontable
+from sglconsole.sim import envtable, flagtable, gpustate, settings, versiontable
 from sglconsole.sim.gpu_models import get_model
 from sglconsole.sim.server import args_checks, graphs, logfmt, perf
 from sglconsole.sim.server.args_resolve import post_init
@@ -168,7 +168,7 @@ class SimServer:
         startup = max(0.0, float(self.settings.get("startup_s") or 0))
         model = settings.model_info(str(args.get("model_path") or ""))
         args_checks.refuse(self.version, args, model)  # ServerArgs.__post_init__ raises first
-        plain(f"server_args={_server_args_repr(args)}")
+        plain(f"server_args={logfmt.server_args_repr(args)}")
         if model is None:
             raise StartupFailed(missing_model(str(args.get("model_path"))))
         gpus = self._gpus()
@@ -347,7 +347,12 @@ class SimServer:
     async def _serve_http(self) -> None:
         host = str(self.args.get("host") or "127.0.0.1")
         routes = Routes(self)
-        self.http = HttpServer(routes.table(), access_log=plain)
+        self.http = HttpServer(
+            routes.table(),
+            access_log=plain,
+            keep_alive_s=envtable.keep_alive_s(self.version, dict(os.environ)),
+            close_reused=bool(self.settings.get("keepalive_race")),
+        )
         try:
             await self.http.start(host, self.port)
         except OSError as exc:
@@ -391,9 +396,3 @@ class SimServer:
 
         for index in range(concurrency):
             asyncio.create_task(worker(index))
-
-
-def _server_args_repr(args: dict) -> str:
-    """The dataclass repr SGLang logs first in every lifetime (`ServerArgs(model_path='...', ...)`,
-    as the real 0.5.12 and 0.5.17 logs show)."""
-    return "ServerArgs(" + ", ".join(f"{name}={value!r}" for name, value in args.items()) + ")"
