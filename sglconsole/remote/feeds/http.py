@@ -1,13 +1,15 @@
 """The HTTP feed of one host: every running server's health, load, /metrics and server info,
-polled every 5 s through the SSH port forward (a server that just appeared is asked at once; a
-quiet one every QUIET_INTERVAL_S, and at once when its log shows work), and every
-GENERATE_EVERY_S a generating health check that proves its scheduler works.
+polled every 5 s (a server that just appeared is asked at once; a quiet one every
+QUIET_INTERVAL_S, and at once when its log shows work), and every GENERATE_EVERY_S a generating
+health check that proves its scheduler works.
 
 An HTTP answer proves only SGLang's HTTP process: a wedged scheduler keeps /model_info, /v1/loads
 and /metrics answering with frozen values (state.liveness says what proves progress).
 
-One HTTP client per forward socket (its connections are kept between polls); a socket replaced
-after a reconnect gets a new client and the old one is closed."""
+The polls go through the host's relay (remote/relay.py: one program on the host asks, one SSH
+stream carries every request); where it cannot run, through the SSH port forward: one HTTP client
+per forward socket (its connections are kept between polls), a socket replaced after a reconnect
+gets a new client and the old one is closed."""
 
 from __future__ import annotations
 
@@ -22,10 +24,12 @@ from sglconsole.remote.endpoint import Endpoint
 from sglconsole.remote.feeds.drift import DriftFeed
 from sglconsole.remote.feeds.host_link import HostLink
 from sglconsole.remote.inspect import INFO_PATHS, first_json
+from sglconsole.remote.relay import HttpRelay, RelayClient
 from sglconsole.state.fleet import ServerState
 from sglconsole.state.model import GENERATE_BOUND_S
 
 HTTP_INTERVAL_S = 5.0
+POLL_TIMEOUT_S = 5.0  # one request of a poll (the generating check has its own)
 QUIET_INTERVAL_S = 10.0
 """A server whose last load read says nothing in flight and whose log has shown no batch for an
 interval is asked this often (the idle console's largest cost was asking idle servers): a batch
@@ -45,6 +49,8 @@ class HttpFeed:
         self.link = link
         self.drift = drift
         self._clients: dict[int, tuple[Endpoint, httpx.AsyncClient]] = {}  # per port
+        self.relay = HttpRelay(link.ssh, link.host.python)
+        """The polls' way to the servers: the host's own relay (the forward where it cannot run)."""
         # per port, each forgotten when another process takes the port:
         self.info_at: dict[int, float] = {}
         self.ready_path: dict[int, str] = {}
@@ -67,6 +73,7 @@ class HttpFeed:
         clients, self._clients = self._clients, {}
         for _endpoint, client in clients.values():
             await client.aclose()
+        await self.relay.close()
 
     def new_process(self, port: int) -> None:
         """Another process serves PORT: what was learnt of the last one no longer holds."""
@@ -93,6 +100,17 @@ class HttpFeed:
             self.new_server.set()
 
     async def run(self) -> None:
+        # a relay of this connection (the last one's ended with it), started while the watcher
+        # finds the servers; a poll before it answers waits for it
+        await self.relay.close()
+        self.relay = HttpRelay(self.link.ssh, self.link.host.python)
+        starting = asyncio.create_task(self.relay.running())
+        try:
+            await self._poll_forever()
+        finally:
+            starting.cancel()
+
+    async def _poll_forever(self) -> None:
         while True:
             self.new_server.clear()
             servers = [
@@ -129,8 +147,7 @@ class HttpFeed:
         return QUIET_INTERVAL_S if quiet else HTTP_INTERVAL_S
 
     async def _poll(self, server: ServerState) -> None:
-        address = server.config.http_address if server.config else "127.0.0.1"
-        http = await self._client(server.port, await self.link.ssh.forward(server.port, address))
+        http = self._relayed(server)
         checked, health = await self._health(http, server)
         answer = server.health
         if checked:
@@ -157,17 +174,27 @@ class HttpFeed:
                     await self.drift.check(server)
         self.link.publish(server.port)
 
+    def _relayed(self, server: ServerState) -> RelayClient:
+        address = server.config.http_address if server.config else "127.0.0.1"
+
+        async def forwarded() -> httpx.AsyncClient:
+            endpoint = await self.link.ssh.forward(server.port, address)
+            return await self._client(server.port, endpoint)
+
+        base = Endpoint.forwarded(address, server.port, "").base_url
+        return RelayClient(self.relay, base, POLL_TIMEOUT_S, forwarded)
+
     async def _client(self, port: int, endpoint: Endpoint) -> httpx.AsyncClient:
         known = self._clients.get(port)
         if known is not None and known[0] == endpoint:
             return known[1]
         if known is not None:
             await known[1].aclose()
-        client = endpoint.client(timeout=httpx.Timeout(5.0))
+        client = endpoint.client(timeout=httpx.Timeout(POLL_TIMEOUT_S))
         self._clients[port] = (endpoint, client)
         return client
 
-    async def _metrics(self, http: httpx.AsyncClient, server: ServerState) -> None:
+    async def _metrics(self, http: RelayClient, server: ServerState) -> None:
         """SGLang's /metrics (only with --enable-metrics; a 404 is remembered for this process)."""
         response = await self._get(http, "/metrics")
         if response is None:
@@ -190,7 +217,7 @@ class HttpFeed:
         return parsed
 
     async def _health(
-        self, http: httpx.AsyncClient, server: ServerState
+        self, http: RelayClient, server: ServerState
     ) -> tuple[bool, httpx.Response | None]:
         """(checked, response). /ready where the server has it (0.5.23+); else /health, which makes
         SGLang generate a token (and log a prefill line), so only until it answers 200 for this
@@ -207,7 +234,7 @@ class HttpFeed:
             return (False, None) if answered else (True, alive)
         return True, await self._get(http, "/health")
 
-    async def _load(self, http: httpx.AsyncClient, server: ServerState) -> httpx.Response | None:
+    async def _load(self, http: RelayClient, server: ServerState) -> httpx.Response | None:
         """Running and waiting requests from /v1/loads (0.5.9+); /get_load only where that is
         missing (it is deprecated from 0.5.10 and logs a warning per call, gone in 0.5.23); else
         /model_info proves only that HTTP answers. An answer that cannot be read leaves the load
@@ -236,7 +263,7 @@ class HttpFeed:
             server.busy_since = now
         return response
 
-    def _check_generates(self, http: httpx.AsyncClient, server: ServerState) -> None:
+    def _check_generates(self, http: RelayClient, server: ServerState) -> None:
         """In the background, a /health that generates a token, once the server has said it is
         ready (its ready line or a 200): at once for each process, then every GENERATE_EVERY_S
         while it writes no batch line (one that does proves its scheduler works: a busy server is
@@ -260,7 +287,7 @@ class HttpFeed:
             server.generate_sent_at = self.generate_at[port]
         self._checks[port] = asyncio.create_task(self._generate(http, server, process.main.pid))
 
-    async def _generate(self, http: httpx.AsyncClient, server: ServerState, pid: int) -> None:
+    async def _generate(self, http: RelayClient, server: ServerState, pid: int) -> None:
         try:
             response = await http.get("/health", timeout=GENERATE_TIMEOUT_S)
         except httpx.HTTPError:
@@ -271,7 +298,7 @@ class HttpFeed:
             server.generate_sent_at, server.generate_ok_at = None, time.time()
         self.link.publish(server.port)
 
-    async def _alive(self, http: httpx.AsyncClient, port: int) -> httpx.Response | None:
+    async def _alive(self, http: RelayClient, port: int) -> httpx.Response | None:
         """/model_info (0.5.10+); /get_model_info only where that is missing: from 0.5.10 on SGLang
         logs a deprecation warning for every /get_model_info call (seen on a real 0.5.12)."""
         path = self.alive_path.get(port, "/model_info")
@@ -282,7 +309,7 @@ class HttpFeed:
         return response
 
     @staticmethod
-    async def _get(client: httpx.AsyncClient, path: str) -> httpx.Response | None:
+    async def _get(client: RelayClient, path: str) -> httpx.Response | None:
         try:
             return await client.get(path)
         except httpx.HTTPError:

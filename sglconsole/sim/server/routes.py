@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import os
 import time
 from typing import TYPE_CHECKING
@@ -311,6 +312,15 @@ class Routes:
     # ---------------------------------------------------------------- metrics
 
     async def metrics(self, request: Request) -> Response:
+        """The page, gzipped for a client that accepts it: SGLang mounts prometheus_client's
+        make_asgi_app, which compresses whenever the Accept-Encoding header names gzip."""
+        page = self._metrics_page()
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            page.body = gzip.compress(page.body)
+            page.headers["Content-Encoding"] = "gzip"
+        return page
+
+    def _metrics_page(self) -> Response:
         if versiontable.load(self.server.version).get("metric_families"):
             return text_response(
                 metrics_page.render(self.server),
