@@ -49,8 +49,9 @@ class HttpFeed:
         self.link = link
         self.drift = drift
         self._clients: dict[int, tuple[Endpoint, httpx.AsyncClient]] = {}  # per port
-        self.relay = HttpRelay(link.ssh, link.host.python)
-        """The polls' way to the servers: the host's own relay (the forward where it cannot run)."""
+        self.relay: HttpRelay | None = None
+        """The polls' way to the servers: the host's own relay, one per connection (run() starts
+        it; the forward where it cannot run)."""
         # per port, each forgotten when another process takes the port:
         self.info_at: dict[int, float] = {}
         self.ready_path: dict[int, str] = {}
@@ -73,7 +74,8 @@ class HttpFeed:
         clients, self._clients = self._clients, {}
         for _endpoint, client in clients.values():
             await client.aclose()
-        await self.relay.close()
+        if self.relay is not None:
+            await self.relay.close()
 
     def new_process(self, port: int) -> None:
         """Another process serves PORT: what was learnt of the last one no longer holds."""
@@ -102,7 +104,8 @@ class HttpFeed:
     async def run(self) -> None:
         # a relay of this connection (the last one's ended with it), started while the watcher
         # finds the servers; a poll before it answers waits for it
-        await self.relay.close()
+        if self.relay is not None:
+            await self.relay.close()
         self.relay = HttpRelay(self.link.ssh, self.link.host.python)
         starting = asyncio.create_task(self.relay.running())
         try:
@@ -175,6 +178,7 @@ class HttpFeed:
         self.link.publish(server.port)
 
     def _relayed(self, server: ServerState) -> RelayClient:
+        assert self.relay is not None, "polled before run()"
         address = server.config.http_address if server.config else "127.0.0.1"
 
         async def forwarded() -> httpx.AsyncClient:
