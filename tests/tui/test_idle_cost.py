@@ -54,3 +54,39 @@ def test_a_group_drawn_part_by_part_is_the_group_drawn_whole():
     whole = console.render_lines(Group(*parts), options, pad=False)
     by_part = [line for part in parts for line in console.render_lines(part, options, pad=False)]
     assert whole == by_part
+
+
+def laid(width: int, *rows: tuple[str, ...]) -> list[str]:
+    from sglconsole.tui.paint.gpus import lay_out
+
+    cells = [[Text(cell) for cell in row] for row in rows]
+    lines = lay_out(cells, ["right", "right", "left"], ["bold"] + [""] * (len(rows) - 1), width)
+    return [line.plain.rstrip() for line in lines]
+
+
+def test_the_gpu_table_is_laid_out_as_rich_lays_out_its_table_a_line_each():
+    rows = [("GPU", "util", "held by"), ("0", "70%", ":30000"), ("1", "0%", "free")]
+    drawn = Table(box=None, pad_edge=False, show_edge=False, expand=False)
+    for column, justify in (("GPU", "right"), ("util", "right"), ("held by", "left")):
+        drawn.add_column(column, justify=justify)
+    for row in rows[1:]:
+        drawn.add_row(*row)
+    console = Console(width=80)
+    rich_lines = [
+        "".join(segment.text for segment in line).rstrip()
+        for line in console.render_lines(drawn, console.options, pad=False)
+    ]
+    assert (
+        laid(80, *rows)
+        == rich_lines
+        == ["GPU  util  held by", "  0   70%  :30000", "  1    0%  free"]
+    )
+    # short of room: the last column goes before a number is cut, then a header is cut
+    assert laid(12, *rows) == ["GPU  util", "  0   70%", "  1    0%"]
+    assert laid(8, *rows) == ["GPU  ut…", "  0  70%", "  1   0%"]
+
+
+def test_a_new_gpu_sample_changes_the_line_of_the_gpu_whose_numbers_moved_alone():
+    before = laid(80, ("GPU", "util", "held by"), ("0", "70%", ":30000"), ("1", "0%", "free"))
+    after = laid(80, ("GPU", "util", "held by"), ("0", "71%", ":30000"), ("1", "0%", "free"))
+    assert [one == two for one, two in zip(before, after, strict=True)] == [True, False, True]

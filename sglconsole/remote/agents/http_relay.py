@@ -4,7 +4,8 @@ program per host, requests in on stdin and answers out on stdout, a JSON line ea
 channel and crossed a local socket and an HTTP client stack in the console: most of an idle
 console's cost of a request. Standard library only, Python 3.6+.
 
-A request: {"i": ID, "a": ADDRESS, "p": PORT, "m": "GET", "u": PATH, "t": TIMEOUT_S}.
+A request, always a GET (the relay only reads): {"i": ID, "a": ADDRESS, "p": PORT, "u": PATH,
+"t": TIMEOUT_S}.
 An answer: {"i": ID, "s": STATUS, "h": [[NAME, VALUE], ...], "b": BODY_BASE64}, or
 {"i": ID, "e": KIND, "w": WORDS} where KIND is "timeout", "connect" or "closed" (the console reads
 them as its HTTP client's errors). Each request runs in a thread of its own: a wedged server's
@@ -62,11 +63,10 @@ def give_back(key, connection):
 
 def ask(request):
     key = (request["a"], request["p"])
-    method = request.get("m", "GET")
     for attempt in (1, 2):
         connection, reused = take(key, request["t"])
         try:
-            connection.request(method, request["u"], headers=HEADERS)
+            connection.request("GET", request["u"], headers=HEADERS)
             response = connection.getresponse()
             body = response.read()
         except socket.timeout as exc:
@@ -74,7 +74,7 @@ def ask(request):
             return out({"i": request["i"], "e": "timeout", "w": str(exc) or "timed out"})
         except CLOSED as exc:
             connection.close()
-            if reused and attempt == 1 and method in ("GET", "HEAD"):
+            if reused and attempt == 1:
                 continue
             return out({"i": request["i"], "e": "closed", "w": str(exc) or type(exc).__name__})
         except (OSError, http.client.HTTPException) as exc:

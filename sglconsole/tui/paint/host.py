@@ -11,7 +11,7 @@ from sglconsole.core.text import clean, fmt_duration, fmt_num
 from sglconsole.state import canary
 from sglconsole.state.fleet import HostState, ServerState
 from sglconsole.tui.paint.fleet import host_status, retry_in, stale_for
-from sglconsole.tui.paint.gpus import WIDE, gpu_table
+from sglconsole.tui.paint.gpus import WIDE, gpu_lines
 from sglconsole.tui.paint.labels import tok_s, uptime
 from sglconsole.tui.paint.palette import Palette
 from sglconsole.tui.paint.precursors import host_section, server_marks
@@ -31,7 +31,7 @@ def host_sections(
     head += warnings(host, palette, now)
     return {
         "head": head,
-        "gpus": [section("GPUs"), gpu_table(host, palette, width)],
+        "gpus": [section("GPUs"), *gpu_lines(host, palette, width)],
         "servers": [section("Servers"), server_table(host, palette, now, width)],
         "signs": host_section(host, palette, now),  # the signs before an outage (paint.precursors)
         "notes": problems(host, palette),

@@ -35,14 +35,17 @@ def show(static: Static, renderable, cells: int) -> None:
     A Group is rendered part by part, and a part that reads as it did last time (the same text,
     the same table cells: `frozen`) keeps its lines: a host whose uptime ticks lays out its
     server table again, not its GPU table and the rest."""
+    parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
+    keys = tuple(frozen(part) for part in parts)
+    if None not in keys and getattr(static, "_sglc_keys", None) == (keys, cells):
+        return  # every part reads as it did: the same lines (most updates of an idle pane)
+    static._sglc_keys = (keys, cells)
     console = static.app.console
     options = console.options.update_width(max(1, cells))
-    parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
     before: dict = getattr(static, "_sglc_parts", {})
     kept: dict = {}
     lines: list[list[Segment]] = []
-    for part in parts:
-        key = frozen(part)
+    for part, key in zip(parts, keys, strict=True):
         rendered = before.get((key, cells)) if key is not None else None
         if rendered is None:
             rendered = console.render_lines(part, options, pad=False)
