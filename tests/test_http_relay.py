@@ -130,3 +130,16 @@ async def test_a_relay_killed_on_the_host_is_not_the_servers_silence(
         assert (await client.get("/model_info")).status_code == 200  # the forward meanwhile
     finally:
         await relay.close()
+
+
+async def test_a_closed_relay_never_starts_again(ssh, tmp_path, servers):  # noqa: F811
+    """A request of the connection before (a generating check still in flight) is not one for a
+    new relay: after close() the forward answers, and no relay is started."""
+    server = serving(tmp_path, servers)
+    relay = HttpRelay(ssh, "python3")
+    client = relayed(relay, ssh, server.port)
+    assert (await client.get("/model_info")).status_code == 200
+    first = relay.pid
+    await relay.close()
+    assert (await client.get("/model_info")).status_code == 200
+    assert not await relay.running() and relay.pid == first

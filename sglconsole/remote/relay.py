@@ -48,21 +48,25 @@ class HttpRelay:
         self._starting = asyncio.Lock()
         self._waiting: dict[int, asyncio.Future] = {}
         self._ids = itertools.count(1)
+        self._closed = False
         self.pid: int | None = None  # the relay's on its host (its hello says)
         self.failed_at: float | None = None
         self.why: str | None = None
         """Why the relay is not used (its last start or end), for whoever asks."""
 
     async def running(self) -> bool:
-        """Whether requests can go through the relay now (started on first use)."""
+        """Whether requests can go through the relay now (started on first use; never again once
+        closed: a request of the connection before is not one for a new relay)."""
         if self._reader is not None and not self._reader.done():
             return True
+        if self._closed:
+            return False
         if self.failed_at is not None and time.monotonic() - self.failed_at < RETRY_S:
             return False
         async with self._starting:
             if self._reader is not None and not self._reader.done():
                 return True
-            return await self._start()
+            return not self._closed and await self._start()
 
     async def _start(self) -> bool:
         argv = [self.python, "-c", source("http_relay"), json.dumps({"keep_alive_s": KEEPALIVE_S})]
@@ -145,6 +149,7 @@ class HttpRelay:
         )
 
     async def close(self) -> None:
+        self._closed = True
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.cancel()
