@@ -140,13 +140,18 @@ class HttpRelay:
             self._waiting.pop(number, None)
         request = httpx.Request("GET", url)
         if "e" in answer:
-            raise ERRORS.get(answer["e"], httpx.ConnectError)(answer.get("w", ""), request=request)
-        return httpx.Response(
-            answer["s"],
-            headers=answer.get("h") or [],
-            content=base64.b64decode(answer.get("b") or ""),
-            request=request,
-        )
+            error = ERRORS.get(answer["e"], httpx.ConnectError)
+            raise error(str(answer.get("w", "")), request=request)
+        try:
+            return httpx.Response(
+                int(answer["s"]),
+                headers=answer.get("h") or [],
+                content=base64.b64decode(answer.get("b") or "", validate=True),
+                request=request,
+            )
+        except (KeyError, TypeError, ValueError) as exc:  # an answer we cannot read: unknown
+            why = f"unreadable relay answer: {exc}"
+            raise httpx.RemoteProtocolError(why, request=request) from None
 
     async def close(self) -> None:
         self._closed = True
