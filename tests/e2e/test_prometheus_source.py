@@ -130,7 +130,8 @@ async def test_changes_show_and_prometheus_away_is_stale(demo_fleet, scraped, tm
             await until(lambda: server.status == Status.DOWN, 20, "DOWN once its scrape fails")
             print(f"\nh200x4:30002 DOWN {time.monotonic() - began:.1f} s after it went away")
             await asyncio.to_thread(forwards.open, "h200x4", 30002)
-            await until(lambda: server.status == Status.UP, 20, "UP again")
+            # UP at its first scrape back; tok/s (irate: two scrapes) one scrape later
+            await until(lambda: server.status == Status.UP and server.view.tok_s, 20, "UP again")
             shown = server.view.tok_s
             await asyncio.to_thread(prometheus.stop)
             await until(lambda: server.view.stale_since is not None, 20, "stale")
