@@ -169,7 +169,11 @@ def test_console_generator_agrees_with_the_servers_decode_lines_within_5_percent
     assert (
         abs(level["server_tok_s"] / server - 1) < 0.05
     )  # the sweep's own cross-check saw the same lines
-    assert not [w for w in data["warnings"] if "apart" in w], data["warnings"]
+    # each within 5% of the lines' mean can still be 5-10% from each other on a loaded machine:
+    # the sweep warns then, and only then
+    gap = abs(level["output_tok_s"] / level["server_tok_s"] - 1)
+    apart = [w for w in data["warnings"] if "apart" in w]
+    assert len(apart) == (0 if gap <= 0.05 else 1), (gap, apart)
     assert (
         level["accept_len"] == pytest.approx(3.22, abs=0.15)
         and level["accept_source"] == "meta_info"
