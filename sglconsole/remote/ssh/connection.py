@@ -37,6 +37,7 @@ from sglconsole.remote.ssh.auth import (
 )
 from sglconsole.remote.ssh.stream import RemoteStream
 from sglconsole.remote.ssh.target import (
+    FAST_CIPHERS_FIRST,
     Target,
     reason_of,
     resolve,
@@ -198,6 +199,8 @@ class SshHost:
             "keepalive_interval": target.keepalive_interval,
             "keepalive_count_max": target.keepalive_count_max,
         }
+        if "ciphers" not in target.from_ssh_config:
+            options["encryption_algs"] = FAST_CIPHERS_FIRST
         if host.port is not None:
             options["port"] = host.port
         if host.user:
