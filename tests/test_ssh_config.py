@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from sglconsole.config import Host
+from sglconsole.remote.ssh.connection import SshHost
 from sglconsole.remote.ssh.target import resolve
 from tests.cli import cli as run_cli
 
@@ -254,3 +255,24 @@ def test_files_named_by_the_ssh_config_are_checked_too(sshd, ssh_keys, tmp_path)
     gone = write_hosts(tmp_path, {"lab": {"address": "x", "ssh_config": str(tmp_path / "nope")}})
     check = cli("check", "-c", str(gone))
     assert check.returncode == 2 and f"ssh_config file {tmp_path / 'nope'}" in check.stderr
+
+
+# ------------------------------------------------------------------ ciphers
+
+
+async def negotiated_cipher(host: Host) -> str:
+    conn = SshHost("lab", host)
+    try:
+        return (await conn.connect()).get_extra_info("send_cipher")
+    finally:
+        await conn.close()
+
+
+async def test_aes_gcm_is_asked_first_unless_the_ssh_config_names_ciphers(sshd, tmp_path):
+    """AES-GCM costs the console a fraction of asyncssh's ChaCha20 per packet; an operator's
+    Ciphers line is theirs to keep."""
+    plain = Host.model_validate(sshd.host_entry())
+    assert await negotiated_cipher(plain) == "aes128-gcm@openssh.com"
+    config = ssh_config(tmp_path, "Host *\n  Ciphers chacha20-poly1305@openssh.com\n")
+    theirs = Host.model_validate(sshd.host_entry(ssh_config=str(config)))
+    assert await negotiated_cipher(theirs) == "chacha20-poly1305@openssh.com"
