@@ -69,6 +69,7 @@ async def test_a_silent_endpoint_times_out_alone(ssh, tmp_path, servers):  # noq
     relay = HttpRelay(ssh, "python3")
     client = relayed(relay, ssh, server.port, timeout=1.5)
     try:
+        assert await relay.running()  # started before the clock: a loaded machine starts it slowly
         began = time.monotonic()
         silent = asyncio.ensure_future(client.get("/v1/loads"))
         await asyncio.sleep(0.2)

@@ -13,6 +13,7 @@ import httpx
 
 from sglconsole.actions.base import ActionContext, StageFailed
 from sglconsole.config.launch_spec import LaunchSpec
+from sglconsole.core.deadline import within
 from sglconsole.core.sglang_log import parse_line
 from sglconsole.remote.agents import source
 from sglconsole.remote.ssh.connection import SshHost
@@ -154,7 +155,7 @@ the log and the process scans, ends the wait at once (the reader sets the event)
 
 async def _changed_or(changed: asyncio.Event, seconds: float) -> None:
     try:
-        await asyncio.wait_for(changed.wait(), seconds)
+        await within(changed.wait(), seconds)
     except TimeoutError:
         pass
     changed.clear()

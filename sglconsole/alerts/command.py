@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+from sglconsole.core.deadline import within
+
 TIMEOUT_S = 15.0
 
 
@@ -20,9 +22,7 @@ async def run_alert_command(argv: list[str], event: dict, timeout: float = TIMEO
     except OSError as exc:
         return f"alert_command {argv[0]}: {exc}"
     try:
-        _, err = await asyncio.wait_for(
-            proc.communicate(json.dumps(event).encode() + b"\n"), timeout
-        )
+        _, err = await within(proc.communicate(json.dumps(event).encode() + b"\n"), timeout)
     except TimeoutError:
         proc.kill()
         await proc.wait()

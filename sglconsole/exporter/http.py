@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
+from sglconsole.core.deadline import within
+
 log = logging.getLogger(__name__)
 
 MAX_HEADER_BYTES = 16 * 1024
@@ -45,7 +47,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 async def serve(host: str, port: int, routes: dict[str, Handler]) -> asyncio.Server:
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            request = await asyncio.wait_for(read_request(reader), READ_TIMEOUT_S)
+            request = await within(read_request(reader), READ_TIMEOUT_S)
             response = respond(request, routes)
             head = request is not None and request.method == "HEAD"
             writer.write(encode(response, head=head))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from sglconsole.config import Config
 from sglconsole.core.containers import ENGINES, may_run_in_container
+from sglconsole.core.deadline import within
 from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prometheus.exporter_series import SOURCE
@@ -176,7 +177,7 @@ class FleetMonitor:
                     return False
                 changed.clear()
                 try:
-                    await asyncio.wait_for(changed.wait(), min(0.1, left))
+                    await within(changed.wait(), min(0.1, left))
                 except TimeoutError:
                     pass
             return True

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from sglconsole.core.deadline import within
 from sglconsole.errors import RemoteError
 from sglconsole.remote.agents import source
 from sglconsole.remote.endpoint import KEEPALIVE_S
@@ -76,7 +77,7 @@ class HttpRelay:
             return self._failed(exc.message)
         lines = stream.batches()
         try:
-            first = await asyncio.wait_for(lines.__anext__(), START_S)
+            first = await within(lines.__anext__(), START_S)
             hello = json.loads(first[0])
             if hello.get("t") != "relay":
                 raise ValueError(first[0][:200])
@@ -131,7 +132,7 @@ class HttpRelay:
         request["t"] = timeout
         try:
             stream.write(json.dumps(request, separators=(",", ":")) + "\n")
-            answer = await asyncio.wait_for(future, timeout + SLACK_S)
+            answer = await within(future, timeout + SLACK_S)
         except TimeoutError:
             raise httpx.ReadTimeout(f"the relay gave no answer in {timeout + SLACK_S:g}s") from None
         except OSError as exc:

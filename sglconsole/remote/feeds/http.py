@@ -18,6 +18,7 @@ import time
 
 import httpx
 
+from sglconsole.core.deadline import within
 from sglconsole.core.metrics import ServerMetrics, parse_metrics
 from sglconsole.core.server_load import GET_LOAD, V1_LOADS, parse_load
 from sglconsole.remote.endpoint import Endpoint
@@ -132,7 +133,7 @@ class HttpFeed:
             soonest = min((self.due_at[server.port] for server in servers), default=None)
             wait = HTTP_INTERVAL_S if soonest is None else soonest - time.monotonic()
             try:  # a server that just appeared is asked at once, not at the next interval
-                await asyncio.wait_for(self.new_server.wait(), max(0.0, wait))
+                await within(self.new_server.wait(), max(0.0, wait))
             except TimeoutError:
                 pass
 

@@ -23,6 +23,7 @@ import time
 from sglconsole.config import Canary, Config, Router
 from sglconsole.config.routers import split_target
 from sglconsole.core.canary import worst
+from sglconsole.core.deadline import within
 from sglconsole.errors import ConsoleError
 from sglconsole.remote.canary_ask import ask_all
 from sglconsole.remote.router.gateway import WorkerGauges, generation_of
@@ -89,7 +90,7 @@ class RouterFeed:
         state = self.fleet.routers[name]
         began = time.time()
         try:
-            endpoint = await asyncio.wait_for(router_endpoint(self.ssh, router), TIMEOUT_S)
+            endpoint = await within(router_endpoint(self.ssh, router), TIMEOUT_S)
         except (ConsoleError, TimeoutError, OSError) as exc:
             state.canary.skipped = (began, f"not reached: {exc}")
             return
@@ -160,9 +161,7 @@ class RouterFeed:
             # its host's SSH monitor retries with backoff: a second caller would only double that
             # (a host read from Prometheus has none: its SSH link is the router's own)
             raise RouterError(name, f"its host {router.host} is unreachable: {host.error}")
-        client = await asyncio.wait_for(
-            router_client(self.ssh, name, router, timeout=TIMEOUT_S), TIMEOUT_S
-        )
+        client = await within(router_client(self.ssh, name, router, timeout=TIMEOUT_S), TIMEOUT_S)
         rows = await client.workers()
         state = self.fleet.routers[name]
         state.kind = router.kind or generation_of(rows) or state.kind
@@ -173,7 +172,7 @@ class RouterFeed:
         """Per worker, what the router's /metrics says; none when it gives no metrics_port or
         the page cannot be read (its gauges are then unknown: the worker list still counts)."""
         try:
-            endpoint = await asyncio.wait_for(metrics_endpoint(self.ssh, router), TIMEOUT_S)
+            endpoint = await within(metrics_endpoint(self.ssh, router), TIMEOUT_S)
             if endpoint is None:
                 return {}
             return await read_gauges(name, endpoint, TIMEOUT_S)

@@ -3,12 +3,12 @@ known_hosts names a host at all, and the one-line errors that name the file at f
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
 import asyncssh
 
+from sglconsole.core.deadline import within
 from sglconsole.remote.ssh.target import Target
 
 
@@ -43,7 +43,7 @@ async def agent_holds(public: asyncssh.SSHKey, agent_path: str | None) -> bool:
         return False
     try:
         async with await asyncssh.connect_agent(path) as agent:
-            keys = await asyncio.wait_for(agent.get_keys(), 5.0)
+            keys = await within(agent.get_keys(), 5.0)
     except (OSError, TimeoutError, asyncssh.Error, ValueError):
         return False
     return any(key.public_data == public.public_data for key in keys)
@@ -87,7 +87,7 @@ async def host_key_message(options: dict[str, Any], target: Target) -> str:
 async def _fingerprint(options: dict[str, Any], target: Target) -> str | None:
     tunnel = options.get("tunnel", target.proxy_jump or ())
     try:
-        key = await asyncio.wait_for(
+        key = await within(
             asyncssh.get_server_host_key(
                 target.hostname, target.port, tunnel=tunnel, config=target.config_files
             ),

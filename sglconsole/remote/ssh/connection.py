@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import asyncssh
 
 from sglconsole.config import Host
+from sglconsole.core.deadline import within
 from sglconsole.errors import AuthError, HostKeyError, HostUnreachable, RemoteCommandFailed
 from sglconsole.remote.ssh import forward_sockets
 from sglconsole.remote.ssh.auth import (
@@ -99,7 +100,7 @@ class SshHost:
         if conn is None or conn.is_closed():
             return False
         try:
-            await asyncio.wait_for(conn.wait_closed(), grace)
+            await within(conn.wait_closed(), grace)
         except TimeoutError:
             return True
         return False
@@ -155,7 +156,7 @@ class SshHost:
         try:
             # the connect timeout counts from here: asyncssh's own starts only once a thread has
             # built its options, which a busy loop (a command still importing) hears of later
-            conn, _client = await asyncio.wait_for(
+            conn, _client = await within(
                 asyncssh.create_connection(
                     lambda: _ClientEvents(self), self.host.address, **options
                 ),
@@ -299,7 +300,7 @@ class SshHost:
         if conn is not None:
             conn.close()
             try:
-                await asyncio.wait_for(conn.wait_closed(), 2.0)
+                await within(conn.wait_closed(), 2.0)
             except (TimeoutError, asyncssh.Error, OSError):
                 pass
 

@@ -3,11 +3,11 @@ the batches its lines arrive in (the GPU feed)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 import asyncssh
 
+from sglconsole.core.deadline import within
 from sglconsole.errors import HostUnreachable
 from sglconsole.remote.ssh.target import reason_of
 
@@ -52,7 +52,7 @@ class RemoteStream:
 
     async def stderr_text(self, limit: int = 4096) -> str:
         try:
-            return (await asyncio.wait_for(self._process.stderr.read(limit), 1.0)) or ""
+            return (await within(self._process.stderr.read(limit), 1.0)) or ""
         except (TimeoutError, asyncssh.Error, OSError):
             return ""
 
@@ -71,6 +71,6 @@ class RemoteStream:
             pass
         self._process.close()
         try:
-            await asyncio.wait_for(self._process.wait_closed(), 2.0)
+            await within(self._process.wait_closed(), 2.0)
         except (TimeoutError, asyncssh.Error, OSError):
             pass
