@@ -7,7 +7,8 @@ only, no files written, nothing changed on the host. It prints JSON lines:
   {"t": "apps", ...}   nvidia-smi compute-apps, when they change
   {"t": "log", "path", "ino", "off", "lines"}   new complete lines of a followed log
   {"t": "log_state", "path", "state", ...}      missing / rotated / truncated / error
-  {"t": "hb", "time"}  a heartbeat every interval (the stream is alive)
+  {"t": "hb", "time"}  a heartbeat every `heartbeat` seconds (default: every interval) while
+                       the processes stay as they were (the scan ran)
   {"t": "mem", ...}    MemAvailable and the RSS of those processes, every memory_interval
 
 and reads JSON commands on stdin ({"follow": {path: {"ino", "off"}}}); EOF on
@@ -280,6 +281,7 @@ def commands(follows, lock, args, stop, wake):
 def main():
     args = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     interval = float(args.get("interval", 2.0))
+    heartbeat = float(args.get("heartbeat", interval))
     apps_interval = float(args.get("apps_interval", 30.0))
     poll = float(args.get("log_poll", 0.1))
     procs = Procs(args.get("env_names") or ())
@@ -311,7 +313,7 @@ def main():
         changes = Changes()
     except (OSError, AttributeError, TypeError):
         changes = None
-    next_scan = next_apps = next_memory = 0.0
+    next_scan = next_apps = next_memory = next_heartbeat = 0.0
     memory_interval = float(args.get("memory_interval", 0) or 0)  # 0: not asked for
     last_procs = last_apps = None
     found = []
@@ -354,8 +356,10 @@ def main():
                 last_procs = key
                 snapshot["time"] = now
                 out(snapshot)
-            else:
+                next_heartbeat = now + heartbeat
+            elif now >= next_heartbeat:
                 out({"t": "hb", "time": now})
+                next_heartbeat = now + heartbeat
         if memory_interval and now >= next_memory:
             next_memory = now + memory_interval
             out(memory_report(found))

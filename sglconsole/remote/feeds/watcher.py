@@ -23,6 +23,10 @@ from sglconsole.state.precursors import take_memory
 
 log = logging.getLogger(__name__)
 
+HEARTBEAT_S = 60.0
+"""The feed reads no heartbeat (a change is a message, the SSH keepalive proves the link): one a
+minute, not one per scan — each was a packet an idle console decrypted and parsed."""
+
 
 class WatcherFeed:
     def __init__(
@@ -56,6 +60,7 @@ class WatcherFeed:
         while True:
             args = {
                 "interval": self.watch_interval,
+                "heartbeat": HEARTBEAT_S,
                 "log_poll": self.log_poll,
                 "follow": self._wanted_logs(),
                 "memory_interval": link.host.memory_interval,
