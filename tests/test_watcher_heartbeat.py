@@ -39,8 +39,11 @@ def kinds_for(seconds: float, **args) -> list[str]:
 
 
 def test_a_heartbeat_each_scan_by_default_and_none_for_a_minute_for_the_feed():
+    # each scan says "procs" when the host's SGLang processes changed (the suite's other workers
+    # start and stop simulated servers on this machine), else "hb" — or, for the feed, nothing
     scans = {"interval": 0.2, "apps_interval": 600}
-    assert kinds_for(1.5, **scans).count("hb") >= 4
+    default = kinds_for(1.5, **scans)
+    assert default.count("hb") + default.count("procs") >= 5, default
     assert HEARTBEAT_S >= 60
     feed = kinds_for(1.5, **scans, heartbeat=HEARTBEAT_S)
-    assert feed.count("procs") == 1 and "hb" not in feed, feed
+    assert "procs" in feed and "hb" not in feed, feed
