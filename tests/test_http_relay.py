@@ -144,3 +144,14 @@ async def test_a_closed_relay_never_starts_again(ssh, tmp_path, servers):  # noq
     await relay.close()
     assert (await client.get("/model_info")).status_code == 200
     assert not await relay.running() and relay.pid == first
+
+
+async def test_a_relay_closed_while_it_starts_is_not_left_running(ssh):
+    """The feed closes its relay (its host let go) while the relay is still starting: the start
+    ends with no relay and its stream closed, not a reader nobody will ever ask or close."""
+    relay = HttpRelay(ssh, "python3")
+    starting = asyncio.create_task(relay.running())
+    await asyncio.sleep(0.01)  # the relay's SSH channel is being opened
+    await relay.close()
+    assert await starting is False
+    assert relay._reader is None and relay._stream is None and not await relay.running()

@@ -85,6 +85,9 @@ class HttpRelay:
             said = (await stream.stderr_text()).strip().splitlines()
             await stream.close()
             return self._failed(said[-1] if said else f"no hello ({type(exc).__name__})")
+        if self._closed:  # closed while it started: a relay nobody would ask, or close
+            await stream.close()
+            return False
         self._stream, self.failed_at, self.why = stream, None, None
         self.pid = hello.get("pid")
         self._reader = asyncio.create_task(self._read(stream, lines, first[1:]))
