@@ -19,8 +19,8 @@ DEFAULT_KEEPALIVE_INTERVAL = 5.0
 DEFAULT_KEEPALIVE_COUNT_MAX = 3
 FAST_CIPHERS_FIRST = "^aes128-gcm@openssh.com,aes256-gcm@openssh.com"
 """asyncssh's own order, AES-GCM moved first (unless the ssh_config names Ciphers): its ChaCha20
-takes three cipher set-ups a packet in Python, AES-GCM one call; an idle console receives
-packets all the time (GPU samples, heartbeats, polls) and this was a tenth of its CPU."""
+takes three cipher set-ups a packet in Python, AES-GCM one call. An idle console receives packets
+all the time (GPU samples, polls): a streamed line cost it 543 µs with ChaCha20, ~485 with GCM."""
 
 
 @dataclass(frozen=True)
