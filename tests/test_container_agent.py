@@ -12,7 +12,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 
 from sglconsole.core.containers import is_sglang, parse_inspect
 from sglconsole.remote.agents import source
+from tests.agent_python import agent_python
 
 DOCKER = "/usr/bin/docker"
 
@@ -36,7 +36,7 @@ def _agent(tmp_path, socket: str, prefix: tuple[str, ...] = (), podman: bool = F
     if podman:
         (tmp_path / "bin" / "podman").symlink_to(PODMAN)
     tmp_path.chmod(0o755 if not podman else 0o777)
-    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    python = agent_python()
     agent = subprocess.Popen(
         [*prefix, python, "-c", source("container_agent"), json.dumps({"interval": 0.2})],
         stdin=subprocess.PIPE,

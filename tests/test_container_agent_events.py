@@ -6,11 +6,9 @@ iptables)."""
 from __future__ import annotations
 
 import json
-import os
 import queue
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -20,6 +18,7 @@ import pytest
 
 from sglconsole.remote.agents import source
 from sglconsole.sim.fleet import engines
+from tests.agent_python import agent_python
 
 QUIET_S = 5.0  # the agent's "quiet" and "retry": their own 60 s would be most of this test
 
@@ -63,7 +62,7 @@ def test_a_restarted_daemon_ends_the_stream_and_it_runs_again():
     )
     wrapper.chmod(0o755)
     daemon = _dockerd(state)
-    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    python = agent_python()
     settings = json.dumps({"interval": 0.5, "quiet": QUIET_S, "retry": QUIET_S})
     agent = subprocess.Popen(
         [python, "-c", source("container_agent"), settings],

@@ -5,19 +5,18 @@ idle console decrypted). The real agent, as the host runs it: `python3 -c SOURCE
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 import time
 
 from sglconsole.remote.agents import source
 from sglconsole.remote.feeds.watcher import HEARTBEAT_S
+from tests.agent_python import agent_python
 
 
 def kinds_for(seconds: float, **args) -> list[str]:
     """The kinds of message the agent prints in SECONDS; then EOF on its stdin ends it."""
-    python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+    python = agent_python()
     agent = subprocess.Popen(
         [python, "-c", source("watcher_agent"), json.dumps(args)],
         stdin=subprocess.PIPE,
