@@ -140,6 +140,9 @@ class ServerState:
     """The process writing the log now, by its last `Started server process [PID]` line."""
     log_owner: LogOwner = field(default_factory=LogOwner)
     """Who wrote the lines read so far (core.log_owner): sets log_pid."""
+    gone_pid: int | None = None
+    """The pid the watcher last saw serving this port before it went (process_gone): a process
+    that comes after a gap (a container's restart, a relaunch) replaces it all the same."""
     replaced_pids: set[int] = field(default_factory=set)
     """Pids that served this port before the current process: a late line of theirs (a
     container's follow of its old start ends after the new start's first line) is no sample."""
@@ -219,14 +222,17 @@ class ServerState:
 
         Samples already read stay when no process was known before (the log tail read at connect);
         the views keep only those stamped after this process started (state.server_view)."""
-        if self.process is not None:  # keep only what the log already said is the new pid's
-            self.replaced_pids.add(self.process.main.pid)
+        before = self.process.main.pid if self.process is not None else self.gone_pid
+        self.gone_pid = None
+        if before is not None and before != process.main.pid:
+            # keep only what the log already said is the new pid's
+            self.replaced_pids.add(before)
             self.replaced_pids.discard(process.main.pid)
             kept = [sample for sample in self.history if sample.pid == process.main.pid]
             self.history.clear()
             self.history.extend(kept)
-            self.decode_watch = IdleWatch()
-            self.milestones.clear()  # the start-up progress shown is this process's
+        if self.process is not None:
+            self._lifetime_over()
         self.process = process
         self.server_info = self.version = self.health = self.drift = self.metrics = (
             self.metrics_at
@@ -235,6 +241,17 @@ class ServerState:
         self.drift_error = None
         self.load = self.load_at = self.busy_since = None
         self.generate_sent_at = self.generate_ok_at = None
+
+    def process_gone(self) -> None:
+        """The watcher no longer sees a process on this port (stopped, or restarting)."""
+        if self.process is not None:
+            self.gone_pid = self.process.main.pid
+            self._lifetime_over()  # what a new start writes before the watcher finds it is its own
+        self.process = None
+
+    def _lifetime_over(self) -> None:
+        self.decode_watch = IdleWatch()
+        self.milestones.clear()  # the start-up progress shown is the next process's
 
 
 def reading_is_current(

@@ -105,9 +105,19 @@ async def test_the_log_is_the_engines_and_a_restart_starts_empty(fresh_container
         # the old start's last lines may come after the new start's first (its engine's follow
         # of the old start ends late on a loaded machine): they are the old pid's, and the next
         # decode line, a second later, is the new one's
-        await wait_for(
-            lambda: server.log_pid == pid and server.history[-1].pid == pid, timeout=10, state=state
-        )
+        try:
+            await wait_for(
+                lambda: server.log_pid == pid and server.history[-1].pid == pid,
+                timeout=10,
+                state=state,
+            )
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}; pid {pid}, log_pid {server.log_pid}, before {before.pid}; "
+                f"container {server.container}; process {server.process.main}; last samples "
+                f"{[(sample.pid, sample.time) for sample in list(server.history)[-5:]]}; "
+                f"last lines {list(server.log_lines)[-6:]}"
+            ) from None
 
 
 def test_the_status_table_says_where_it_runs(container_fleet):  # noqa: F811

@@ -57,3 +57,33 @@ def test_a_long_start_shows_sglangs_own_milestones():
     assert (
         server.reason == f"starting for {log_time(37) - started:.0f} s: Capture cuda graph end"
     ), server.reason
+
+
+def _decode_line(when: float, tok_s: float) -> str:
+    stamp = datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M:%S")
+    return (
+        f"[{stamp}] Decode batch, #running-req: 2, #token: 1024, token usage: 0.01, "
+        f"cuda graph: True, gen throughput (token/s): {tok_s:.2f}, #queue-req: 0"
+    )
+
+
+def test_a_restart_with_a_gap_drops_the_old_pid_and_its_late_lines():
+    """A container restart: the watcher sees the old process go, then the new one; the engine's
+    follow of the old start delivers its last line after the new start's first ones (a fresh
+    clone's podman restart test kept pid 94's samples under pid 342). The old pid's numbers are
+    gone, and its late line must not hide the new one's tok/s."""
+    fleet = one_server_fleet()
+    server = fleet.hosts["h"].servers[30000]
+    start = 1_800_000_000.0
+    run(fleet, process(94, start), start + 5)
+    for second in range(6, 12):
+        take_line(server, _decode_line(start + second, 90.0), start + second, writer=94)
+    run(fleet, None, start + 20)  # stopping: no process for a scan
+    assert server.view.tok_s is None
+    run(fleet, process(342, start + 25), start + 26)
+    for second in range(30, 36):
+        take_line(server, _decode_line(start + second, 120.0), start + second, writer=342)
+    take_line(server, _decode_line(start + 19, 95.0), start + 36, writer=94)  # the old follow's
+    fleet.publish("h", start + 36)
+    assert [sample.pid for sample in server.history] == [342] * 6
+    assert server.view.tok_s == 120.0, server.view

@@ -58,7 +58,7 @@ def run(fleet: FleetState, proc: ServerProcess | None, now: float) -> None:
     host.view = ProcessView((proc,) if proc else (), (), (), False)
     server = host.servers[30000]
     if proc is None:
-        server.process = None
+        server.process_gone()  # as the watcher does when it no longer sees it
     elif server.process is None or server.process.main.pid != proc.main.pid:
         server.new_process(proc)
     server.health = "ok"

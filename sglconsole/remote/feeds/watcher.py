@@ -204,7 +204,7 @@ class WatcherFeed:
                 server.log_path = process.main.stdout
         for port, server in list(state.servers.items()):
             if port not in seen:
-                server.process = None
+                server.process_gone()
                 server.health = None
                 server.container = server.container_version = None
                 if not server.managed:
