@@ -224,9 +224,9 @@ class ServerState:
         the views keep only those stamped after this process started (state.server_view)."""
         before = self.process.main.pid if self.process is not None else self.gone_pid
         self.gone_pid = None
-        if before is not None and before != process.main.pid:
-            # keep only what the log already said is the new pid's
-            self.replaced_pids.add(before)
+        if before is not None:  # keep only what the log already said is the new pid's
+            if before != process.main.pid:
+                self.replaced_pids.add(before)
             self.replaced_pids.discard(process.main.pid)
             kept = [sample for sample in self.history if sample.pid == process.main.pid]
             self.history.clear()

@@ -70,7 +70,8 @@ def _sample(server: ServerState, page: ServerMetrics, rate: float | None, now: f
 
 
 def _gone(server: ServerState, scraped: Scraped | None, url: str) -> None:
-    server.process = server.health = None
+    server.process_gone()
+    server.health = None
     server.metrics = server.metrics_at = server.metrics_before = server.metrics_before_at = None
     if scraped is None:
         server.absent = (Status.UNKNOWN, f"not scraped by Prometheus ({url})")
