@@ -237,3 +237,15 @@ def test_looping_is_derived_from_a_pinned_accept_rate(tmp_path):
         }
         feed_server(server, Scraped("10.0.0.5:30000", True, samples, rate=100.0), second, "u")
     assert derive_view(server, host, 8.0, 1).status == Status.LOOPING
+
+
+def test_up_and_sglang_series_are_one_evaluation():
+    """Asked apart, a scrape that failed between the answers showed a server up with none of its
+    series (stale): UP with its numbers unknown. One query answers both; splitting its answer
+    never raises on an odd entry (it stays with the sglang series, as before)."""
+    query = prom_series.SGLANG_AND_UP_QUERY
+    assert query.startswith('{__name__=~"up|sglang:(') and "num_running_reqs" in query
+    up = {"metric": {"__name__": "up", "instance": "h:30000"}, "value": [1, "1"]}
+    running = {"metric": {"__name__": "sglang:num_running_reqs"}, "value": [1, "2"]}
+    odd = ["not a series", {"metric": None}]
+    assert prom_series.split_up([up, running, *odd]) == ([running, *odd], [up])

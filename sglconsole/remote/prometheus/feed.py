@@ -53,9 +53,8 @@ class PrometheusFeed:
         self.api = PrometheusApi(self.url, timeout=timeout)
         self.queries = (
             prom_exporter.QUERY,
-            prom_series.SGLANG_QUERY,
+            prom_series.SGLANG_AND_UP_QUERY,
             prom_series.rate_query(source.rate_window),
-            prom_series.UP_QUERY,
             prom_series.GPU_QUERY,
         )
         self.answered = False
@@ -94,7 +93,8 @@ class PrometheusFeed:
             self.error = str(exc)
             self._stale(now)
         else:
-            exported, sglang, rates, up_series, gpus = answers
+            exported, sglang_and_up, rates, gpus = answers
+            sglang, up_series = prom_series.split_up(sglang_and_up)
             readings, unknown = prom_series.group(
                 self.fleet.config,
                 self.source.labels,

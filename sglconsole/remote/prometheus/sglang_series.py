@@ -15,6 +15,9 @@ from sglconsole.core.metrics import NAMES, PREFIX
 
 SGLANG_QUERY = '{__name__=~"' + PREFIX + "(" + "|".join(NAMES) + ')"}'
 UP_QUERY = "up"
+SGLANG_AND_UP_QUERY = '{__name__=~"up|' + PREFIX + "(" + "|".join(NAMES) + ')"}'
+"""Both in one evaluation: asked apart, a scrape that failed between the two answers showed a
+server `up` with none of its series (stale then), so UP with its numbers unknown."""
 # dcgm-exporter's default counters (etc/default-counters.csv): %, MiB, MiB, C, W, MiB
 GPU_FIELDS = {
     "DCGM_FI_DEV_GPU_UTIL": "util",
@@ -50,6 +53,16 @@ class Scraped:
 class HostReading:
     servers: dict[int, Scraped] = field(default_factory=dict)
     gpus: dict[int, dict[str, float | str]] = field(default_factory=dict)
+
+
+def split_up(result: list) -> tuple[list, list]:
+    """SGLANG_AND_UP_QUERY's answer as (the sglang:* series, the `up` series)."""
+    sglang, up = [], []
+    for one in result:
+        metric = one.get("metric") if isinstance(one, dict) else None
+        named = metric.get("__name__") if isinstance(metric, dict) else None
+        (up if named == UP_QUERY else sglang).append(one)
+    return sglang, up
 
 
 def host_index(config: Config) -> dict[str, str]:
