@@ -91,13 +91,15 @@ class _Forks:
                     socket.send_fds(control, [json.dumps(request).encode()], [theirs.fileno()])
                 theirs.close()
                 pid, code = _replies(ours, time.monotonic() + timeout)
-                if code is None:  # a run past its timeout: killed, as subprocess.run does
-                    if pid is not None:
-                        os.kill(pid, signal.SIGKILL)
+                if code is None and pid is not None:  # past its timeout: where it hangs, then
+                    os.kill(pid, signal.SIGUSR1)  # killed, as subprocess.run does
+                    time.sleep(2)
+                    os.kill(pid, signal.SIGKILL)
                     _replies(ours, time.monotonic() + 10)
             output = Path(paths["stdout"]).read_text(errors="replace")
             errors = Path(paths["stderr"]).read_text(errors="replace")
         if code is None:
+            print(errors[-20000:], file=sys.stderr)  # shown with the failing test
             raise subprocess.TimeoutExpired(argv, timeout, output, errors)
         return subprocess.CompletedProcess(argv, code, output, errors)
 

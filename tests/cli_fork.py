@@ -44,10 +44,25 @@ def receive(control: socket.socket) -> tuple[dict, int] | None:
     return json.loads(message), fds[0]
 
 
+def dump_tasks(number, frame) -> None:
+    """SIGUSR1 (a run past its timeout, before its SIGKILL): what every thread and asyncio task
+    waits on, to stderr, so a hang says where it hangs."""
+    import asyncio
+    import faulthandler
+
+    print(f"--- {sys.argv} past its timeout: threads, then asyncio tasks ---", file=sys.stderr)
+    faulthandler.dump_traceback(file=sys.stderr)
+    loop = asyncio._get_running_loop()
+    for task in asyncio.all_tasks(loop) if loop is not None else ():
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()
+
+
 def become(request: dict) -> None:
     """In the forked child: the process `python -m sglconsole ARGS` would be, then run it."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGUSR1, dump_tasks)
     os.chdir(request["cwd"])
     for target, (path, flags) in enumerate(
         (
