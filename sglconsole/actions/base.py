@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from sglconsole.config import Config
 from sglconsole.config.launch_spec import LaunchSpec
+from sglconsole.core.deadline import cancel_all
 from sglconsole.core.secrets import mask_argv, mask_env
 from sglconsole.errors import ActionError
 from sglconsole.remote.ssh.connection import SshFleet
@@ -130,10 +131,7 @@ async def started_early(*coroutines: Awaitable | None):
     try:
         yield tasks
     finally:
-        running = [task for task in tasks if task is not None]
-        for task in running:
-            task.cancel()  # nothing to a finished one
-        await asyncio.gather(*running, return_exceptions=True)
+        await cancel_all(task for task in tasks if task is not None)
 
 
 class Interrupted(asyncio.CancelledError):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from sglconsole.config import Config
 from sglconsole.core.containers import ENGINES, may_run_in_container
-from sglconsole.core.deadline import within
+from sglconsole.core.deadline import cancel_all, within
 from sglconsole.remote.feeds.host_monitor import HostMonitor
 from sglconsole.remote.parser_cache import ParserCache
 from sglconsole.remote.prometheus.exporter_series import SOURCE
@@ -109,11 +109,9 @@ class FleetMonitor:
             self._tasks.append(asyncio.create_task(self.on_demand.run(), name="monitor:ssh-idle"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
         # the connections close meanwhile: a feed's remote command then ends with its channel,
         # where alone it would be waited for (nvidia-smi -lms ends at its next write, 1 s later)
-        await asyncio.gather(asyncio.gather(*self._tasks, return_exceptions=True), self.ssh.close())
+        await asyncio.gather(cancel_all(self._tasks), self.ssh.close())
         if self.on_demand is not None:
             await self.on_demand.stop()
         await asyncio.gather(

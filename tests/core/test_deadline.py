@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import re
 
-from sglconsole.core.deadline import within
+import pytest
+
+from sglconsole.core.deadline import cancel_all, within
 from tests.test_architecture import PACKAGE
 
 
@@ -53,3 +55,36 @@ def test_the_console_never_calls_asyncio_wait_for():
         and re.search(r"\bwait_for\(", path.read_text(encoding="utf-8"))
     )
     assert not callers, f"use sglconsole.core.deadline.within: {callers}"
+
+
+async def test_cancel_all_stops_a_loop_whose_library_lost_the_cancel():
+    """asyncssh waits on its run and connect timeouts with asyncio.wait_for: a feed looping around
+    one loses a cancel that comes as the wait ends. cancel_all cancels it again until it ends;
+    one cancel and a gather (what the monitors did) would wait on it for good."""
+    turns = 0
+
+    async def poll_forever(event: asyncio.Event) -> None:  # the shape of a feed around ssh.run
+        nonlocal turns
+        while True:
+            turns += 1
+            try:
+                await asyncio.wait_for(event.wait(), 5.0)  # as asyncssh's process.wait does
+            except TimeoutError:
+                pass
+            event.clear()
+
+    async def lost_cancel() -> asyncio.Task:
+        event = asyncio.Event()
+        task = asyncio.create_task(poll_forever(event))
+        await asyncio.sleep(0.05)
+        event.set()  # what it waits for completes...
+        task.cancel()  # ...and its cancel comes in the same turn
+        await asyncio.sleep(0.05)
+        return task
+
+    once = await lost_cancel()
+    done, _ = await asyncio.wait({once}, timeout=1.0)
+    if done:
+        pytest.skip("this Python's asyncio.wait_for lost no cancel (3.12+)")
+    await within(cancel_all([once]), 5.0)
+    assert once.cancelled(), f"still looping after {turns} turns"

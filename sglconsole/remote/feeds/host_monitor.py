@@ -18,6 +18,7 @@ import time
 import asyncssh
 
 from sglconsole.config import Host
+from sglconsole.core.deadline import cancel_all
 from sglconsole.errors import RemoteError
 from sglconsole.remote.feeds.backoff import MAX_BACKOFF_S, Backoff
 from sglconsole.remote.feeds.canary import CanaryFeed
@@ -130,7 +131,5 @@ class HostMonitor:
             for task in done:
                 task.result()
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_all(tasks)  # a feed's lost cancel (asyncssh's wait_for) is sent again
             self.watcher.disconnected()
