@@ -91,8 +91,12 @@ def test_status_shows_sglang_series_from_prometheus(demo_fleet, scraped, tmp_pat
                     assert server["running_req"] is None and server["tok_s"] is None, server
                     continue
                 running = server["running_req"]
-                # Prometheus has the series: never unknown
-                assert running is not None, {name: server[name] for name in ("status", "reason")}
+                if running is None:
+                    # nothing generated between its last two scrapes (a gap in the demo's load,
+                    # longer on a loaded machine): SGLang's gauges are frozen then, so unknown
+                    # (state.server_view), and its tok/s says so
+                    assert not server["tok_s"], server
+                    continue
                 running_seen[key] = max(running_seen.get(key, 0), running)
                 scraped_reading[key] = server
             if all(running_seen.get(key, 0) >= 1 for key in BUSY):
