@@ -13,9 +13,10 @@ from sglconsole.config import Config
 from sglconsole.config.schema import SourceLabels
 from sglconsole.core.metrics import NAMES, PREFIX
 
-SGLANG_QUERY = '{__name__=~"' + PREFIX + "(" + "|".join(NAMES) + ')"}'
+_SGLANG_NAMES = PREFIX + "(" + "|".join(NAMES) + ")"
+SGLANG_QUERY = '{__name__=~"' + _SGLANG_NAMES + '"}'
 UP_QUERY = "up"
-SGLANG_AND_UP_QUERY = '{__name__=~"up|' + PREFIX + "(" + "|".join(NAMES) + ')"}'
+SGLANG_AND_UP_QUERY = '{__name__=~"' + UP_QUERY + "|" + _SGLANG_NAMES + '"}'
 """Both in one evaluation: asked apart, a scrape that failed between the two answers showed a
 server `up` with none of its series (stale then), so UP with its numbers unknown."""
 # dcgm-exporter's default counters (etc/default-counters.csv): %, MiB, MiB, C, W, MiB
