@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterable
 from functools import partial
@@ -97,6 +98,14 @@ class ConsoleApp(App[int]):
         self._unsubscribe = None
         self._soon: asyncio.TimerHandle | None = None
         self._flushed_at = 0.0
+
+    def get_driver_class(self):
+        chosen = super().get_driver_class()
+        if sys.platform == "win32":  # no Linux driver to replace (it needs termios)
+            return chosen
+        from sglconsole.tui.driver import quiet_driver
+
+        return quiet_driver(chosen)
 
     def on_mount(self) -> None:
         if self.keymap:
