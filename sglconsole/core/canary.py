@@ -53,6 +53,8 @@ class CanaryAnswer:
     """sha256 of the answer, first 12 hex digits (None: no answer)."""
     ttft_s: float | None = None
     tok_s: float | None = None
+    tokens: int | None = None
+    """The tokens the server generated for it (its meta_info): the console's, not its clients'."""
 
 
 def digest(text: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -17,12 +18,18 @@ from sglconsole.remote.endpoint import Endpoint
 CONNECT_S = 10.0
 
 
-async def ask_all(endpoint: Endpoint, timeout: float) -> list[CanaryAnswer]:
-    """Each prompt in turn; after one that does not answer, the rest are not sent."""
+async def ask_all(
+    endpoint: Endpoint,
+    timeout: float,
+    on_answer: Callable[[CanaryAnswer], None] = lambda answer: None,
+) -> list[CanaryAnswer]:
+    """Each prompt in turn; after one that does not answer, the rest are not sent. `on_answer`:
+    called with each as it comes (the server counted its tokens then, not at the run's end)."""
     answers = []
     async with endpoint.client(timeout=httpx.Timeout(timeout, connect=CONNECT_S)) as client:
         for prompt in canary.PROMPTS:
             answer = await ask(client, prompt, timeout)
+            on_answer(answer)
             answers.append(answer)
             if answer.verdict in ("TIMEOUT", "ERROR"):
                 break
@@ -75,6 +82,7 @@ async def ask(client: httpx.AsyncClient, prompt: CanaryPrompt, timeout: float) -
         digest=canary.digest(text),
         ttft_s=None if first is None else first - started,
         tok_s=tok_s,
+        tokens=tokens if isinstance(tokens, int) else None,
     )
 
 

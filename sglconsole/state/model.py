@@ -161,6 +161,9 @@ class ServerState:
     """When the generating health check now waiting for its answer was sent (None: none waits)."""
     generate_ok_at: float | None = None
     """When a generating health check last answered 200: the scheduler worked then."""
+    own_tokens: int = 0
+    """Tokens this console's generating health checks asked this process for (SGLang's /health
+    generates one, max_new_tokens=1, counted in generation_tokens_total): not its clients'."""
     health: str | None = None
     answered_at: float | None = None
     """When the server last answered HTTP (health or liveness) with 200."""
@@ -178,6 +181,8 @@ class ServerState:
     """The page before `metrics`: its counters give rates (SGLang's gauges freeze between decode
     lines)."""
     metrics_before_at: float | None = None
+    metrics_own: tuple[int, int] = (0, 0)
+    """`own_tokens` when `metrics_before` and `metrics` were read: the pages' own share."""
     action: str | None = None
     action_found_pid: int | None = None
     """The pid that ran when this console's action began: any other process under the action is
@@ -241,6 +246,7 @@ class ServerState:
         self.drift_error = None
         self.load = self.load_at = self.busy_since = None
         self.generate_sent_at = self.generate_ok_at = None
+        self.own_tokens, self.metrics_own = 0, (0, 0)
 
     def process_gone(self) -> None:
         """The watcher no longer sees a process on this port (stopped, or restarting)."""

@@ -128,9 +128,10 @@ def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
 
 def metrics_rate(server: ServerState, now: float) -> float | None:
     """Decode tok/s from /metrics: the rate of `generation_tokens_total` between the last two pages
-    of this process. Never the `gen_throughput` gauge: SGLang sets it only when it logs a decode
-    line, so an idle server keeps exporting its last busy figure (a real 0.5.12 said 552 at
-    idle)."""
+    of this process, less the tokens this console's own health checks generated in between (an
+    idle server read 0.1 tok/s: one token a check). Never the `gen_throughput` gauge: SGLang sets
+    it only when it logs a decode line, so an idle server keeps exporting its last busy figure (a
+    real 0.5.12 said 552 at idle)."""
     current, before = fresh_metrics(server, now), server.metrics_before
     if current is not None and current.generation_tokens_rate is not None:
         return current.generation_tokens_rate  # the same rate, computed where it was scraped
@@ -147,7 +148,8 @@ def metrics_rate(server: ServerState, now: float) -> float | None:
     elapsed = server.metrics_at - server.metrics_before_at
     if tokens is None or earlier is None or elapsed <= 0 or tokens < earlier:
         return None  # no counter, or it went back (a restart the watcher has not seen yet)
-    return (tokens - earlier) / elapsed
+    own = server.metrics_own[1] - server.metrics_own[0]
+    return max(0.0, tokens - earlier - own) / elapsed
 
 
 def _drift(server: ServerState) -> tuple[bool | None, int | None]:

@@ -176,3 +176,29 @@ def test_status_watch_turns_stalled_when_a_serving_scheduler_wedges(fleet_factor
     finally:
         watch.kill()
         watch.wait()
+
+
+@pytest.mark.usefixtures("state_dir")
+def test_an_idle_server_is_not_made_busy_by_the_consoles_own_requests(fleet_factory):
+    # SGLang's /health generates a token (max_new_tokens=1) and the canary's prompts a few, all
+    # counted in generation_tokens_total: an idle server read 0.1-0.6 tok/s, the console's own
+    fleet = fleet_factory([h200()])
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "sglconsole", "-c", str(fleet.config_path), "status", "--watch",
+         "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        frames, counted, deadline = iter(watch.stdout), [], time.monotonic() + 60
+        while time.monotonic() < deadline and len(set(counted)) < 3:
+            server = json.loads(next(frames))["hosts"]["h200"]["servers"][0]
+            tokens = (server.get("metrics") or {}).get("generation_tokens_total")
+            if server["status"] in ("STARTING", "UNKNOWN") or tokens is None:
+                continue
+            assert not server["tok_s"], (server["tok_s"], counted)
+            counted.append(tokens)
+        # the checks and the canary ran, and the server counted their tokens: three pages at least
+        assert len(set(counted)) >= 3, counted
+    finally:
+        watch.kill()
+        watch.wait()

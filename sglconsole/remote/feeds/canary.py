@@ -17,6 +17,7 @@ import time
 
 from sglconsole.config import Canary
 from sglconsole.core import canary
+from sglconsole.core.canary import CanaryAnswer
 from sglconsole.remote.agents import source
 from sglconsole.remote.canary_ask import CONNECT_S, ask_all
 from sglconsole.remote.feeds.host_link import HostLink
@@ -113,7 +114,12 @@ class CanaryFeed:
             server.canary.skipped = (began, busy or "no SSH forward")
             self.link.publish(server.port)
             return
-        answers = await ask_all(endpoint, settings.timeout)
+
+        def ours(answer: CanaryAnswer) -> None:  # its tokens are not the clients'
+            if server.process is not None and server.process.main.pid == pid:
+                server.own_tokens += answer.tokens or 0
+
+        answers = await ask_all(endpoint, settings.timeout, ours)
         process = server.process
         if process is None or process.main.pid != pid:
             return  # another process serves the port now: not its answer

@@ -210,6 +210,7 @@ class HttpFeed:
             server.metrics_before, server.metrics_before_at = server.metrics, server.metrics_at
             server.metrics = self._parsed(server.port, response.text)
             server.metrics_at = time.time()
+            server.metrics_own = (server.metrics_own[1], server.own_tokens)
 
     def _parsed(self, port: int, text: str) -> ServerMetrics | None:
         """The page's samples; a page identical to the last one read on PORT is not parsed again
@@ -237,6 +238,7 @@ class HttpFeed:
             alive = await self._load(http, server)
             answered = alive is not None and alive.status_code == 200
             return (False, None) if answered else (True, alive)
+        server.own_tokens += 1  # counted as asked: SGLang counts the token before it answers
         return True, await self._get(http, "/health")
 
     async def _load(self, http: RelayClient, server: ServerState) -> httpx.Response | None:
@@ -290,6 +292,7 @@ class HttpFeed:
         self.generate_at[port] = now
         if server.generate_sent_at is None:  # the streak without a 200 starts here
             server.generate_sent_at = self.generate_at[port]
+        server.own_tokens += 1  # counted as asked: SGLang counts the token before it answers
         self._checks[port] = asyncio.create_task(self._generate(http, server, process.main.pid))
 
     async def _generate(self, http: RelayClient, server: ServerState, pid: int) -> None:
