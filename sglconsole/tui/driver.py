@@ -4,8 +4,8 @@ input.
 Textual's input thread wakes every 0.1 s to look at its exit flag and at the parser's escape
 timeout, typed or not: ten wakeups a second, 0.18% of a core of an idle console's 1.18% (measured
 per thread of `sglconsole` in a real tmux pane, 3 idle demo hosts). This one waits on the
-terminal and on a pipe that stopping the input writes to, with a timeout only while the parser
-holds an escape sequence that may still be a lone Esc.
+terminal and on a pipe that stopping the input writes to, a second at most, less while the
+parser holds an escape sequence that may still be a lone Esc.
 """
 
 from __future__ import annotations
@@ -24,15 +24,21 @@ POLL_S = 0.1
 """Textual's own period: what the thread falls back to if the parser no longer says when its
 escape sequence times out (another Textual)."""
 READ_BYTES = 4096
+IDLE_S = 1.0
+"""The longest sleep, woken or not: a bound on any wake this design misses. When the wake was
+drained by the thread that read it, a console whose tmux pane was killed (SIGHUP, then SIGCONT,
+whose handler starts the input again) hung at exit in 3 runs of 33, joining an input thread
+asleep on an empty pipe; the wake now stays until the flag is cleared."""
 
 
 class _WakingEvent(threading.Event):
     """The driver's exit flag; setting it also wakes the input thread's wait."""
 
-    def __init__(self, wake_fd: int):
+    def __init__(self, wake_fd: int, read_fd: int):
         super().__init__()
         self.wake_fd: int | None = wake_fd
         """None once the driver closed the pipe: its number may be another file's by then."""
+        self._read_fd = read_fd
 
     def set(self) -> None:
         super().set()
@@ -42,12 +48,19 @@ class _WakingEvent(threading.Event):
             except BlockingIOError:  # full: a wake is pending already
                 pass
 
+    def clear(self) -> None:
+        """The wake stays readable while the flag is set (every input thread sees it), and goes
+        with it."""
+        super().clear()
+        if self.wake_fd is not None:
+            _drain(self._read_fd)
+
 
 class QuietLinuxDriver(LinuxDriver):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._exit = _WakingEvent(self._wake_write)
+        self._exit = _WakingEvent(self._wake_write, self._wake_read)
         self.exit_event = self._exit
 
     def run_input_thread(self) -> None:
@@ -73,11 +86,8 @@ class QuietLinuxDriver(LinuxDriver):
 
     def _take(self, selector, ready, parser: XTermParser, decode, final: bool) -> None:
         terminal = [key for key, _mask in ready if key.fd == self.fileno]
-        if len(terminal) < len(ready):  # the wake pipe: drained, the loop reads the exit flag
-            try:
-                os.read(self._wake_read, READ_BYTES)
-            except BlockingIOError:
-                pass
+        if len(terminal) < len(ready) and not self.exit_event.is_set():
+            _drain(self._wake_read)  # a wake of an earlier stop: the flag is what counts
         if terminal:
             data = os.read(self.fileno, READ_BYTES)
             if not data:  # stdin is a pipe that ended: nothing more to wait for on it
@@ -97,13 +107,20 @@ class QuietLinuxDriver(LinuxDriver):
                 pass
 
 
-def _wait(parser: XTermParser) -> float | None:
+def _drain(read_fd: int) -> None:
+    try:
+        os.read(read_fd, READ_BYTES)
+    except BlockingIOError:
+        pass
+
+
+def _wait(parser: XTermParser) -> float:
     """How long the input thread may sleep: until the parser's pending escape sequence times out,
-    else until input comes or the input stops (None)."""
+    else IDLE_S at most (input or the pipe wake it sooner)."""
     due = getattr(parser, "_timeout_time", POLL_S)
     if due is POLL_S:
         return POLL_S
-    return None if due is None else max(0.0, due - get_time())
+    return IDLE_S if due is None else max(0.0, min(IDLE_S, due - get_time()))
 
 
 def quiet_driver(chosen: type) -> type:
