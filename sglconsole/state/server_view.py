@@ -128,10 +128,10 @@ def fresh_metrics(server: ServerState, now: float) -> ServerMetrics | None:
 
 def metrics_rate(server: ServerState, now: float) -> float | None:
     """Decode tok/s from /metrics: the rate of `generation_tokens_total` between the last two pages
-    of this process, less the tokens this console's own health checks generated in between (an
-    idle server read 0.1 tok/s: one token a check). Never the `gen_throughput` gauge: SGLang sets
-    it only when it logs a decode line, so an idle server keeps exporting its last busy figure (a
-    real 0.5.12 said 552 at idle)."""
+    of this process, less the tokens this console's own requests generated in between (its
+    generating health checks and canary answers: an idle server read 0.1-0.6 tok/s of them).
+    Never the `gen_throughput` gauge: SGLang sets it only when it logs a decode line, so an idle
+    server keeps exporting its last busy figure (a real 0.5.12 said 552 at idle)."""
     current, before = fresh_metrics(server, now), server.metrics_before
     if current is not None and current.generation_tokens_rate is not None:
         return current.generation_tokens_rate  # the same rate, computed where it was scraped

@@ -238,7 +238,7 @@ class HttpFeed:
             alive = await self._load(http, server)
             answered = alive is not None and alive.status_code == 200
             return (False, None) if answered else (True, alive)
-        server.own_tokens += 1  # counted as asked: SGLang counts the token before it answers
+        _asks_a_token(server)
         return True, await self._get(http, "/health")
 
     async def _load(self, http: RelayClient, server: ServerState) -> httpx.Response | None:
@@ -292,7 +292,7 @@ class HttpFeed:
         self.generate_at[port] = now
         if server.generate_sent_at is None:  # the streak without a 200 starts here
             server.generate_sent_at = self.generate_at[port]
-        server.own_tokens += 1  # counted as asked: SGLang counts the token before it answers
+        _asks_a_token(server)
         self._checks[port] = asyncio.create_task(self._generate(http, server, process.main.pid))
 
     async def _generate(self, http: RelayClient, server: ServerState, pid: int) -> None:
@@ -322,6 +322,12 @@ class HttpFeed:
             return await client.get(path)
         except httpx.HTTPError:
             return None
+
+
+def _asks_a_token(server: ServerState) -> None:
+    """A generating /health goes out: SGLang generates one token for it and counts it before it
+    answers, so it is counted as the console's own as it is asked."""
+    server.own_tokens += 1
 
 
 def _describe(response: httpx.Response | None) -> str:
