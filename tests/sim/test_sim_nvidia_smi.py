@@ -293,9 +293,18 @@ def test_lms_stream_and_sigterm(h200):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.0)
+    # signalled once three periods have come (a loaded machine may take seconds to start it)
+    seen, watch = [], GpuStreamAssembler()
+    deadline = time.monotonic() + 30
+    while watch.snapshots < 3 and time.monotonic() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        watch.feed(line)
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=5)
+    rest, err = p.communicate(timeout=5)
+    out = "".join(seen) + rest
     assert p.returncode == -signal.SIGTERM and err == ""  # no traceback
     lines = out.splitlines()
     assert lines[0].startswith("index, uuid") and sum(ln.startswith("index") for ln in lines) == 1
