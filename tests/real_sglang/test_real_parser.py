@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,24 @@ def test_argdiff_cli_with_the_real_sglang(real_python):
         return subprocess.run(command, capture_output=True, text=True, timeout=180)
 
     proven = "SGLANG_ENABLE_SPEC_V2=1 python -m sglang.launch_server " + " ".join(PROVEN)
-    result = run("--json", proven, " ".join(DRIFTED))
+    asked = {
+        "drift": ("--json", proven, " ".join(DRIFTED)),
+        "same": (
+            " ".join(DRIFTED),
+            " ".join(DRIFTED).replace("--speculative-algo", "--speculative-algorithm"),
+        ),
+        "bad": (
+            "--json",
+            "--model-path m --mamba-scheduler-strategy extra_buffer",
+            " ".join(DRIFTED),
+        ),
+        "typo": ("--model-path m --speculative-num-stpes 3", " ".join(DRIFTED)),
+    }
+    # at once: each run imports the real SGLang (torch with it), ~4 s of one core, mostly waited
+    # for one after another
+    with ThreadPoolExecutor(len(asked)) as pool:
+        runs = dict(zip(asked, pool.map(lambda args: run(*args), asked.values()), strict=True))
+    result = runs["drift"]
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     assert data["version"] == "0.5.23"
@@ -140,14 +158,11 @@ def test_argdiff_cli_with_the_real_sglang(real_python):
         # the real 0.5.23's sglang/srt/environ.py does not declare it: no effect there
         and states["SGLANG_ENABLE_SPEC_V2"] == "NO_EFFECT"
     )
-    same = run(
-        " ".join(DRIFTED),
-        " ".join(DRIFTED).replace("--speculative-algo", "--speculative-algorithm"),
-    )
+    same = runs["same"]
     assert same.returncode == 0, same.stdout + same.stderr
-    bad = run("--json", "--model-path m --mamba-scheduler-strategy extra_buffer", " ".join(DRIFTED))
+    bad = runs["bad"]
     assert bad.returncode == 2 and "unrecognized arguments" in json.loads(bad.stdout)["errors"]["a"]
-    typo = run("--model-path m --speculative-num-stpes 3", " ".join(DRIFTED))
+    typo = runs["typo"]
     assert typo.returncode == 2 and "did you mean" in typo.stdout
     assert len(typo.stdout.splitlines()) < 10, typo.stdout[:2000]  # not SGLang's 600-line usage
 
