@@ -162,8 +162,9 @@ class ServerState:
     generate_ok_at: float | None = None
     """When a generating health check last answered 200: the scheduler worked then."""
     own_tokens: int = 0
-    """Tokens this console's generating health checks asked this process for (SGLang's /health
-    generates one, max_new_tokens=1, counted in generation_tokens_total): not its clients'."""
+    """Tokens this console's own requests made this process generate, all counted in its
+    generation_tokens_total: one per generating /health (max_new_tokens=1), and the canary's
+    answers' (their meta_info). Not its clients'."""
     health: str | None = None
     answered_at: float | None = None
     """When the server last answered HTTP (health or liveness) with 200."""
@@ -247,6 +248,13 @@ class ServerState:
         self.load = self.load_at = self.busy_since = None
         self.generate_sent_at = self.generate_ok_at = None
         self.own_tokens, self.metrics_own = 0, (0, 0)
+
+    def take_page(self, page: ServerMetrics | None, now: float) -> None:
+        """A /metrics page read at NOW (over HTTP or from Prometheus): the last one becomes the one
+        before, with the console's own token count at each (state.server_view.metrics_rate)."""
+        self.metrics_before, self.metrics_before_at = self.metrics, self.metrics_at
+        self.metrics, self.metrics_at = page, now
+        self.metrics_own = (self.metrics_own[1], self.own_tokens)
 
     def process_gone(self) -> None:
         """The watcher no longer sees a process on this port (stopped, or restarting)."""

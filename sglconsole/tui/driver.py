@@ -117,9 +117,9 @@ def _drain(read_fd: int) -> None:
 def _wait(parser: XTermParser) -> float:
     """How long the input thread may sleep: until the parser's pending escape sequence times out,
     else IDLE_S at most (input or the pipe wake it sooner)."""
-    due = getattr(parser, "_timeout_time", POLL_S)
-    if due is POLL_S:
+    if not hasattr(parser, "_timeout_time"):  # another Textual: poll as it does
         return POLL_S
+    due = parser._timeout_time
     return IDLE_S if due is None else max(0.0, min(IDLE_S, due - get_time()))
 
 

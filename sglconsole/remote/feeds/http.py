@@ -207,10 +207,7 @@ class HttpFeed:
         if response.status_code == 404:
             self.no_metrics.add(server.port)
         elif response.status_code == 200:
-            server.metrics_before, server.metrics_before_at = server.metrics, server.metrics_at
-            server.metrics = self._parsed(server.port, response.text)
-            server.metrics_at = time.time()
-            server.metrics_own = (server.metrics_own[1], server.own_tokens)
+            server.take_page(self._parsed(server.port, response.text), time.time())
 
     def _parsed(self, port: int, text: str) -> ServerMetrics | None:
         """The page's samples; a page identical to the last one read on PORT is not parsed again

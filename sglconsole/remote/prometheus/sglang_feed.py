@@ -38,8 +38,7 @@ def feed_server(server: ServerState, scraped: Scraped | None, now: float, url: s
     server.health = "ok" if scraped.up is not False else None
     server.answered_at = now if scraped.up is not False else server.answered_at
     if page is not None:
-        server.metrics_before, server.metrics_before_at = server.metrics, server.metrics_at
-        server.metrics, server.metrics_at = page, now
+        server.take_page(page, now)
         _sample(server, page, scraped.rate, now)
 
 
